@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# refsync runs its TypeScript directly on Node 24 (type stripping): no build step, the image holds
+# the sources and the production dependencies only. Node refuses to strip types under node_modules;
+# our code lives in /app/src, so that never applies to it.
+
+FROM node:24-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: no dependency needs an install script to run refsync, so none gets to run one.
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+FROM node:24-slim
+ENV NODE_ENV=production \
+    # In a container the port is reached from outside it; keep it unpublished or bound to 127.0.0.1
+    # on the host, and set REFSYNC_DASHBOARD_PASSWORD (see docs/production.md).
+    REFSYNC_HTTP_HOST=0.0.0.0 \
+    REFSYNC_HTTP_PORT=9464
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+COPY migrations ./migrations
+# Where `refsync sandbox --cert-dir` writes its CA in compose: a named volume mounted there takes
+# this ownership, so the unprivileged user can write it.
+RUN mkdir -p /tmp/sandbox-ca && chown node:node /tmp/sandbox-ca
+# The image's own unprivileged user; nothing under /app is writable by it.
+USER node
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.REFSYNC_HTTP_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM reaches node directly (exec form): the worker drains running jobs before it exits.
+ENTRYPOINT ["node", "bin/refsync.js"]
+CMD ["worker"]

@@ -1,0 +1,3 @@
+export { loadConfig } from './load.ts';
+export { ConfigError } from './errors.ts';
+export type * from './types.ts';

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { isListKey, listKeys } from '../catalog/list-keys.ts';
+import { alertKinds } from './types.ts';
+
+const commaList = (value: unknown) =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    : value;
+
+const isoDate = /^\d{4}-\d{2}-\d{2}$/;
+
+function isRealDate(value: string): boolean {
+  const d = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(value);
+}
+
+const httpsOrigin = z.string().superRefine((value, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `'${value}' is not a URL` });
+    return;
+  }
+  if (url.protocol === 'http:') {
+    ctx.addIssue({ code: 'custom', message: 'plain http:// is refused: the upstream is HTTPS only' });
+  } else if (url.protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', message: `must be an https:// origin, not ${url.protocol}` });
+  } else if (url.username || url.password) {
+    ctx.addIssue({ code: 'custom', message: 'must not carry user info; use REFSYNC_EMAIL/REFSYNC_PASSWORD' });
+  } else if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+    ctx.addIssue({ code: 'custom', message: 'must be an origin (https://host[:port]) with no path or query' });
+  }
+});
+
+const chargeCodeVersion = z
+  .string()
+  .refine((v) => v === 'unpinned' || (isoDate.test(v) && isRealDate(v)), {
+    message: "each version must be a date like 2024-06-11 or 'unpinned'",
+  });
+
+const cron = z
+  .string()
+  .refine((v) => {
+    const fields = v.trim().split(/\s+/);
+    return fields.length >= 5 && fields.length <= 6;
+  }, { message: 'must be a cron expression of 5 or 6 fields' });
+
+const timezone = z.string().refine(
+  (tz) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'is not a known IANA time zone' },
+);
+
+const listKey = z.string().refine(isListKey, { message: `must be one of: ${listKeys.join(', ')}` });
+
+const listOverride = z.strictObject({
+  basePath: z
+    .string()
+    .refine((p) => p === '' || (p.startsWith('/') && !p.endsWith('/')), {
+      message: "must be '' or a path like /v2",
+    })
+    .optional(),
+  path: z
+    .string()
+    .refine((p) => p.startsWith('/') && p.endsWith('/'), { message: 'must start and end with /' })
+    .optional(),
+});
+
+/** One source after secrets were resolved; both env and REFSYNC_CONFIG sources are checked by it. */
+export const sourceSchema = z.strictObject({
+  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, _ . -'),
+  environment: z.string().min(1).max(64),
+  baseUrl: httpsOrigin,
+  email: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+  apiKey: z.string().min(1).optional(),
+  apiKeyScheme: z.enum(['apikey', 'bearer', 'basic']),
+  chargeCodeVersions: z.preprocess(commaList, z.array(chargeCodeVersion).min(1)),
+  carriers: z.preprocess(commaList, z.array(z.string().regex(/^[a-z0-9_-]+$/, 'must be lower-case names like fedex')).min(1)),
+  lists: z.preprocess((v) => (v === 'all' ? [...listKeys] : commaList(v)), z.array(listKey).min(1)),
+  schedule: cron,
+  timezone,
+  caFile: z.string().min(1).optional(),
+  maxRemovedFraction: z.coerce.number().min(0).max(1),
+  alertOn: z.preprocess(commaList, z.array(z.enum(alertKinds))),
+  alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
+  webhookUrl: z.url({ protocol: /^https?$/ }).optional(),
+  webhookSecret: z.string().min(1).optional(),
+  webhookFormat: z.enum(['json', 'slack']),
+  webhookAllowPrivate: z.boolean(),
+  listOverrides: z.record(listKey, listOverride),
+});
+
+export type RawSource = z.input<typeof sourceSchema>;
+export type ParsedSource = z.output<typeof sourceSchema>;
+
+/** REFSYNC_CONFIG: a file listing sources; every field optional where the environment gives a default. */
+export const configFileSchema = z.strictObject({
+  sources: z.array(z.record(z.string(), z.unknown())).min(1),
+  catalog: z.record(listKey, listOverride).optional(),
+});

@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { listKeys } from '../../src/catalog/list-keys.ts';
+import { targetsFor } from '../../src/catalog/targets.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, contents: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, contents);
+  return path;
+};
+
+const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message.split('\n')).toHaveLength(1);
+    return message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration from the environment', () => {
+  it('applies the contract defaults', () => {
+    const [source] = loadConfig(base).sources;
+    expect(source).toMatchObject({
+      name: 'production',
+      environment: 'production',
+      baseUrl: 'https://api.vendor.example',
+      apiKeyScheme: 'apikey',
+      chargeCodeVersions: ['unpinned'],
+      carriers: ['fedex', 'ups', 'usps', 'dhl'],
+      schedule: '0 * * * *',
+      timezone: 'UTC',
+      maxRemovedFraction: 0.5,
+      alertOn: ['added', 'held', 'failed'],
+    });
+    expect(source!.lists).toEqual([...listKeys]);
+    const config = loadConfig(base);
+    expect(config).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', httpPort: 9464, httpHost: '127.0.0.1', concurrency: 4 });
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('expands carriers and charge-code versions into targets', () => {
+    const [source] = loadConfig({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', REFSYNC_CARRIERS: 'fedex,ups', REFSYNC_LISTS: 'charge_codes,carrier_package_types' }).sources;
+    const targets = targetsFor(source!).map((t) => [t.list.key, t.variant, t.path, t.serviceVersion]);
+    expect(targets).toEqual([
+      ['charge_codes', '2024-06-11', '/reference-data/charge-codes/', '2024-06-11'],
+      ['charge_codes', 'unpinned', '/reference-data/charge-codes/', undefined],
+      ['carrier_package_types', 'fedex', '/quoting/fedex/package-types/', undefined],
+      ['carrier_package_types', 'ups', '/quoting/ups/package-types/', undefined],
+    ]);
+  });
+
+  it('names the setting and the bad value in one line, never a secret', () => {
+    expect(configError({ ...base, REFSYNC_BASE_URL: '' })).toBe('REFSYNC_BASE_URL: is required');
+    expect(configError({ ...base, REFSYNC_BASE_URL: 'http://api.vendor.example' })).toMatch(/^REFSYNC_BASE_URL: 'http:\/\/api.vendor.example' — plain http:\/\/ is refused/);
+    expect(configError({ ...base, REFSYNC_BASE_URL: 'https://api.vendor.example/v2' })).toMatch(/^REFSYNC_BASE_URL: .*no path/);
+    expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of/);
+    expect(configError({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-02-30' })).toMatch(/^REFSYNC_CHARGE_CODE_VERSIONS\[0\]: '2024-02-30'/);
+    expect(configError({ ...base, REFSYNC_TIMEZONE: 'Mars/Olympus' })).toMatch(/^REFSYNC_TIMEZONE: 'Mars\/Olympus' — is not a known IANA time zone/);
+    expect(configError({ ...base, REFSYNC_SCHEDULE: 'hourly' })).toMatch(/^REFSYNC_SCHEDULE: .*cron/);
+    expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '2' })).toMatch(/^REFSYNC_MAX_REMOVED_FRACTION:/);
+    expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
+    expect(configError({ REFSYNC_BASE_URL: 'https://api.vendor.example' })).toMatch(/credentials are missing/);
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'https://hooks.example/x', REFSYNC_WEBHOOK_SECRET: 'not-a-whsec' })).toMatch(/^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret/);
+    const withSecret = configError({ ...base, REFSYNC_API_KEY_SCHEME: 'pw-secret-1' });
+    expect(withSecret).toMatch(/^REFSYNC_API_KEY_SCHEME:/);
+    expect(configError({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: '' }).includes('pw-secret-1')).toBe(false);
+  });
+
+  it('reads secrets from NAME_FILE, refuses both, and refuses NODE_TLS_REJECT_UNAUTHORIZED=0', () => {
+    const passwordFile = file('password', 'from-file\n');
+    const [source] = loadConfig({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: passwordFile }).sources;
+    expect(source!.password).toBe('from-file');
+    expect(configError({ ...base, REFSYNC_PASSWORD_FILE: passwordFile })).toBe('REFSYNC_PASSWORD and REFSYNC_PASSWORD_FILE are both set; set only one');
+    expect(configError({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: join(dir, 'missing') })).toMatch(/^REFSYNC_PASSWORD_FILE: cannot read .* \(ENOENT\)$/);
+    expect(loadConfig({ ...base, DATABASE_URL: '', DATABASE_URL_FILE: file('db', 'postgres://u:p@db/refsync\n') }).databaseUrl).toBe('postgres://u:p@db/refsync');
+    expect(configError({ ...base, NODE_TLS_REJECT_UNAUTHORIZED: '0' })).toMatch(/^NODE_TLS_REJECT_UNAUTHORIZED=0 is refused/);
+  });
+
+  it('reads the CA file, and says so when it holds no certificate', () => {
+    expect(configError({ ...base, REFSYNC_CA_FILE: file('not-a-ca.pem', 'hello') })).toMatch(/^REFSYNC_CA_FILE: .* holds no PEM certificate$/);
+  });
+});
+
+describe('several sources from REFSYNC_CONFIG', () => {
+  it('takes each source with its own settings, the environment as defaults, and secrets from files', () => {
+    const config = loadConfig({
+      REFSYNC_SCHEDULE: '*/30 * * * *',
+      REFSYNC_CONFIG: file(
+        'sources.json',
+        JSON.stringify({
+          sources: [
+            { name: 'prod-acme', environment: 'production-acme', baseUrl: 'https://api.vendor.example', email: 'a@acme.example', passwordFile: file('acme', 'acme-pw') },
+            { environment: 'sandbox', baseUrl: 'https://sandbox-api.vendor.example:8443', apiKey: 'sandbox-key', lists: ['charge_codes'], chargeCodeVersions: ['2024-06-11'] },
+          ],
+          catalog: { charge_codes: { basePath: '' } },
+        }),
+      ),
+    });
+    expect(config.sources.map((s) => [s.name, s.environment, s.schedule, s.lists.length, s.password ?? s.apiKey])).toEqual([
+      ['prod-acme', 'production-acme', '*/30 * * * *', listKeys.length, 'acme-pw'],
+      ['sandbox', 'sandbox', '*/30 * * * *', 1, 'sandbox-key'],
+    ]);
+  });
+
+  it('names the source and the field of an error', () => {
+    const bad = (sources: unknown[]) => configError({ REFSYNC_CONFIG: file(`bad-${Math.random()}.json`, JSON.stringify({ sources })) });
+    expect(bad([{ name: 'acme', environment: 'prod-acme', baseUrl: 'http://x.example', apiKey: 'k' }])).toMatch(/^REFSYNC_CONFIG sources\[0\] \(acme\)\.baseUrl: .*plain http/);
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', colour: 'blue' }])).toBe('REFSYNC_CONFIG sources[0] (a).colour: is not a setting refsync knows');
+    expect(
+      bad([
+        { environment: 'same', baseUrl: 'https://x.example', apiKey: 'k' },
+        { name: 'other', environment: 'same', baseUrl: 'https://y.example', apiKey: 'k' },
+      ]),
+    ).toBe("REFSYNC_CONFIG: two sources share the environment 'same'; each must be unique");
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', apiKeyFile: file('k', 'k2') }])).toBe('REFSYNC_CONFIG sources[0] (a).apiKey and REFSYNC_CONFIG sources[0] (a).apiKeyFile are both set; set only one');
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKeyFile: join(dir, 'missing') }])).toMatch(/^REFSYNC_CONFIG sources\[0\] \(a\)\.apiKeyFile: cannot read/);
+    expect(configError({ REFSYNC_CONFIG: file('broken.json', '{"sources": [') })).toMatch(/^REFSYNC_CONFIG: '.*broken.json' is not valid JSON/);
+  });
+});
