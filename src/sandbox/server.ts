@@ -1,0 +1,77 @@
+// Starts the sandbox: certificates, the CA file (removed on close when the sandbox made its
+// directory), the HTTPS server (plain HTTP on the port fails
+// the TLS handshake), and the Sandbox handle.
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../util/logger.ts';
+import { DEFAULT_ACCOUNTS } from './auth.ts';
+import { generateCertificates } from './certificates.ts';
+import { createControl } from './control.ts';
+import { createRequestHandler } from './router.ts';
+import { SandboxState } from './state.ts';
+import type { Sandbox, SandboxOptions } from './types.ts';
+
+function formatOrigin(host: string, port: number): string {
+  return host.includes(':') ? `https://[${host}]:${port}` : `https://${host}:${port}`;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const logger = options.logger ?? silentLogger;
+  const controlSecret = options.controlSecret ?? randomBytes(16).toString('hex');
+  const state = new SandboxState(options.accounts ?? DEFAULT_ACCOUNTS, options.latencyMs ?? 0);
+  const control = createControl(state);
+
+  const names = new Set(['localhost', '127.0.0.1', '::1', host, ...(options.hostnames ?? [])]);
+  for (const wildcard of ['0.0.0.0', '::']) names.delete(wildcard);
+  const certs = generateCertificates([...names]);
+  const certDir = options.certDir ?? (await mkdtemp(join(tmpdir(), 'refsync-sandbox-')));
+  if (options.certDir) await mkdir(certDir, { recursive: true });
+  const caFile = join(certDir, 'sandbox-ca.pem');
+  await writeFile(caFile, certs.caPem, { mode: 0o644 });
+
+  let origin = '';
+  const server = createServer(
+    { key: certs.keyPem, cert: certs.certPem, minVersion: 'TLSv1.2' },
+    createRequestHandler({ state, control, controlSecret, logger, origin: () => origin }),
+  );
+  // A plain-HTTP request or a failed handshake: the socket is closed; say so at debug level only.
+  server.on('tlsClientError', (err) => logger.debug({ err: err.message }, 'sandbox TLS handshake failed'));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  origin = formatOrigin(urlHost, port);
+  logger.info({ url: origin, caFile }, 'sandbox listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: origin,
+    port,
+    caPem: certs.caPem,
+    caFile,
+    controlSecret,
+    control,
+    requestCount: () => state.requests,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }).then(async () => {
+        // A directory the sandbox made for itself goes with it; a given certDir is left alone.
+        if (!options.certDir) await rm(certDir, { recursive: true, force: true });
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import http from 'node:http';
+import https from 'node:https';
+import { describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+import { generateCertificates } from '../../src/sandbox/index.ts';
+import { sandboxRequest, useSandbox } from '../helpers/sandbox.ts';
+
+describe('sandbox certificates and HTTPS', () => {
+  it('generates a CA and a server certificate for localhost, 127.0.0.1 and ::1', () => {
+    const certs = generateCertificates();
+    const ca = new X509Certificate(certs.caPem);
+    const leaf = new X509Certificate(certs.certPem);
+    expect(ca.ca).toBe(true);
+    expect(leaf.ca).toBe(false);
+    expect(leaf.checkIssued(ca)).toBe(true);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+    expect(leaf.checkHost('localhost')).toBe('localhost');
+    expect(leaf.checkIP('127.0.0.1')).toBe('127.0.0.1');
+    expect(leaf.checkIP('::1')).toBe('::1');
+    expect(new Date(leaf.validTo).getTime()).toBeGreaterThan(Date.now());
+    expect(certs.keyPem).toContain('PRIVATE KEY');
+  });
+
+  it('names extra hosts in its certificate and writes the CA into a given folder (compose)', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'refsync-ca-')), 'nested');
+    try {
+      const sb = await useSandbox({ hostnames: ['sandbox'], certDir: dir });
+      expect(sb.caFile).toBe(join(dir, 'sandbox-ca.pem'));
+      // A client that trusts the CA accepts the server when it asks for the name 'sandbox'.
+      const agent = new Agent({ connect: { ca: sb.caPem, servername: 'sandbox' } });
+      try {
+        const res = await request(`${sb.url}/v2/auth/me/`, { dispatcher: agent });
+        expect(res.statusCode).toBe(401);
+        await res.body.text();
+      } finally {
+        await agent.close();
+      }
+      await sb.close();
+      expect(existsSync(sb.caFile), 'a given folder is left alone').toBe(true);
+    } finally {
+      rmSync(dirname(dir), { recursive: true, force: true });
+    }
+  });
+
+  it('writes the CA PEM to the file it names and serves HTTPS with it', async () => {
+    const sb = await useSandbox();
+    expect(sb.url).toBe(`https://127.0.0.1:${sb.port}`);
+    expect(readFileSync(sb.caFile, 'utf8')).toBe(sb.caPem);
+    const res = await sandboxRequest(sb, '/v2/auth/me/');
+    expect(res.status).toBe(401);
+  });
+
+  it('is trusted by name too (localhost), with node:https', async () => {
+    const sb = await useSandbox();
+    const status = await new Promise<number>((resolve, reject) => {
+      https
+        .get({ host: 'localhost', port: sb.port, path: '/v2/auth/me/', ca: sb.caPem }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
+    });
+    expect(status).toBe(401);
+  });
+
+  it('refuses a client that does not trust the CA', async () => {
+    const sb = await useSandbox();
+    const agent = new Agent();
+    await expect(request(`${sb.url}/v2/auth/me/`, { dispatcher: agent })).rejects.toThrow(/certificate|self.signed|issuer/i);
+    await agent.close();
+  });
+
+  it('fails a plain-HTTP request to its port', async () => {
+    const sb = await useSandbox();
+    const outcome = await new Promise<string>((resolve) => {
+      http
+        .get({ host: '127.0.0.1', port: sb.port, path: '/v2/auth/me/' }, (res) => {
+          res.resume();
+          resolve(`status ${res.statusCode}`);
+        })
+        .on('error', (err) => resolve(`error ${err.message}`));
+    });
+    expect(outcome).toMatch(/^error /);
+  });
+
+  it('uses a given certDir and keeps it on close', async () => {
+    const { mkdtempSync, existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'sb-certdir-'));
+    const sb = await useSandbox({ hostnames: ['sandbox'], certDir: dir });
+    expect(sb.caFile.startsWith(dir)).toBe(true);
+    await sb.close();
+    await sb.close(); // idempotent
+    expect(existsSync(sb.caFile)).toBe(true);
+  });
+});
