@@ -1,0 +1,173 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import pg from 'pg';
+import type { Logger } from '../util/logger.ts';
+
+export interface QueryResult<R> {
+  rows: R[];
+  affectedRows?: number;
+}
+
+/** What the pipeline needs of a connection: parameterised SQL. Both drivers provide it. */
+export interface Queryable {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+}
+
+export type DatabaseKind = 'pg' | 'pglite';
+
+/** One held connection: its session state (temp tables, LISTEN) persists across its queries. */
+export interface Connection extends Queryable {
+  /** Runs fn in one transaction on this connection; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: DatabaseKind;
+  /**
+   * drizzle over the same connection(s), loaded on first use: importing drizzle's ESM build costs
+   * over 200 MB of RSS on Node 24, which a sync (held to a memory budget) never needs.
+   */
+  orm(): Promise<PgDatabase<PgQueryResultHKT>>;
+  /** Runs fn in one transaction on one connection; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
+  withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL; when absent, embedded PGlite in dataDir. */
+  url?: string;
+  /** PGlite data folder; default ./.refsync/pgdata. 'memory://' keeps it in memory. */
+  dataDir?: string;
+  poolSize?: number;
+  /** Per-statement limit, so a locked table cannot hang a sync forever. */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  logger?: Logger;
+  applicationName?: string;
+}
+
+/** Where the embedded database lives when DATABASE_URL is unset (CONTRACT.md). */
+export const EMBEDDED_DATA_DIR = './.refsync/pgdata';
+
+// int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+function openPg(options: OpenDatabaseOptions & { url: string }): Database {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    application_name: options.applicationName ?? 'refsync',
+    statement_timeout: options.statementTimeoutMs ?? 120_000,
+    lock_timeout: options.lockTimeoutMs ?? 30_000,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+  });
+  // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
+  // error on the pool; without a listener that error would crash the process.
+  pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
+  const orm = async () => {
+    const { drizzle } = await import('drizzle-orm/node-postgres');
+    return drizzle({ client: pool }) as unknown as PgDatabase<PgQueryResultHKT>;
+  };
+  const wrap = (client: pg.PoolClient | pg.Pool): Queryable => ({
+    async query<R>(text: string, params?: unknown[]) {
+      const res = await client.query(text, params as unknown[]);
+      return { rows: res.rows as R[], affectedRows: res.rowCount ?? 0 };
+    },
+  });
+  const connection = (client: pg.PoolClient): Connection => {
+    const conn = wrap(client);
+    return {
+      ...conn,
+      async transaction(fn) {
+        await conn.query('begin');
+        try {
+          const result = await fn(conn);
+          await conn.query('commit');
+          return result;
+        } catch (err) {
+          await conn.query('rollback').catch(() => undefined);
+          throw err;
+        }
+      },
+    };
+  };
+  let closed = false;
+  return {
+    kind: 'pg',
+    orm,
+    ...wrap(pool),
+    async withConnection(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      // pg-pool listens for errors only while a client is idle; a checked-out client whose
+      // connection dies (Postgres restart, terminated backend) would otherwise emit an unhandled
+      // 'error' and end the process. The failure still reaches the caller through its query.
+      const onError = (err: Error) => {
+        broken = err;
+        options.logger?.warn({ err: err.message }, 'Postgres connection lost while in use');
+      };
+      client.on('error', onError);
+      try {
+        return await fn(connection(client));
+      } catch (err) {
+        broken ??= err as Error;
+        throw err;
+      } finally {
+        client.off('error', onError);
+        // A connection that failed mid-statement may be in an unknown state: drop it from the pool.
+        client.release(broken && !(broken instanceof pg.DatabaseError) ? broken : undefined);
+      }
+    },
+    async transaction(fn) {
+      return this.withConnection((conn) => conn.transaction(fn));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
+  const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const orm = async () => {
+    const { drizzle } = await import('drizzle-orm/pglite');
+    return drizzle({ client }) as unknown as PgDatabase<PgQueryResultHKT>;
+  };
+  const wrap = (q: { query: PGlite['query'] }): Queryable => ({
+    async query<R>(text: string, params?: unknown[]) {
+      const res = await q.query<R>(text, params);
+      const result: QueryResult<R> = { rows: res.rows };
+      if (res.affectedRows !== undefined) result.affectedRows = res.affectedRows;
+      return result;
+    },
+  });
+  let closed = false;
+  // PGlite is one session that serialises queries and runs transactions exclusively, so "holding a
+  // connection" is just using it; its transactions keep other callers' queries out.
+  const transaction: Connection['transaction'] = (fn) => client.transaction((tx) => fn(wrap(tx)));
+  return {
+    kind: 'pglite',
+    orm,
+    ...wrap(client),
+    withConnection: (fn) => fn({ ...wrap(client), transaction }),
+    transaction,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
+  if (options.url) return openPg({ ...options, url: options.url });
+  return openPglite(options);
+}

@@ -1,0 +1,34 @@
+import { fileURLToPath } from 'node:url';
+import type { Database } from './database.ts';
+
+export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+// Any fixed number: it only has to be the same in every refsync process.
+const MIGRATION_LOCK = 7_302_611;
+const pgliteLocks = new WeakMap<Database, Promise<unknown>>();
+
+/**
+ * Applies the committed migrations. Idempotent (drizzle records what ran), and safe from two
+ * processes at once: a session advisory lock serialises them, so the second finds nothing to do.
+ */
+export async function migrateDatabase(db: Database): Promise<void> {
+  if (db.kind === 'pglite') {
+    // PGlite lives in this process only, so a promise chain is the lock.
+    const previous = pgliteLocks.get(db) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const { migrate } = await import('drizzle-orm/pglite/migrator');
+      await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
+    });
+    pgliteLocks.set(db, run.catch(() => undefined));
+    return run;
+  }
+  await db.withConnection(async (lockConn) => {
+    await lockConn.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      const { migrate } = await import('drizzle-orm/node-postgres/migrator');
+      await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
+    } finally {
+      await lockConn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  });
+}

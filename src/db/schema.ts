@@ -1,0 +1,167 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * The `refdata` schema of CONTRACT.md. Table and column names are public: downstream SQL depends on
+ * them. Columns may be added, never renamed. Views, comments and roles live in custom migrations.
+ */
+export const refdata = pgSchema('refdata');
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const syncRuns = refdata.table(
+  'sync_runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: text('environment').notNull(),
+    trigger: text('trigger').notNull(),
+    status: text('status').notNull().default('running'),
+    startedAt: tstz('started_at').notNull().defaultNow(),
+    finishedAt: tstz('finished_at'),
+    error: text('error'),
+    /** Source name (scheduler id) that the run was made for. */
+    source: text('source').notNull().default(''),
+    /** The schedule slot or trigger id: one run record per slot. */
+    slot: text('slot'),
+    targetsTotal: integer('targets_total').notNull().default(0),
+    targetsDone: integer('targets_done').notNull().default(0),
+    targetsFailed: integer('targets_failed').notNull().default(0),
+  },
+  (t) => [
+    index('sync_runs_environment_started_idx').on(t.environment, t.startedAt),
+    uniqueIndex('sync_runs_source_slot_uq').on(t.source, t.slot),
+  ],
+);
+
+export const snapshots = refdata.table(
+  'snapshots',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    runId: bigint('run_id', { mode: 'number' }).references(() => syncRuns.id),
+    environment: text('environment').notNull(),
+    listKey: text('list_key').notNull(),
+    variant: text('variant').notNull().default(''),
+    fetchedAt: tstz('fetched_at').notNull().defaultNow(),
+    status: text('status').notNull(),
+    contentHash: text('content_hash'),
+    entryCount: integer('entry_count'),
+    changed: boolean('changed').notNull().default(false),
+    added: integer('added').notNull().default(0),
+    removed: integer('removed').notNull().default(0),
+    modified: integer('modified').notNull().default(0),
+    reappeared: integer('reappeared').notNull().default(0),
+    error: text('error'),
+    errorCode: text('error_code'),
+    /** Top-level field names seen across the entries, for schema-drift alerts. */
+    fields: text('fields').array(),
+    pages: integer('pages'),
+    durationMs: integer('duration_ms'),
+  },
+  (t) => [
+    index('snapshots_target_idx').on(t.environment, t.listKey, t.variant, t.id),
+    index('snapshots_last_ok_idx')
+      .on(t.environment, t.listKey, t.variant, t.id)
+      .where(sql`status = 'ok'`),
+    index('snapshots_run_idx').on(t.runId),
+  ],
+);
+
+export const entries = refdata.table(
+  'entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: text('environment').notNull(),
+    listKey: text('list_key').notNull(),
+    variant: text('variant').notNull().default(''),
+    entryKey: text('entry_key').notNull(),
+    code: text('code'),
+    description: text('description'),
+    payload: jsonb('payload').notNull(),
+    /** sha-256 (base64) of the canonical entry; equal hashes mean equal entries. */
+    entryHash: text('entry_hash').notNull(),
+    validFrom: tstz('valid_from').notNull(),
+    validTo: tstz('valid_to'),
+    firstSnapshotId: bigint('first_snapshot_id', { mode: 'number' }).notNull(),
+    lastSnapshotId: bigint('last_snapshot_id', { mode: 'number' }),
+  },
+  (t) => [
+    uniqueIndex('entries_current_uq')
+      .on(t.environment, t.listKey, t.variant, t.entryKey)
+      .where(sql`valid_to is null`),
+    index('entries_history_idx').on(t.environment, t.listKey, t.variant, t.entryKey, t.validFrom),
+  ],
+);
+
+export const entryChanges = refdata.table(
+  'entry_changes',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    snapshotId: bigint('snapshot_id', { mode: 'number' })
+      .notNull()
+      .references(() => snapshots.id),
+    environment: text('environment').notNull(),
+    listKey: text('list_key').notNull(),
+    variant: text('variant').notNull().default(''),
+    entryKey: text('entry_key').notNull(),
+    code: text('code'),
+    change: text('change').notNull(),
+    before: jsonb('before'),
+    after: jsonb('after'),
+    changedFields: text('changed_fields').array(),
+    detectedAt: tstz('detected_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('entry_changes_detected_idx').on(t.detectedAt),
+    index('entry_changes_target_idx').on(t.environment, t.listKey, t.variant, t.detectedAt),
+    index('entry_changes_snapshot_idx').on(t.snapshotId),
+  ],
+);
+
+export const alerts = refdata.table(
+  'alerts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    snapshotId: bigint('snapshot_id', { mode: 'number' })
+      .notNull()
+      .references(() => snapshots.id),
+    kind: text('kind').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    deliveredAt: tstz('delivered_at'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    environment: text('environment').notNull(),
+    listKey: text('list_key').notNull(),
+    variant: text('variant').notNull().default(''),
+    /** pending, delivered, dead (gave up after retries), disabled (endpoint answered 410), skipped (no channel). */
+    state: text('state').notNull().default('pending'),
+    nextAttemptAt: tstz('next_attempt_at').notNull().defaultNow(),
+    /** When `refsync alerts retry` last requeued it: its retry budget counts from then. */
+    requeuedAt: tstz('requeued_at'),
+  },
+  (t) => [
+    uniqueIndex('alerts_snapshot_kind_uq').on(t.snapshotId, t.kind),
+    index('alerts_pending_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`state = 'pending'`),
+  ],
+);
+
+/** Webhook endpoints the dispatcher has been told to stop using (HTTP 410 Gone). */
+export const webhookEndpoints = refdata.table('webhook_endpoints', {
+  url: text('url').primaryKey(),
+  disabledAt: tstz('disabled_at'),
+  reason: text('reason'),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
