@@ -1,0 +1,135 @@
+import { AuthError } from './errors.ts';
+
+export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
+export type AuthScheme = 'token' | ApiKeyScheme;
+
+export interface Credentials {
+  email?: string;
+  password?: string;
+  apiKey?: string;
+  apiKeyScheme: ApiKeyScheme;
+}
+
+export interface LoginResult {
+  token: string;
+  apiKey?: string;
+}
+
+/** The Authorization header for one request, and what it was made of. */
+export interface Credential {
+  scheme: AuthScheme;
+  header: string;
+  /** Which login produced the token (tokens only), so a 401 can tell a stale token from a refused one. */
+  generation?: number;
+}
+
+/** What one request has already tried after 401s; bounds the recovery to one re-login and one key. */
+export interface AuthAttempt {
+  reloggedIn: boolean;
+  keyTried: boolean;
+}
+
+function keyHeader(scheme: ApiKeyScheme, key: string): string {
+  if (scheme === 'bearer') return `Bearer ${key}`;
+  if (scheme === 'basic') return `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+  return `APIkey ${key}`;
+}
+
+/**
+ * The credential state of one client, in memory only: the token of the last login (one login in
+ * flight at a time, shared by every request that needs it), the API key (configured, or the
+ * `api_key` of the login answer), and the endpoints that have proven to need the key.
+ */
+export class Session {
+  readonly #credentials: Credentials;
+  readonly #login: () => Promise<LoginResult>;
+  #token: string | undefined;
+  #generation = 0;
+  #loginKey: string | undefined;
+  #inFlight: Promise<void> | undefined;
+  readonly #needsKey = new Set<string>();
+
+  constructor(credentials: Credentials, login: () => Promise<LoginResult>) {
+    this.#credentials = credentials;
+    this.#login = login;
+  }
+
+  get usesLogin(): boolean {
+    return Boolean(this.#credentials.email && this.#credentials.password);
+  }
+
+  /** Every secret the session holds now, for scrubbing text that came back from the service. */
+  secrets(): string[] {
+    const { password, apiKey } = this.#credentials;
+    return [password, apiKey, this.#token, this.#loginKey].filter((s): s is string => typeof s === 'string' && s.length >= 4);
+  }
+
+  #key(): Credential | undefined {
+    const { apiKey, apiKeyScheme } = this.#credentials;
+    if (apiKey) return { scheme: apiKeyScheme, header: keyHeader(apiKeyScheme, apiKey) };
+    // The login answer's key is documented for the APIkey form only.
+    if (this.#loginKey) return { scheme: 'apikey', header: keyHeader('apikey', this.#loginKey) };
+    return undefined;
+  }
+
+  async credentialFor(endpoint: string, attempt: AuthAttempt): Promise<Credential> {
+    if (!this.usesLogin) {
+      const key = this.#key();
+      if (!key) throw new AuthError(`${endpoint}: no credentials configured`, { endpoint });
+      return key;
+    }
+    if (attempt.keyTried || this.#needsKey.has(endpoint)) {
+      const key = this.#key();
+      if (key) return key;
+    }
+    if (this.#token === undefined) await this.#loginOnce();
+    return { scheme: 'token', header: `Token ${this.#token!}`, generation: this.#generation };
+  }
+
+  /**
+   * A request was answered 401. Decides the one next step: a fresh login (once per request), then
+   * the API key (once), else a terminal AuthError — never a loop that could lock the account out.
+   */
+  async onUnauthorized(where: string, endpoint: string, used: Credential, attempt: AuthAttempt, detail: string): Promise<void> {
+    const suffix = detail ? ` (${detail})` : '';
+    if (used.scheme === 'token' && !attempt.reloggedIn) {
+      attempt.reloggedIn = true;
+      await this.#relogin(used.generation ?? 0);
+      return;
+    }
+    if (used.scheme === 'token' && !attempt.keyTried) {
+      if (this.#key()) {
+        attempt.keyTried = true;
+        return;
+      }
+      throw new AuthError(`${where}: 401 even with a fresh token, and no API key to fall back on${suffix}`, { endpoint, status: 401 });
+    }
+    const how = this.usesLogin ? 'with the API key after a fresh token was refused' : `with the API key (${used.scheme})`;
+    throw new AuthError(`${where}: 401 ${how}; credential not authorized for this endpoint${suffix}`, { endpoint, status: 401 });
+  }
+
+  /** The request succeeded: a key that worked where a token did not is remembered for the endpoint. */
+  onSuccess(endpoint: string, used: Credential): void {
+    if (this.usesLogin && used.scheme !== 'token') this.#needsKey.add(endpoint);
+  }
+
+  async #relogin(staleGeneration: number): Promise<void> {
+    // Another request already replaced the token this one used: use the new one.
+    if (this.#generation > staleGeneration && this.#token !== undefined) return;
+    this.#token = undefined;
+    await this.#loginOnce();
+  }
+
+  #loginOnce(): Promise<void> {
+    this.#inFlight ??= this.#login()
+      .then((result) => {
+        this.#token = result.token;
+        if (result.apiKey) this.#loginKey = result.apiKey;
+        this.#generation++;
+      })
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
+    return this.#inFlight;
+  }
+}

@@ -1,0 +1,156 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import sjson from 'secure-json-parse';
+import { ProtocolError, SizeError } from './errors.ts';
+
+export interface BodyContext {
+  /** e.g. `GET /v2/shipments/nmfc/ page 7`, used as the message prefix. */
+  where: string;
+  endpoint: string;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Drops a body without reading it; undici reports the drop as an error event, which is expected here. */
+export function discard(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/**
+ * Reads a whole body but never more than `maxBytes`: a Content-Length above the cap is refused before
+ * reading, and a body that grows past it is destroyed at that point. On any failure the stream is
+ * destroyed, so the connection is never left half-read.
+ */
+export async function readCapped(
+  body: Readable,
+  headers: IncomingHttpHeaders,
+  maxBytes: number,
+  ctx: BodyContext,
+): Promise<Buffer> {
+  const declared = Number(header(headers, 'content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    discard(body);
+    throw new SizeError(`${ctx.where}: response of ${declared} bytes exceeds the limit of ${maxBytes} bytes (Content-Length)`, {
+      endpoint: ctx.endpoint,
+    });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (size > maxBytes) {
+        throw new SizeError(`${ctx.where}: response exceeds the limit of ${maxBytes} bytes`, { endpoint: ctx.endpoint });
+      }
+      chunks.push(buf);
+    }
+  } catch (err) {
+    discard(body);
+    throw err;
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** Reads at most `limit` bytes of an error body for its message, then drops the rest of the stream. */
+export async function readSnippet(body: Readable, limit = 16 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = chunk as Buffer;
+      chunks.push(buf);
+      size += buf.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // The status already says what went wrong; a broken error body adds nothing.
+  } finally {
+    discard(body);
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
+
+const forbiddenKey = /forbidden prototype property/;
+
+/**
+ * Parses a 2xx body as JSON: refuses an HTML (or other non-JSON) content type, an empty or truncated
+ * body, and `__proto__` / `constructor.prototype` keys. Never returns a default value on failure.
+ */
+export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: BodyContext): unknown {
+  const type = (header(headers, 'content-type') ?? '').toLowerCase();
+  const encoding = (header(headers, 'content-encoding') ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') {
+    throw new ProtocolError(`${ctx.where}: unexpected Content-Encoding '${encoding.slice(0, 40)}'`, { endpoint: ctx.endpoint, retryable: false });
+  }
+  if (type && !/^application\/([a-z0-9.+-]*\+)?json\b/.test(type)) {
+    const kind = type.startsWith('text/html') ? 'an HTML page' : `'${type.split(';')[0]!.slice(0, 60)}'`;
+    throw new ProtocolError(`${ctx.where}: answered ${kind} instead of JSON (status 2xx, ${buf.length} bytes)`, {
+      endpoint: ctx.endpoint,
+      retryable: true,
+    });
+  }
+  const text = buf.toString('utf8');
+  if (text.trim() === '') {
+    throw new ProtocolError(`${ctx.where}: answered an empty body instead of JSON`, { endpoint: ctx.endpoint, retryable: true });
+  }
+  try {
+    return sjson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (forbiddenKey.test(message)) {
+      throw new ProtocolError(`${ctx.where}: JSON carries a forbidden __proto__ or constructor.prototype key; refused`, {
+        endpoint: ctx.endpoint,
+        retryable: false,
+      });
+    }
+    const looksHtml = /^\s*</.test(text);
+    const what = looksHtml ? 'an HTML page' : 'truncated or invalid JSON';
+    throw new ProtocolError(`${ctx.where}: answered ${what} (${buf.length} bytes: ${message.slice(0, 100)})`, {
+      endpoint: ctx.endpoint,
+      retryable: true,
+    });
+  }
+}
+
+/**
+ * The service's error body in one short line: `error`, `error_description`, `detail`, field errors
+ * (`{"field": ["msg"]}`), or the text itself. Lenient: any shape gives something readable.
+ */
+export function summarizeErrorBody(text: string, max = 200): string {
+  const trimmed = text.trim();
+  if (trimmed === '') return '';
+  let summary: string;
+  try {
+    summary = describeJson(JSON.parse(trimmed));
+  } catch {
+    summary = /^\s*</.test(trimmed) ? htmlTitle(trimmed) : trimmed;
+  }
+  summary = summary.replace(/\s+/g, ' ').trim();
+  return summary.length > max ? `${summary.slice(0, max - 1)}…` : summary;
+}
+
+function describeJson(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(describeJson).join('; ');
+  if (value === null || typeof value !== 'object') return String(value);
+  const obj = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of ['error', 'error_description', 'detail', 'message']) {
+    const v = obj[key];
+    if (v !== undefined && v !== null && v !== '') parts.push(describeJson(v));
+  }
+  if (parts.length > 0) return parts.join(': ');
+  return Object.entries(obj)
+    .map(([k, v]) => `${k}: ${describeJson(v)}`)
+    .join('; ');
+}
+
+function htmlTitle(html: string): string {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]?.trim();
+  return title ? `HTML page '${title}'` : 'an HTML page';
+}

@@ -1,0 +1,439 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent } from 'undici';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { Session, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
+import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
+import {
+  AuthError,
+  HttpStatusError,
+  PagingError,
+  ProtocolError,
+  UpstreamConfigError,
+  UpstreamError,
+} from './errors.ts';
+import { interpretPage, resolveNextLink } from './paging.ts';
+import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
+import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type TransportTimeouts } from './transport.ts';
+
+export interface UpstreamClientOptions {
+  /** https origin of the service (no path). `http://` is refused. */
+  baseUrl: string;
+  /** Label of the environment, only used in logs. */
+  environment: string;
+  credentials: Credentials;
+  /** Extra trusted CA PEM(s), added to Node's default roots. */
+  ca?: string | string[];
+  /** pino logger; nothing is logged when absent. Headers and bodies are never logged. */
+  logger?: Logger;
+  /** Entries requested per page (`page-size`). Default 1000. */
+  pageSize?: number;
+  /** Largest response body accepted, in bytes. Default 64 MiB. */
+  maxResponseBytes?: number;
+  /** Most pages one list may have before it is refused as endless. Default 10 000. */
+  maxPages?: number;
+  /** Defaults: connect 10 s, headers 30 s, body (longest silence between chunks) 60 s. */
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  /** Defaults: 4 attempts in all, backoff base 500 ms, max 30 s, Retry-After waited up to 120 s. */
+  retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRetryAfterMs?: number };
+  /** Called after every HTTP exchange (metrics). `status` is null when no response came. */
+  onRequest?: (info: { endpoint: string; method: string; status: number | null; durationMs: number; code?: string }) => void;
+}
+
+export interface PagesRequest {
+  /** '' or a path like `/v2`. */
+  basePath: string;
+  /** Starts and ends with `/`. */
+  path: string;
+  /** Sent as X-Service-Version (pinned charge-code version); absent: no header. */
+  serviceVersion?: string;
+  signal?: AbortSignal;
+}
+
+interface Exchange {
+  method: HttpMethod;
+  url: URL;
+  endpoint: string;
+  /** Message prefix: method, endpoint and page. */
+  where: string;
+  auth: boolean;
+  body?: string;
+  headers?: Record<string, string>;
+  serviceVersion?: string;
+  signal?: AbortSignal;
+}
+
+const LOGIN_PATH = '/v2/auth/token/';
+const ME_PATH = '/v2/auth/me/';
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new UpstreamConfigError(`upstream client: ${name} must be a positive number`);
+  return value;
+}
+
+function parseOrigin(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UpstreamConfigError(`upstream base URL '${baseUrl.slice(0, 100)}' is not a URL`);
+  }
+  if (url.protocol === 'http:') {
+    throw new UpstreamConfigError(`upstream base URL ${url.origin}: plain http:// is refused; the upstream is HTTPS only`);
+  }
+  if (url.protocol !== 'https:') throw new UpstreamConfigError(`upstream base URL must be https://, not ${url.protocol}`);
+  if (url.username || url.password) throw new UpstreamConfigError('upstream base URL must not carry user info');
+  if (url.pathname !== '/' || url.search || url.hash) {
+    throw new UpstreamConfigError(`upstream base URL ${url.origin}: must be an origin with no path or query`);
+  }
+  return new URL(url.origin);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The HTTPS client of the upstream service: login and token cache with one re-login and API-key
+ * fallback on 401, retries with backoff, size and time limits, and list paging as an async
+ * iterator. Knows nothing of the database.
+ */
+export class UpstreamClient {
+  readonly #origin: URL;
+  readonly #environment: string;
+  readonly #agent: Agent;
+  readonly #session: Session;
+  readonly #credentials: Credentials;
+  readonly #logger: Logger;
+  readonly #pageSize: number;
+  readonly #maxResponseBytes: number;
+  readonly #maxPages: number;
+  readonly #retry: RetryPolicy;
+  readonly #onRequest: UpstreamClientOptions['onRequest'];
+  #closing: Promise<void> | undefined;
+
+  constructor(options: UpstreamClientOptions) {
+    this.#origin = parseOrigin(options.baseUrl);
+    this.#environment = options.environment;
+    const { credentials } = options;
+    if (!credentials.apiKey && !(credentials.email && credentials.password)) {
+      throw new UpstreamConfigError(`upstream ${options.environment}: credentials are missing; give an email and password, or an API key`);
+    }
+    this.#credentials = { ...credentials };
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'upstream', environment: options.environment });
+    this.#pageSize = Math.floor(positive('pageSize', options.pageSize, 1000));
+    this.#maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024);
+    this.#maxPages = Math.floor(positive('maxPages', options.maxPages, 10_000));
+    const r = options.retry ?? {};
+    this.#retry = {
+      attempts: Math.floor(positive('retry.attempts', r.attempts, defaultRetryPolicy.attempts)),
+      baseDelayMs: positive('retry.baseDelayMs', r.baseDelayMs, defaultRetryPolicy.baseDelayMs),
+      maxDelayMs: positive('retry.maxDelayMs', r.maxDelayMs, defaultRetryPolicy.maxDelayMs),
+      maxRetryAfterMs: positive('retry.maxRetryAfterMs', r.maxRetryAfterMs, defaultRetryPolicy.maxRetryAfterMs),
+    };
+    const t = options.timeouts ?? {};
+    const timeouts: TransportTimeouts = {
+      connectMs: positive('timeouts.connectMs', t.connectMs, 10_000),
+      headersMs: positive('timeouts.headersMs', t.headersMs, 30_000),
+      bodyMs: positive('timeouts.bodyMs', t.bodyMs, 60_000),
+    };
+    this.#onRequest = options.onRequest;
+    const ca = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
+    this.#agent = createAgent(timeouts, ca);
+    this.#session = new Session(this.#credentials, () => this.#login());
+  }
+
+  get environment(): string {
+    return this.#environment;
+  }
+
+  /** Checks the credential with GET /v2/auth/me/: who it belongs to, and which scheme was accepted. */
+  async me(): Promise<{ user: Record<string, unknown>; scheme: AuthScheme }> {
+    const { json, credential } = await this.#exchange({
+      method: 'GET',
+      url: new URL(ME_PATH, this.#origin),
+      endpoint: ME_PATH,
+      where: `GET ${ME_PATH}`,
+      auth: true,
+    });
+    if (!isObject(json)) {
+      throw new ProtocolError(`GET ${ME_PATH}: expected a JSON object describing the user`, { endpoint: ME_PATH });
+    }
+    const user = isObject(json.user) ? json.user : json;
+    return { user, scheme: credential!.scheme };
+  }
+
+  /**
+   * Streams the pages of one list; each yielded value is that page's entries. The shape is decided
+   * per response (bare array, `results` envelope by page number, `next` link). The generator only
+   * completes once the list is whole: a stated total that does not add up throws after the last
+   * page, so a consumer must not apply what it received before the generator returned.
+   */
+  async *pages(request: PagesRequest): AsyncGenerator<unknown[], void, undefined> {
+    const { basePath, path, serviceVersion, signal } = request;
+    if (basePath !== '' && (!basePath.startsWith('/') || basePath.endsWith('/'))) {
+      throw new UpstreamConfigError(`upstream list base path '${basePath}' must be '' or like /v2`);
+    }
+    if (!path.startsWith('/') || !path.endsWith('/') || path.includes('?')) {
+      throw new UpstreamConfigError(`upstream list path '${path}' must start and end with /`);
+    }
+    const endpoint = basePath + path;
+    let url = new URL(endpoint, this.#origin);
+    url.search = `page=1&page-size=${this.#pageSize}`;
+    const seen = new Map<string, number>();
+    let pageNo = 1;
+    let received = 0;
+    let expectedTotal: number | undefined;
+
+    const fetchPage = (pageUrl: URL, n: number) => {
+      const where = `GET ${endpoint} page ${n}`;
+      seen.set(pageUrl.href, n);
+      const exchange: Exchange = { method: 'GET', url: pageUrl, endpoint, where, auth: true };
+      if (serviceVersion !== undefined) exchange.serviceVersion = serviceVersion;
+      if (signal) exchange.signal = signal;
+      const pending = this.#exchange(exchange);
+      // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
+      pending.catch(() => undefined);
+      return pending;
+    };
+    let pending = fetchPage(url, pageNo);
+
+    for (;;) {
+      const where = `GET ${endpoint} page ${pageNo}`;
+      const ctx = { where, endpoint };
+      const { json } = await pending;
+      const page = interpretPage(json, ctx);
+
+      if (page.shape === 'array') {
+        received += page.entries.length;
+        if (pageNo > 1 && expectedTotal !== undefined && received !== expectedTotal) {
+          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
+        }
+        yield page.entries;
+        return;
+      }
+
+      if (page.totalCount !== undefined) {
+        if (expectedTotal !== undefined && page.totalCount !== expectedTotal) {
+          throw new PagingError(`${where}: total_count changed from ${expectedTotal} to ${page.totalCount} while paging (the list changed)`, {
+            endpoint,
+            retryable: true,
+          });
+        }
+        expectedTotal = page.totalCount;
+      }
+      if (page.totalPages !== undefined && page.totalPages > this.#maxPages) {
+        throw new PagingError(`${where}: the service states ${page.totalPages} pages, more than the limit of ${this.#maxPages}`, { endpoint });
+      }
+      received += page.entries.length;
+      if (expectedTotal !== undefined && received > expectedTotal) {
+        throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but already got ${received}`, { endpoint, retryable: true });
+      }
+
+      let nextUrl: URL | undefined;
+      if (page.next !== undefined) {
+        if (page.next !== null) {
+          nextUrl = resolveNextLink(page.next, url, this.#origin, ctx);
+          const earlier = seen.get(nextUrl.href);
+          if (earlier !== undefined) {
+            yield page.entries;
+            throw new PagingError(`${where}: 'next' link leads back to page ${earlier}; paging loop refused`, { endpoint });
+          }
+        }
+      } else if (page.totalPages !== undefined) {
+        if (pageNo < page.totalPages) nextUrl = this.#pageUrl(url, pageNo + 1);
+      } else if (expectedTotal !== undefined) {
+        if (received < expectedTotal && page.entries.length > 0) nextUrl = this.#pageUrl(url, pageNo + 1);
+      } else if (page.entries.length >= this.#pageSize) {
+        // No next link and no totals: only a short page proves the end.
+        nextUrl = this.#pageUrl(url, pageNo + 1);
+      }
+
+      if (!nextUrl) {
+        yield page.entries;
+        if (expectedTotal !== undefined && received !== expectedTotal) {
+          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
+        }
+        return;
+      }
+      if (pageNo >= this.#maxPages) {
+        yield page.entries;
+        throw new PagingError(`${where}: more than ${this.#maxPages} pages; refusing an endless list`, { endpoint });
+      }
+      // The next page is requested before this one is handed over, so the service prepares it
+      // while the consumer normalises and stores this one: one request in flight, never more.
+      pending = fetchPage(nextUrl, pageNo + 1);
+      yield page.entries;
+      url = nextUrl;
+      pageNo++;
+    }
+  }
+
+  /** Closes the connections; waits for requests in flight, then forces after 5 s. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const force = setTimeout(() => {
+        this.#agent.destroy().catch(() => undefined);
+      }, 5000);
+      force.unref();
+      try {
+        await this.#agent.close();
+      } finally {
+        clearTimeout(force);
+      }
+    })();
+    return this.#closing;
+  }
+
+  #pageUrl(current: URL, page: number): URL {
+    const next = new URL(current);
+    next.searchParams.set('page', String(page));
+    next.searchParams.set('page-size', String(this.#pageSize));
+    return next;
+  }
+
+  async #login(): Promise<LoginResult> {
+    const { json } = await this.#exchange({
+      method: 'POST',
+      url: new URL(LOGIN_PATH, this.#origin),
+      endpoint: LOGIN_PATH,
+      where: `POST ${LOGIN_PATH}`,
+      auth: false,
+      body: JSON.stringify({ email: this.#credentials.email, password: this.#credentials.password }),
+    });
+    const token = isObject(json) ? json.token : undefined;
+    if (typeof token !== 'string' || token === '') {
+      throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer has no token`, { endpoint: LOGIN_PATH });
+    }
+    const apiKey = isObject(json) && typeof json.api_key === 'string' && json.api_key !== '' ? json.api_key : undefined;
+    this.#logger.info({ endpoint: LOGIN_PATH }, 'logged in to the upstream');
+    return apiKey ? { token, apiKey } : { token };
+  }
+
+  /**
+   * One request to its JSON answer: credentials, 401 recovery (bounded by the session), retries of
+   * transient failures with backoff, body size cap and safe JSON parsing.
+   */
+  async #exchange(ex: Exchange): Promise<{ json: unknown; credential?: Credential }> {
+    const authAttempt: AuthAttempt = { reloggedIn: false, keyTried: false };
+    for (let attempt = 1; ; ) {
+      const credential = ex.auth ? await this.#session.credentialFor(ex.endpoint, authAttempt) : undefined;
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'accept-encoding': 'identity',
+        'user-agent': 'refsync',
+      };
+      if (credential) headers.authorization = credential.header;
+      if (ex.body !== undefined) headers['content-type'] = 'application/json';
+      if (ex.serviceVersion !== undefined) headers['x-service-version'] = ex.serviceVersion;
+      const started = performance.now();
+      let status: number | null = null;
+      try {
+        const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers };
+        if (ex.body !== undefined) sendReq.body = ex.body;
+        if (ex.signal) sendReq.signal = ex.signal;
+        const res = await send(this.#agent, sendReq);
+        status = res.statusCode;
+        if (status >= 200 && status < 300) {
+          let buf: Buffer;
+          try {
+            buf = await readCapped(res.body, res.headers, this.#maxResponseBytes, ex);
+          } catch (err) {
+            throw err instanceof UpstreamError ? err : mapTransportError(err, sendReq, 'while reading the body');
+          }
+          const json = parseJsonBody(buf, res.headers, ex);
+          this.#report(ex, status, started);
+          if (credential) this.#session.onSuccess(ex.endpoint, credential);
+          return credential ? { json, credential } : { json };
+        }
+        const detail = this.#scrub(summarizeErrorBody(await readSnippet(res.body)));
+        if (status === 401 && credential) {
+          this.#report(ex, status, started, 'auth');
+          await this.#session.onUnauthorized(ex.where, ex.endpoint, credential, authAttempt, detail);
+          this.#logger.info({ endpoint: ex.endpoint, reason: authAttempt.keyTried ? 'api key fallback' : 're-login' }, 'upstream answered 401; recovering');
+          continue;
+        }
+        throw this.#statusError(ex, status, res.headers, detail);
+      } catch (err) {
+        if (!(err instanceof UpstreamError)) throw err;
+        if (!(err instanceof AuthError && status === 401 && credential)) this.#report(ex, status, started, err.code);
+        const delay = this.#retryDelay(ex, err, attempt);
+        if (delay === undefined) throw err;
+        this.#logger.warn(
+          { endpoint: ex.endpoint, where: ex.where, attempt, attempts: this.#retry.attempts, reason: err.code, status: err.status, delayMs: delay },
+          `upstream request failed (${err.message}); retrying`,
+        );
+        await sleep(delay, ex.signal);
+        attempt++;
+      }
+    }
+  }
+
+  /** How long to wait before trying again, or undefined when the error goes to the caller. */
+  #retryDelay(ex: Exchange, err: UpstreamError, attempt: number): number | undefined {
+    if (attempt >= this.#retry.attempts || !err.retryable) return undefined;
+    if (err.code !== 'network' && err.code !== 'timeout' && err.code !== 'http_status') return undefined;
+    // A login is retried only where it surely never reached the service, or was explicitly refused for now.
+    if (!ex.auth && err.phase !== 'connect' && err.status !== 429 && err.status !== 503) return undefined;
+    if (err.retryAfterMs !== undefined) {
+      return err.retryAfterMs > this.#retry.maxRetryAfterMs ? undefined : err.retryAfterMs;
+    }
+    return backoffDelay(this.#retry, attempt);
+  }
+
+  #statusError(ex: Exchange, status: number, headers: IncomingHttpHeaders, detail: string): UpstreamError {
+    const suffix = detail ? `: ${detail}` : '';
+    const options = { endpoint: ex.endpoint, status };
+    if (status >= 300 && status < 400) {
+      return new ProtocolError(`${ex.where}: answered ${status} redirect; redirects are not followed (check the base URL and path)`, {
+        ...options,
+        retryable: false,
+      });
+    }
+    if (!ex.auth && (status === 400 || status === 401 || status === 403)) {
+      return new AuthError(`${ex.where}: login refused (${status}${suffix}); check the email and password`, options);
+    }
+    if (status === 401) return new AuthError(`${ex.where}: 401 without credentials${suffix}`, options);
+    if (retryableStatuses.has(status)) {
+      const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(headers['retry-after']) : undefined;
+      const after = retryAfterMs !== undefined ? ` (Retry-After ${Math.ceil(retryAfterMs / 1000)} s)` : '';
+      return new HttpStatusError(`${ex.where}: ${status}${after}${suffix}`, {
+        ...options,
+        retryable: true,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    }
+    if (ex.serviceVersion !== undefined && status === 400) {
+      return new HttpStatusError(
+        `${ex.where}: charge-code version '${ex.serviceVersion}' (X-Service-Version) refused with 400${suffix}`,
+        { ...options, retryable: false },
+      );
+    }
+    return new HttpStatusError(`${ex.where}: ${status}${suffix}`, { ...options, retryable: status === 408 });
+  }
+
+  /** Removes any secret the service might echo back in an error body. */
+  #scrub(text: string): string {
+    let out = text;
+    for (const secret of this.#session.secrets()) out = out.split(secret).join('[redacted]');
+    return out;
+  }
+
+  #report(ex: Exchange, status: number | null, started: number, code?: string): void {
+    const durationMs = Math.round(performance.now() - started);
+    this.#logger.debug({ method: ex.method, endpoint: ex.endpoint, where: ex.where, status, durationMs, code }, 'upstream request');
+    if (!this.#onRequest) return;
+    const info: { endpoint: string; method: string; status: number | null; durationMs: number; code?: string } = {
+      endpoint: ex.endpoint,
+      method: ex.method,
+      status,
+      durationMs,
+    };
+    if (code !== undefined) info.code = code;
+    try {
+      this.#onRequest(info);
+    } catch (err) {
+      this.#logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'onRequest callback threw');
+    }
+  }
+}

@@ -1,0 +1,16 @@
+export { UpstreamClient, type UpstreamClientOptions, type PagesRequest } from './client.ts';
+export { createUpstreamClient } from './factory.ts';
+export type { ApiKeyScheme, AuthScheme, Credentials } from './auth.ts';
+export {
+  UpstreamError,
+  AuthError,
+  TlsError,
+  HttpStatusError,
+  ProtocolError,
+  TimeoutError,
+  SizeError,
+  PagingError,
+  NetworkError,
+  UpstreamConfigError,
+  type UpstreamErrorCode,
+} from './errors.ts';

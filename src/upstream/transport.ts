@@ -1,0 +1,137 @@
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { Agent, type Dispatcher } from 'undici';
+import {
+  NetworkError,
+  ProtocolError,
+  TimeoutError,
+  TlsError,
+} from './errors.ts';
+
+export interface TransportTimeouts {
+  connectMs: number;
+  headersMs: number;
+  /** Longest silence between two chunks of a body (undici's bodyTimeout is an idle timeout). */
+  bodyMs: number;
+}
+
+export type HttpMethod = 'GET' | 'POST';
+
+export interface SendRequest {
+  method: HttpMethod;
+  url: URL;
+  /** Path-only label used in messages and logs. */
+  endpoint: string;
+  /** Message prefix: method, endpoint and page. */
+  where: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+export type SendResponse = Dispatcher.ResponseData;
+
+/**
+ * The HTTPS agent of one client: default roots plus the extra CA PEMs, connect/headers/body
+ * timeouts. Redirects are never followed (undici's plain dispatcher does not follow them).
+ * The TLS context is built once: given `ca` per connection, Node parses ~140 root certificates
+ * for every new socket (about 9 ms of blocked event loop each).
+ */
+export function createAgent(timeouts: TransportTimeouts, extraCa: string[], connections = 64): Agent {
+  const connect: { timeout: number; secureContext?: SecureContext } = { timeout: timeouts.connectMs };
+  if (extraCa.length > 0) connect.secureContext = createSecureContext({ ca: [...rootCertificates, ...extraCa] });
+  return new Agent({
+    connect,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+    connections,
+  });
+}
+
+/** Sends one request; every low-level failure comes back as an UpstreamError without a header in it. */
+export async function send(agent: Agent, req: SendRequest): Promise<SendResponse> {
+  try {
+    return await agent.request({
+      origin: req.url.origin,
+      path: req.url.pathname + req.url.search,
+      method: req.method,
+      headers: req.headers,
+      body: req.body ?? null,
+      signal: req.signal ?? null,
+    });
+  } catch (err) {
+    throw mapTransportError(err, req, 'before the response headers');
+  }
+}
+
+const tlsTrustCodes = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+const connectCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function hostOf(url: URL): string {
+  return url.host || url.hostname;
+}
+
+/** The most specific error code in the cause chain (undici wraps a socket's own error). */
+function codeOf(err: unknown): string | undefined {
+  let fallback: string | undefined;
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (code !== 'UND_ERR_SOCKET') return code;
+      fallback = code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return fallback;
+}
+
+/**
+ * Turns an undici/node error into the client's error kinds. `when` says what the client was doing
+ * ("before the response headers", "reading the body") for the message.
+ */
+export function mapTransportError(err: unknown, req: Pick<SendRequest, 'where' | 'endpoint' | 'url' | 'signal'>, when: string): unknown {
+  if (req.signal?.aborted) return req.signal.reason ?? err;
+  const code = codeOf(err) ?? '';
+  const { where } = req;
+  const host = hostOf(req.url);
+  const options = { endpoint: req.endpoint, cause: err };
+  if (tlsTrustCodes.has(code)) {
+    return new TlsError(`TLS: certificate of ${host} is not trusted (${code}); set REFSYNC_CA_FILE to the CA that signed it`, options);
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') {
+    return new TlsError(`TLS: certificate of ${host} does not name that host (${code})`, options);
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+    return new TlsError(`TLS: certificate of ${host} is not valid now (${code})`, options);
+  }
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code === 'EPROTO') {
+    return new TlsError(`TLS: handshake with ${host} failed (${code}); is it an HTTPS server?`, options);
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new TimeoutError(`${where}: connect to ${host} timed out`, { ...options, phase: 'connect' });
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new TimeoutError(`${where}: no response headers within the headers timeout`, { ...options, phase: 'response' });
+  }
+  if (code === 'UND_ERR_BODY_TIMEOUT') {
+    return new TimeoutError(`${where}: response body stalled beyond the body timeout`, { ...options, phase: 'response' });
+  }
+  if (connectCodes.has(code)) {
+    return new NetworkError(`${where}: cannot connect to ${host} (${code})`, { ...options, phase: 'connect' });
+  }
+  if (code.startsWith('HPE_') || code === 'UND_ERR_INFO') {
+    return new ProtocolError(`${where}: malformed HTTP response ${when} (${code})`, { ...options, retryable: true });
+  }
+  const detail = code || (err instanceof Error ? err.message.slice(0, 80) : 'unknown error');
+  return new NetworkError(`${where}: connection failed ${when} (${detail})`, { ...options, phase: 'response' });
+}
