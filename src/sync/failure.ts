@@ -1,0 +1,54 @@
+import type { Target } from '../catalog/targets.ts';
+import type { Database } from '../db/database.ts';
+import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
+import { UpstreamError } from '../upstream/errors.ts';
+import { DuplicateKeyError } from './collect.ts';
+import { EntryShapeError } from './normalize.ts';
+import { alertFor } from './alert-row.ts';
+import { previousSnapshots } from './previous.ts';
+import { lockTarget } from './target-lock.ts';
+
+/** Failures that belong to one list (the service, its answer, its data): recorded, never thrown. */
+export function isListFailure(err: unknown): err is Error & { code: string } {
+  return err instanceof UpstreamError || err instanceof DuplicateKeyError || err instanceof EntryShapeError;
+}
+
+/** A list the service does not serve here (404): recorded as unavailable rather than failed. */
+export function isUnavailable(err: unknown): boolean {
+  return err instanceof UpstreamError && err.code === 'http_status' && err.status === 404;
+}
+
+/**
+ * Records a failed (or unavailable) fetch as a snapshot row and, when the target was not already
+ * failing, a `failed` alert. The target's entries are not touched: its last good data stays current.
+ */
+export async function recordFailure(
+  db: Database,
+  target: Target,
+  runId: number | null,
+  err: Error & { code?: string },
+  durationMs: number,
+): Promise<number> {
+  const env = target.source.environment;
+  const listKey = target.list.key;
+  const status = isUnavailable(err) ? 'unavailable' : 'failed';
+  const message = err.message.split('\n')[0]!.slice(0, 1000);
+  return db.transaction(async (tx) => {
+    await lockTarget(tx, env, listKey, target.variant);
+    const { last } = await previousSnapshots(tx, env, listKey, target.variant);
+    const { rows } = await tx.query<{ id: number }>(
+      `insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status, error, error_code, duration_ms)
+       values ($1, $2, $3, $4, clock_timestamp(), $5, $6, $7, $8) returning id`,
+      [runId, env, listKey, target.variant, status, message, err.code ?? 'error', Math.round(durationMs)],
+    );
+    const snapshotId = Number(rows[0]!.id);
+    const alreadyFailing = last?.status === status;
+    if (!alreadyFailing && wantsAlert(target.source, 'failed', listKey)) {
+      await writeAlert(
+        tx,
+        alertFor(target, 'failed', snapshotId, { status, error_code: err.code ?? 'error', error: message }),
+      );
+    }
+    return snapshotId;
+  });
+}

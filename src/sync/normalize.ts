@@ -1,0 +1,82 @@
+import type { ListDefinition } from '../catalog/catalog.ts';
+import { canonicalJson, entryDigest } from './canonical.ts';
+
+/** One entry ready to store: identity, the two columns data teams read most, and the entry as served. */
+export interface NormalizedEntry {
+  entryKey: string;
+  code: string | null;
+  description: string | null;
+  /** The entry as served (JSON text; unknown fields kept). */
+  payload: string;
+  digest: string;
+}
+
+export class EntryShapeError extends Error {
+  readonly code = 'protocol';
+}
+
+function scalarText(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return null;
+}
+
+function firstText(entry: Record<string, unknown>, fields: readonly string[]): string | null {
+  for (const field of fields) {
+    const text = scalarText(entry[field]);
+    if (text !== null && text !== '') return text;
+  }
+  return null;
+}
+
+/**
+ * The entry key per the catalog rule: the key fields joined with '|'. A missing part of a composite
+ * key counts as '' (NMFC items without a sub code); an entry with none of its key fields falls back
+ * to the code rule, and failing that is a shape error naming the list.
+ */
+function entryKey(list: ListDefinition, entry: Record<string, unknown>, index: number): string {
+  const parts = list.keyFields.map((f) => scalarText(entry[f]));
+  if (parts.some((p) => p !== null && p !== '')) return parts.map((p) => p ?? '').join('|');
+  const fallback = firstText(entry, list.codeFields);
+  if (fallback !== null) return fallback;
+  throw new EntryShapeError(
+    `${list.key}: entry ${index} has none of the key fields ${list.keyFields.join(', ')} nor a code (${list.codeFields.join(', ')})`,
+  );
+}
+
+export function normalizeEntry(list: ListDefinition, raw: unknown, index: number): NormalizedEntry {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new EntryShapeError(`${list.key}: entry ${index} is ${Array.isArray(raw) ? 'an array' : typeof raw}, not an object`);
+  }
+  const entry = raw as Record<string, unknown>;
+  const canonical = canonicalJson(entry);
+  return {
+    entryKey: entryKey(list, entry, index),
+    code: firstText(entry, list.codeFields),
+    description: firstText(entry, list.descriptionFields),
+    payload: canonical,
+    digest: entryDigest(canonical),
+  };
+}
+
+/** Records the top-level fields and the JSON types their values take, for schema-drift detection. */
+export class FieldTracker {
+  readonly #types = new Map<string, Set<string>>();
+
+  observe(entry: unknown): void {
+    if (entry === null || typeof entry !== 'object') return;
+    for (const [field, value] of Object.entries(entry)) {
+      let types = this.#types.get(field);
+      if (!types) this.#types.set(field, (types = new Set()));
+      if (value === null) continue;
+      types.add(Array.isArray(value) ? 'array' : typeof value);
+    }
+  }
+
+  /** Sorted `field:type` strings; a field only ever null reads `field:null`. */
+  signature(): string[] {
+    return [...this.#types.entries()]
+      .map(([field, types]) => `${field}:${types.size ? [...types].sort().join('|') : 'null'}`)
+      .sort();
+  }
+}

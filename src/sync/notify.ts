@@ -1,0 +1,20 @@
+import type { Queryable } from '../db/database.ts';
+
+export interface ChangeNotice {
+  environment: string;
+  list_key: string;
+  variant: string;
+  snapshot_id: number;
+  added: number;
+  removed: number;
+  modified: number;
+  reappeared: number;
+}
+
+/**
+ * NOTIFY refdata_changes, sent by Postgres only when the transaction commits. It is a wake-up
+ * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
+ */
+export async function notifyChange(tx: Queryable, notice: ChangeNotice): Promise<void> {
+  await tx.query("select pg_notify('refdata_changes', $1)", [JSON.stringify(notice)]);
+}

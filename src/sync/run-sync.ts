@@ -1,0 +1,91 @@
+import type { ListKey } from '../catalog/list-keys.ts';
+import { targetsFor, type Target } from '../catalog/targets.ts';
+import type { SourceConfig } from '../config/types.ts';
+import type { Database } from '../db/database.ts';
+import { mapWithConcurrency } from '../util/concurrency.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { closeAbandonedRuns, failRun, holdRun, refreshRun, releaseRun, startRun, type RunStatus, type RunTrigger } from './runs.ts';
+import { syncTarget, type PageSource, type TargetOutcome } from './sync-target.ts';
+
+export interface RunSyncOptions {
+  db: Database;
+  sources: SourceConfig[];
+  clientFor: (source: SourceConfig) => PageSource;
+  trigger: RunTrigger;
+  lists?: readonly ListKey[];
+  acceptRemovals?: boolean;
+  /** Targets in flight at once, across all sources (default 4). */
+  concurrency?: number;
+  logger?: Logger;
+  signal?: AbortSignal;
+  onTarget?: (outcome: TargetOutcome) => void;
+}
+
+export interface RunResult {
+  runId: number;
+  source: SourceConfig;
+  status: RunStatus;
+  outcomes: TargetOutcome[];
+}
+
+/**
+ * One sync of every configured target, in process: one run record per source, targets fetched
+ * concurrently, each applied in its own transaction. A failing list never stops the others.
+ */
+export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
+  // One connection holds this process's claim on its runs for as long as they last.
+  return options.db.withConnection(async (runConn) => {
+    const plans = [];
+    try {
+      for (const source of options.sources) {
+        await closeAbandonedRuns(runConn, source);
+        const targets = targetsFor(source, options.lists);
+        const run = await startRun(runConn, { source, trigger: options.trigger, targetsTotal: targets.length });
+        await holdRun(runConn, run.id);
+        plans.push({ source, runId: run.id, targets, client: options.clientFor(source) });
+      }
+      return await syncPlans(options, plans);
+    } finally {
+      for (const plan of plans) await releaseRun(runConn, plan.runId).catch(() => undefined);
+    }
+  });
+}
+
+interface Plan {
+  source: SourceConfig;
+  runId: number;
+  targets: Target[];
+  client: PageSource;
+}
+
+async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunResult[]> {
+  const logger = options.logger ?? silentLogger;
+  const work = plans.flatMap((plan) => plan.targets.map((target) => ({ plan, target })));
+  const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, async ({ plan, target }) => {
+    try {
+      const targetOptions: Parameters<typeof syncTarget>[3] = {
+        runId: plan.runId,
+        acceptRemovals: options.acceptRemovals ?? false,
+        logger,
+      };
+      if (options.signal) targetOptions.signal = options.signal;
+      const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
+      options.onTarget?.(outcome);
+      return outcome;
+    } catch (err) {
+      await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`).catch(() => undefined);
+      throw err;
+    }
+  });
+  const results: RunResult[] = [];
+  for (const plan of plans) {
+    const status = await refreshRun(options.db, plan.runId);
+    results.push({
+      runId: plan.runId,
+      source: plan.source,
+      status,
+      outcomes: outcomes.filter((_, i) => work[i]!.plan === plan),
+    });
+  }
+  return results;
+}

@@ -1,0 +1,122 @@
+import type { SourceConfig } from '../config/types.ts';
+import type { Queryable, Database } from '../db/database.ts';
+
+export type RunTrigger = 'schedule' | 'manual' | 'cli';
+export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
+
+export interface StartRunOptions {
+  source: SourceConfig;
+  trigger: RunTrigger;
+  targetsTotal: number;
+  /** Schedule slot or trigger id: a second start for the same slot returns the first run. */
+  slot?: string;
+}
+
+/** Opens a run record, or finds the one already opened for the same source and slot. */
+export async function startRun(q: Queryable, options: StartRunOptions): Promise<{ id: number; created: boolean }> {
+  const { rows } = await q.query<{ id: number }>(
+    `insert into refdata.sync_runs (environment, source, trigger, status, slot, targets_total, started_at)
+     values ($1, $2, $3, 'running', $4, $5, clock_timestamp())
+     on conflict (source, slot) do nothing
+     returning id`,
+    [options.source.environment, options.source.name, options.trigger, options.slot ?? null, options.targetsTotal],
+  );
+  if (rows[0]) return { id: Number(rows[0].id), created: true };
+  const existing = await q.query<{ id: number }>('select id from refdata.sync_runs where source = $1 and slot = $2', [
+    options.source.name,
+    options.slot,
+  ]);
+  return { id: Number(existing.rows[0]!.id), created: false };
+}
+
+/**
+ * Brings a run's progress up to date from its snapshots, and closes it once every target has one
+ * (at once for a run of no targets).
+ * Counting distinct targets among the run's snapshots (rather than incrementing) makes a target that
+ * ran twice, after a crash or a retry, count once. The row lock orders concurrent callers, so the
+ * last one sees every snapshot committed before it.
+ */
+export async function refreshRun(db: Database, runId: number): Promise<RunStatus> {
+  return db.transaction(async (tx) => {
+    const locked = await tx.query<{ status: RunStatus }>('select status from refdata.sync_runs where id = $1 for update', [runId]);
+    const current = locked.rows[0]?.status;
+    if (!current) throw new Error(`sync run ${runId} does not exist`);
+    if (current !== 'running') return current;
+    const { rows } = await tx.query<{ status: RunStatus }>(
+      `with per_target as (
+         select list_key, variant, bool_or(status = 'ok') as ok,
+                string_agg(distinct case when status <> 'ok' then list_key || case when variant <> '' then '/' || variant else '' end || ' (' || status || coalesce(': ' || left(error, 120), '') || ')' end, '; ') as problem
+         from refdata.snapshots where run_id = $1 group by list_key, variant),
+       progress as (
+         select count(*)::int as done, count(*) filter (where not ok)::int as failed,
+                string_agg(problem, '; ' order by list_key, variant) as problems
+         from per_target)
+       update refdata.sync_runs r set
+         targets_done = p.done,
+         targets_failed = p.failed,
+         status = case when p.done < r.targets_total then 'running'
+                       when p.failed = 0 then 'succeeded'
+                       when p.failed >= r.targets_total then 'failed'
+                       else 'partial' end,
+         finished_at = case when p.done >= r.targets_total then clock_timestamp() end,
+         error = case when p.failed > 0 then left(p.failed || ' of ' || r.targets_total || ' targets did not sync: ' || p.problems, 4000) end
+       from progress p where r.id = $1
+       returning r.status`,
+      [runId],
+    );
+    return rows[0]!.status;
+  });
+}
+
+/** Ends a run that could not finish (for example, the database went away mid-run). */
+export async function failRun(q: Queryable, runId: number, error: string): Promise<void> {
+  await q.query(
+    `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2
+     where id = $1 and status = 'running'`,
+    [runId, error.slice(0, 4000)],
+  );
+}
+
+// Any fixed number: the advisory-lock class of "this process is running run N".
+const RUN_LOCK = 7_302_612;
+/** Runs alive in this process (PGlite is one session, where advisory locks cannot tell processes apart). */
+const liveRuns = new Set<number>();
+
+/**
+ * Marks this process as the one running `runId` until `releaseRun`: a session advisory lock that
+ * Postgres drops by itself when the process or its connection dies.
+ */
+export async function holdRun(conn: Queryable, runId: number): Promise<void> {
+  liveRuns.add(runId);
+  await conn.query('select pg_advisory_lock($1, $2::int)', [RUN_LOCK, runId]);
+}
+
+export async function releaseRun(conn: Queryable, runId: number): Promise<void> {
+  liveRuns.delete(runId);
+  await conn.query('select pg_advisory_unlock($1, $2::int)', [RUN_LOCK, runId]);
+}
+
+/**
+ * Fails the source's in-process (`cli`) runs still marked running that no live process holds:
+ * their process ended, or lost the database, before it could close them. Worker runs are closed
+ * by their own jobs and retries, so they are left alone.
+ */
+export async function closeAbandonedRuns(conn: Queryable, source: SourceConfig): Promise<number> {
+  const { rows } = await conn.query<{ id: number }>(
+    "select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'",
+    [source.name],
+  );
+  let closed = 0;
+  for (const { id } of rows) {
+    if (liveRuns.has(Number(id))) continue;
+    const { rows: lock } = await conn.query<{ free: boolean }>('select pg_try_advisory_lock($1, $2::int) as free', [RUN_LOCK, id]);
+    if (!lock[0]?.free) continue;
+    try {
+      await failRun(conn, Number(id), 'abandoned: the process running it ended before it finished');
+      closed += 1;
+    } finally {
+      await conn.query('select pg_advisory_unlock($1, $2::int)', [RUN_LOCK, id]);
+    }
+  }
+  return closed;
+}

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Queryable } from '../db/database.ts';
+import type { NormalizedEntry } from './normalize.ts';
+
+/** Below this many rows one unnest statement is as quick as a COPY and needs no driver check. */
+const COPY_MIN_ROWS = 1_000;
+const COPY_CHUNK_CHARS = 256 * 1024;
+const copySpecial = /[\\\n\r\t]/;
+
+/** A value in COPY's text format: backslash, newline, carriage return and tab escaped; null is \N. */
+function copyText(value: string | null): string {
+  if (value === null) return '\\N';
+  if (!copySpecial.test(value)) return value;
+  return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+function* copyChunks(rows: readonly NormalizedEntry[]): Generator<string> {
+  let chunk = '';
+  for (const r of rows) {
+    chunk += `${copyText(r.entryKey)}\t${copyText(r.code)}\t${copyText(r.description)}\t${copyText(r.payload)}\t${copyText(r.digest)}\n`;
+    if (chunk.length >= COPY_CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+/**
+ * A session-local table holding one fetched list, so that the diff against the current rows is
+ * one set-based statement instead of a round trip per entry. It lives on the connection that will
+ * apply the list, and disappears with the session if the process dies.
+ */
+export class StagingTable {
+  readonly name = `refsync_stage_${randomBytes(6).toString('hex')}`;
+  readonly #conn: Queryable;
+  #created = false;
+  #appended = 0;
+  /** A spill still being written (at most one), and how it failed. */
+  #inflight: Promise<void> | undefined;
+  #failure: unknown;
+  /** Whether the connection is node-postgres (COPY FROM STDIN) rather than PGlite; asked once. */
+  #canCopy: boolean | undefined;
+
+  /** Rows written so far (duplicates included). */
+  get rowsAppended(): number {
+    return this.#appended;
+  }
+
+  constructor(conn: Queryable) {
+    this.#conn = conn;
+  }
+
+  async #create(q: Queryable): Promise<void> {
+    if (this.#created) return;
+    await q.query(
+      `create temp table ${this.name} (entry_key text not null, code text, description text, payload jsonb not null, entry_hash text not null)`,
+    );
+    this.#created = true;
+  }
+
+  /**
+   * Appends rows: a large batch streams in with COPY FROM STDIN on node-postgres, anything else
+   * goes in one statement (arrays unnested server-side, which PGlite understands too). Inside a
+   * transaction pass it as `q`: on PGlite, the connection itself waits for the transaction to end.
+   */
+  async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
+    await this.#settle();
+    await this.#create(q);
+    if (rows.length === 0) return;
+    this.#appended += rows.length;
+    if (rows.length >= COPY_MIN_ROWS && (await this.#copyable(q))) {
+      const write = this.#copy(rows, q);
+      if (q !== this.#conn) return write;
+      // A spill outside the transaction is written while the caller fetches the next pages: it
+      // resolves once the previous spill is done, and any later append, ensure or drop waits for
+      // this one and throws its error, so the diff never runs on a partial table.
+      this.#inflight = write.catch((err: unknown) => {
+        this.#failure = err;
+      });
+      return;
+    }
+    await q.query(
+      `insert into ${this.name} (entry_key, code, description, payload, entry_hash)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[])`,
+      [
+        rows.map((r) => r.entryKey),
+        rows.map((r) => r.code),
+        rows.map((r) => r.description),
+        rows.map((r) => r.payload),
+        rows.map((r) => r.digest),
+      ],
+    );
+  }
+
+  async #settle(): Promise<void> {
+    if (this.#inflight) {
+      await this.#inflight;
+      this.#inflight = undefined;
+    }
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  async #copyable(q: Queryable): Promise<boolean> {
+    if (this.#canCopy === undefined) {
+      // PGlite cannot take a COPY stream through query() (and is left broken by trying), so ask first.
+      const { rows } = await q.query<{ pglite: boolean }>("select strpos(version(), 'PGlite') > 0 as pglite");
+      this.#canCopy = rows[0]?.pglite === false;
+    }
+    return this.#canCopy;
+  }
+
+  /**
+   * COPY through the driver's query(): node-postgres runs a submittable (the copy stream) on the
+   * held connection and hands it back, so the rows are written to it with backpressure.
+   */
+  async #copy(rows: readonly NormalizedEntry[], q: Queryable): Promise<void> {
+    const stream = copyFrom(`copy ${this.name} (entry_key, code, description, payload, entry_hash) from stdin`);
+    await q.query(stream as unknown as string);
+    await pipeline(Readable.from(copyChunks(rows), { objectMode: false }), stream);
+  }
+
+  /** Makes sure the table exists (an empty list still needs one to diff against). */
+  async ensure(q: Queryable = this.#conn): Promise<void> {
+    await this.#settle();
+    await this.#create(q);
+  }
+
+  async drop(): Promise<void> {
+    await this.#inflight;
+    if (!this.#created) return;
+    this.#created = false;
+    await this.#conn.query(`drop table if exists ${this.name}`);
+  }
+}

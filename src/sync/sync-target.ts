@@ -1,0 +1,123 @@
+import { performance } from 'node:perf_hooks';
+import type { Target } from '../catalog/targets.ts';
+import type { Database } from '../db/database.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { applyList, type ChangeKind } from './apply.ts';
+import { ListCollector, type CollectedList } from './collect.ts';
+import { isListFailure, isUnavailable, recordFailure } from './failure.ts';
+import { StagingTable } from './staging.ts';
+
+/** What the pipeline needs of the upstream client: the pages of one list. */
+export interface PageSource {
+  pages(request: { basePath: string; path: string; serviceVersion?: string; signal?: AbortSignal }): AsyncIterable<unknown[]>;
+}
+
+export interface SyncTargetOptions {
+  runId: number | null;
+  acceptRemovals?: boolean;
+  signal?: AbortSignal;
+  /**
+   * Record a list failure as a failed snapshot and return it (default). The worker passes false on
+   * attempts it will retry, so a transient failure leaves no trace but the retry.
+   */
+  recordFailure?: boolean;
+  /** Rows held in memory before they stream to the staging table (default 20,000). */
+  spillThreshold?: number;
+  logger?: Logger;
+}
+
+export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
+
+export interface TargetOutcome {
+  target: Target;
+  status: TargetStatus;
+  snapshotId?: number;
+  counts: Record<ChangeKind, number>;
+  baseline: boolean;
+  entryCount: number;
+  pages: number;
+  durationMs: number;
+  error?: string;
+  errorCode?: string;
+  /** The list failure itself, for callers that decide on retries (never carries a secret). */
+  failure?: Error & { code: string };
+}
+
+const noCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
+
+/**
+ * Syncs one target: fetch every page, normalise and hash, then apply in one transaction. A failure
+ * of the list (service, answer, data) is recorded and returned, leaving the last good data as it
+ * was; a database failure is thrown, since nothing could be recorded.
+ */
+export async function syncTarget(
+  db: Database,
+  client: PageSource,
+  target: Target,
+  options: SyncTargetOptions,
+): Promise<TargetOutcome> {
+  const logger = options.logger ?? silentLogger;
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  const request: { basePath: string; path: string; serviceVersion?: string; signal?: AbortSignal } = {
+    basePath: target.list.basePath,
+    path: target.path,
+  };
+  if (target.serviceVersion) request.serviceVersion = target.serviceVersion;
+  if (options.signal) request.signal = options.signal;
+
+  let collected: CollectedList | undefined;
+  try {
+    return await db.withConnection(async (conn) => {
+      const staging = new StagingTable(conn);
+      try {
+        const collector = new ListCollector(target.list, {
+          spillThreshold: options.spillThreshold ?? 20_000,
+          spill: (rows) => staging.append(rows),
+        });
+        for await (const page of client.pages(request)) await collector.addPage(page);
+        collected = collector.finish();
+        const applied = await applyList(conn, target, collected, staging, {
+          runId: options.runId,
+          acceptRemovals: options.acceptRemovals ?? false,
+          durationMs: elapsed,
+        });
+        const outcome: TargetOutcome = {
+          target,
+          status: applied.status,
+          snapshotId: applied.snapshotId,
+          counts: applied.counts,
+          baseline: applied.baseline,
+          entryCount: collected.entryCount,
+          pages: collected.pages,
+          durationMs: elapsed(),
+        };
+        if (applied.error) {
+          outcome.error = applied.error;
+          outcome.errorCode = 'held';
+        }
+        return outcome;
+      } finally {
+        await staging.drop().catch(() => undefined);
+      }
+    });
+  } catch (err) {
+    if (!isListFailure(err)) throw err;
+    if (options.recordFailure === false) throw err;
+    logger.warn({ target: `${target.list.key}:${target.variant}`, code: err.code, err: err.message }, 'list failed');
+    const snapshotId = await recordFailure(db, target, options.runId, err, elapsed());
+    return {
+      target,
+      status: isUnavailable(err) ? 'unavailable' : 'failed',
+      snapshotId,
+      counts: noCounts(),
+      baseline: false,
+      entryCount: 0,
+      pages: collected?.pages ?? 0,
+      durationMs: elapsed(),
+      error: err.message,
+      errorCode: err.code,
+      failure: err,
+    };
+  }
+}

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { targetsFor } from '../../src/catalog/targets.ts';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { migrateDatabase } from '../../src/db/migrate.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { count, pipelineFixture } from './fixture.ts';
+
+// The embedded database runs the same pipeline code: the core of the Postgres suite, on PGlite.
+describe('the pipeline on embedded PGlite', () => {
+  let db: Database;
+  let sb: Sandbox;
+  let fx: ReturnType<typeof pipelineFixture>;
+
+  beforeAll(async () => {
+    db = await openDatabase({ dataDir: 'memory://' });
+    await migrateDatabase(db);
+    sb = await useSandbox();
+    fx = pipelineFixture(sb, { REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01' });
+  });
+  afterAll(async () => {
+    await fx?.client.close();
+    await db?.close();
+  });
+
+  it('loads every target, then records an unchanged sync without writing rows', async () => {
+    const first = await fx.sync(db);
+    expect(first.status).toBe('succeeded');
+    const total = first.outcomes.reduce((n, o) => n + o.entryCount, 0);
+    expect(await count(db, 'current_entries')).toBe(total);
+    const second = await fx.sync(db);
+    expect(second.outcomes.every((o) => o.status === 'unchanged')).toBe(true);
+    expect(await count(db, 'entries')).toBe(total);
+    expect(await count(db, 'snapshots')).toBe(2 * targetsFor(fx.source).length);
+  });
+
+  it('applies added, removed and modified entries with history and change rows', async () => {
+    sb.control.addEntry('charge_codes', { code: 'NEWCC', description: 'New charge' }, { version: '2025-09-01' });
+    sb.control.removeEntry('equipment_types', sb.control.getEntries('equipment_types').map((e) => (e as { machine_readable: string }).machine_readable)[0]!);
+    sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less than truckload (edited)' });
+    const run = await fx.sync(db);
+    const changed = run.outcomes.filter((o) => o.status === 'changed').map((o) => `${o.target.list.key}/${o.target.variant}`).sort();
+    expect(changed).toEqual(['charge_codes/2025-09-01', 'equipment_types/', 'shipment_modes/']);
+    const { rows } = await db.query<{ list_key: string; change: string }>('select list_key, change from refdata.entry_changes order by list_key');
+    expect(rows).toEqual([
+      { list_key: 'charge_codes', change: 'added' },
+      { list_key: 'equipment_types', change: 'removed' },
+      { list_key: 'shipment_modes', change: 'modified' },
+    ]);
+    expect(await count(db, 'alerts', "kind = 'added'")).toBe(1);
+    const { rows: ltl } = await db.query<{ description: string }>("select description from refdata.shipment_modes where code = 'LTL'");
+    expect(ltl[0]!.description).toBe('Less than truckload (edited)');
+  });
+});
