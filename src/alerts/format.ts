@@ -1,0 +1,164 @@
+// How an alert reads: the Standard Webhooks body, the Slack text, the one-line summary of logs and
+// the CLI. Everything is built from the payload digest the pipeline wrote into the outbox.
+
+/** An outbox row as the dispatcher and the CLI read it. */
+export interface AlertRecord {
+  id: number;
+  snapshotId: number;
+  kind: string;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+  /** Where the retry budget starts: when it was requeued by hand, else when it was created. */
+  retriesFrom: Date;
+  attempts: number;
+  environment: string;
+  listKey: string;
+  variant: string;
+}
+
+/** An alert as selected from refdata.alerts (snake_case columns). */
+export interface AlertRow {
+  id: number;
+  snapshot_id: number;
+  kind: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+  requeued_at: Date | null;
+  attempts: number;
+  environment: string;
+  list_key: string;
+  variant: string;
+}
+
+export function alertFromRow(row: AlertRow): AlertRecord {
+  return {
+    id: Number(row.id),
+    snapshotId: Number(row.snapshot_id),
+    kind: row.kind,
+    payload: row.payload,
+    createdAt: new Date(row.created_at),
+    retriesFrom: new Date(row.requeued_at ?? row.created_at),
+    attempts: row.attempts,
+    environment: row.environment,
+    listKey: row.list_key,
+    variant: row.variant,
+  };
+}
+
+interface DigestEntry {
+  entry_key?: unknown;
+  code?: unknown;
+  description?: unknown;
+}
+
+const changeKinds = new Set(['added', 'removed', 'modified', 'reappeared']);
+
+const emoji: Record<string, string> = {
+  added: ':new:',
+  removed: ':wastebasket:',
+  modified: ':pencil2:',
+  reappeared: ':recycle:',
+  schema_changed: ':triangular_ruler:',
+  held: ':warning:',
+  failed: ':x:',
+};
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** `charge codes`, or `charge code` for one: list keys are plural snake_case nouns. */
+function listNoun(listKey: string, count: number): string {
+  const words = listKey.replace(/_/g, ' ');
+  if (count !== 1) return words;
+  if (words.endsWith('ses')) return words.slice(0, -2);
+  if (words.endsWith('s')) return words.slice(0, -1);
+  return words;
+}
+
+/** `(charge_codes, version 2024-06-11)`, `(carrier_package_types, carrier ups)`, `(hazmat)`. */
+function context(alert: AlertRecord): string {
+  if (!alert.variant) return `(${alert.listKey})`;
+  const label = alert.listKey === 'charge_codes' ? 'version' : alert.listKey === 'carrier_package_types' ? 'carrier' : 'variant';
+  return `(${alert.listKey}, ${label} ${alert.variant})`;
+}
+
+function entriesOf(payload: Record<string, unknown>): DigestEntry[] {
+  return Array.isArray(payload.entries) ? (payload.entries as DigestEntry[]) : [];
+}
+
+function entryLabel(e: DigestEntry): string {
+  const code = str(e.code) ?? str(e.entry_key) ?? '?';
+  const description = str(e.description);
+  return description ? `${code} — ${description}` : code;
+}
+
+type Escape = (text: string) => string;
+const plain: Escape = (t) => t;
+const slackEscape: Escape = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function describe(alert: AlertRecord, escape: Escape, maxEntries: number): string {
+  const p = alert.payload;
+  const where = `in ${escape(alert.environment)} ${escape(context(alert))}`;
+  if (changeKinds.has(alert.kind)) {
+    const count = num(p.count);
+    const entries = entriesOf(p);
+    const shown = entries.slice(0, maxEntries).map((e) => escape(entryLabel(e)));
+    const more = count - shown.length;
+    const list = shown.join('; ') + (more > 0 ? `${shown.length ? '; ' : ''}and ${more} more` : '');
+    return `${count} ${listNoun(alert.listKey, count)} ${alert.kind} ${where}${list ? `: ${list}` : ''}`;
+  }
+  const noun = listNoun(alert.listKey, 2);
+  if (alert.kind === 'held') {
+    return `${noun} update held ${where}: ${escape(str(p.message) ?? 'the fetch would remove too many entries')}`;
+  }
+  if (alert.kind === 'failed') {
+    const what = p.status === 'unavailable' ? 'unavailable' : 'failed to sync';
+    return `${noun} ${what} ${where}: ${escape(str(p.error) ?? str(p.error_code) ?? 'unknown error')}`;
+  }
+  if (alert.kind === 'schema_changed') {
+    const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map(String) : [];
+    const removed = Array.isArray(p.fields_removed) ? (p.fields_removed as unknown[]).map(String) : [];
+    const parts = [];
+    if (added.length) parts.push(`fields added: ${escape(added.join(', '))}`);
+    if (removed.length) parts.push(`fields removed: ${escape(removed.join(', '))}`);
+    return `${noun} changed shape ${where}${parts.length ? `: ${parts.join('; ')}` : ''}`;
+  }
+  return `${escape(alert.kind)} ${where}`;
+}
+
+/** One readable line for logs and the CLI, without markup. */
+export function alertText(alert: AlertRecord, maxEntries = 10): string {
+  return describe(alert, plain, maxEntries);
+}
+
+const SLACK_TEXT_LIMIT = 3000;
+
+/** The Slack incoming-webhook body: readable text with the kind's emoji. */
+export function slackBody(alert: AlertRecord): string {
+  let text = `${emoji[alert.kind] ?? ':bell:'} ${describe(alert, slackEscape, 50)}`;
+  if (text.length > SLACK_TEXT_LIMIT) text = `${text.slice(0, SLACK_TEXT_LIMIT - 1)}…`;
+  return JSON.stringify({ text });
+}
+
+/** The Standard Webhooks body: event type, the time the event was recorded, the digest. */
+export function standardBody(alert: AlertRecord): string {
+  return JSON.stringify({ type: `refdata.${alert.kind}`, timestamp: alert.createdAt.toISOString(), data: alert.payload });
+}
+
+/** A short summary for the CLI's table: the first codes of a change, or what went wrong. */
+export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
+  const p = alert.payload;
+  if (changeKinds.has(alert.kind)) {
+    const codes = entriesOf(p).slice(0, maxCodes).map((e) => str(e.code) ?? str(e.entry_key) ?? '?');
+    const more = num(p.count) - codes.length;
+    return codes.join(', ') + (more > 0 ? ` +${more} more` : '');
+  }
+  if (alert.kind === 'failed') return str(p.error_code) ?? str(p.status) ?? '';
+  if (alert.kind === 'held') return `would remove ${num(p.would_remove)} of ${num(p.current_count)}`;
+  if (alert.kind === 'schema_changed') {
+    const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map((f) => `+${String(f)}`) : [];
+    const removed = Array.isArray(p.fields_removed) ? (p.fields_removed as unknown[]).map((f) => `-${String(f)}`) : [];
+    return [...added, ...removed].join(' ');
+  }
+  return '';
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { AppConfig, SourceConfig } from '../../src/config/types.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { createAlertDispatcher, type AlertDispatcherOptions } from '../../src/alerts/dispatcher.ts';
+import type { Database } from '../../src/db/database.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { runSync } from '../../src/sync/run-sync.ts';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
+import { sandboxEnv } from '../helpers/source.ts';
+import { silentLogger, type Logger } from '../../src/util/logger.ts';
+
+export const VERSION = '2024-06-11';
+
+export function newSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+let counter = 0;
+/** An environment label of its own per test, so each test's dispatcher sees only its alerts. */
+export function uniqueEnvironment(prefix = 'alerts'): string {
+  return `${prefix}-${process.pid}-${++counter}`;
+}
+
+export interface AlertFixture {
+  config: AppConfig;
+  source: SourceConfig;
+  /** The environment a user would set for this configuration (for CLI subprocesses). */
+  env: Record<string, string>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A source on the sandbox (charge codes of one version only, to stay fast) with its webhook settings. */
+export function alertFixture(db: Database, dbUrl: string, sandbox: Sandbox, extra: Record<string, string> = {}): AlertFixture {
+  const env = sandboxEnv(sandbox, {
+    REFSYNC_ENVIRONMENT: uniqueEnvironment(),
+    REFSYNC_LISTS: 'charge_codes',
+    REFSYNC_CHARGE_CODE_VERSIONS: VERSION,
+    DATABASE_URL: dbUrl,
+    ...extra,
+  });
+  const config = loadConfig(env);
+  const source = config.sources[0]!;
+  const clients: UpstreamClient[] = [];
+  return {
+    config,
+    source,
+    env,
+    async sync() {
+      const client = createUpstreamClient(source, undefined, {
+        retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 50 },
+        timeouts: { connectMs: 2000, headersMs: 2000, bodyMs: 2000 },
+      });
+      clients.push(client);
+      await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli' });
+    },
+    async close() {
+      await Promise.all(clients.splice(0).map((c) => c.close()));
+    },
+  };
+}
+
+/** A dispatcher for tests: tiny backoff, short timeouts, trusting the receivers' CA. */
+export function testDispatcher(
+  db: Database,
+  config: AppConfig,
+  ca: string,
+  extra: Partial<AlertDispatcherOptions> & { logger?: Logger } = {},
+) {
+  return createAlertDispatcher({
+    db,
+    config,
+    logger: silentLogger,
+    listen: false,
+    pollIntervalMs: 50,
+    timeoutMs: 3000,
+    ca,
+    retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...extra,
+  });
+}
+
+export interface AlertRowView {
+  id: number;
+  kind: string;
+  state: string;
+  attempts: number;
+  last_error: string | null;
+  delivered_at: Date | null;
+  payload: Record<string, unknown>;
+}
+
+export async function alertsOf(db: Database, environment: string): Promise<AlertRowView[]> {
+  const { rows } = await db.query<AlertRowView>(
+    'select id, kind, state, attempts, last_error, delivered_at, payload from refdata.alerts where environment = $1 order by id',
+    [environment],
+  );
+  return rows;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

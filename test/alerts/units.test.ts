@@ -1,0 +1,115 @@
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { restrictedReason } from '../../src/alerts/address.ts';
+import { createAlertDispatcher } from '../../src/alerts/dispatcher.ts';
+import { endpointLabel, webhookId } from '../../src/alerts/endpoint.ts';
+import { alertText, shortSummary, slackBody, standardBody, type AlertRecord } from '../../src/alerts/format.ts';
+import { signWebhook, webhookKey } from '../../src/alerts/sign.ts';
+import { ConfigError } from '../../src/config/errors.ts';
+import type { AppConfig, SourceConfig } from '../../src/config/types.ts';
+import type { Database } from '../../src/db/database.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+
+describe('SSRF guard', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.8.9.10', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['0.0.0.0', 'unspecified'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['fe80::1', 'link-local'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:a9fe:a9fe', 'link-local'],
+    ['[::1]', 'loopback'],
+  ])('%s is refused (%s)', (address, reason) => {
+    expect(restrictedReason(address)).toBe(reason);
+  });
+
+  it.each([['8.8.8.8'], ['172.32.0.1'], ['100.128.0.1'], ['2606:4700:4700::1111'], ['::ffff:8.8.8.8']])('%s is public', (address) => {
+    expect(restrictedReason(address)).toBeNull();
+  });
+});
+
+describe('signing', () => {
+  it('matches the standardwebhooks library for a whsec_ secret', () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const key = webhookKey(secret)!;
+    const body = '{"type":"refdata.added"}';
+    const ts = 1_700_000_000;
+    expect(signWebhook(key, 'msg_1', ts, body)).toBe(new Webhook(secret).sign('msg_1', new Date(ts * 1000), body));
+  });
+
+  it('refuses secrets that are not base64', () => {
+    expect(webhookKey('whsec_')).toBeUndefined();
+    expect(webhookKey('not base64!')).toBeUndefined();
+    expect(webhookKey('c2VjcmV0')).toEqual(Buffer.from('secret'));
+  });
+
+  it('a bad secret or a plain-http URL is a configuration error naming the setting, without the secret', () => {
+    const source = (webhook: SourceConfig['webhook']) => ({ name: 's', environment: 's', webhook }) as SourceConfig;
+    const make = (s: SourceConfig) => () =>
+      createAlertDispatcher({ db: {} as Database, config: { sources: [s] } as AppConfig, logger: silentLogger });
+    expect(make(source({ url: 'https://hooks.example.com/x', secret: 'my-secret!', format: 'json', allowPrivate: false }))).toThrow(
+      new ConfigError("REFSYNC_WEBHOOK_SECRET (source s): must be a Standard Webhooks secret, 'whsec_' followed by base64"),
+    );
+    expect(make(source({ url: 'http://hooks.example.com/x', format: 'json', allowPrivate: false }))).toThrow(/REFSYNC_WEBHOOK_URL .*must be https/);
+  });
+});
+
+describe('names', () => {
+  it('an endpoint is named by its origin and a hash, never its path or query', () => {
+    const label = endpointLabel('https://hooks.slack.com/services/T000/B000/XXXXSECRET?token=abc');
+    expect(label).toMatch(/^https:\/\/hooks\.slack\.com\/…#[0-9a-f]{12}$/);
+    expect(endpointLabel('https://hooks.example.com')).toBe('https://hooks.example.com');
+    expect(endpointLabel('https://a.example/x')).not.toBe(endpointLabel('https://a.example/y'));
+  });
+
+  it('webhook ids are stable per alert and carry the environment', () => {
+    const createdAt = new Date('2025-01-02T03:04:05.678Z');
+    expect(webhookId({ id: 42, environment: 'production', createdAt })).toBe(`msg_refsync_production_42_${createdAt.getTime().toString(36)}`);
+    expect(webhookId({ id: 42, environment: 'EU prod', createdAt })).toMatch(/^msg_refsync_EU-prod-[0-9a-f]{8}_42_/);
+  });
+});
+
+describe('formats', () => {
+  const alert = (kind: string, payload: Record<string, unknown>, listKey = 'charge_codes', variant = '2024-06-11'): AlertRecord => ({
+    id: 7,
+    snapshotId: 3,
+    kind,
+    payload,
+    createdAt: new Date('2025-01-01T00:00:00Z'),
+    retriesFrom: new Date('2025-01-01T00:00:00Z'),
+    attempts: 1,
+    environment: 'production',
+    listKey,
+    variant,
+  });
+  const entries = Array.from({ length: 3 }, (_, i) => ({ entry_key: `C${i}`, code: `C${i}`, description: `Code ${i}` }));
+
+  it('Slack: the count, the list, the codes and "and N more"', () => {
+    const body = JSON.parse(slackBody(alert('added', { count: 5, entries, more: 2 }))) as { text: string };
+    expect(body.text).toBe(':new: 5 charge codes added in production (charge_codes, version 2024-06-11): C0 — Code 0; C1 — Code 1; C2 — Code 2; and 2 more');
+    expect(alertText(alert('removed', { count: 1, entries: [entries[0]] }, 'shipment_statuses', ''))).toBe('1 shipment status removed in production (shipment_statuses): C0 — Code 0');
+    expect(alertText(alert('failed', { status: 'failed', error: 'HTTP 500' }, 'carrier_package_types', 'ups'))).toBe(
+      'carrier package types failed to sync in production (carrier_package_types, carrier ups): HTTP 500',
+    );
+    expect(alertText(alert('schema_changed', { fields_added: ['x'], fields_removed: ['y'] }, 'hazmat', ''))).toBe(
+      'hazmat changed shape in production (hazmat): fields added: x; fields removed: y',
+    );
+    expect(alertText(alert('held', { message: 'held: too many removals' }))).toContain('charge codes update held in production');
+  });
+
+  it('Standard Webhooks body and the CLI summary', () => {
+    const a = alert('added', { count: 8, entries, more: 5 });
+    expect(JSON.parse(standardBody(a))).toEqual({ type: 'refdata.added', timestamp: '2025-01-01T00:00:00.000Z', data: a.payload });
+    expect(shortSummary(a)).toBe('C0, C1, C2 +5 more');
+  });
+});
