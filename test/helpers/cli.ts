@@ -1,0 +1,32 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const refsyncBin = fileURLToPath(new URL('../../bin/refsync.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `refsync ...` as a user would, in a child process. Asynchronous on purpose: a sandbox
+ * serving from this test process must keep answering while the command runs.
+ */
+export function runCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, ...options.env })) if (v !== undefined) env[k] = v;
+    const child = spawn(process.execPath, [refsyncBin, ...args], { env, cwd: options.cwd ?? process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+
+export interface TestDatabase {
+  /** The open database (node-postgres pool), valid inside the test file's tests. */
+  readonly db: Database;
+  readonly url: string;
+  readonly name: string;
+}
+
+function urlFor(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('databaseServerUrl') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates a fresh database from the migrated template; the caller owns dropping it. */
+export async function createTestDatabase(prefix = 'refsync_t'): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const template = inject('templateDatabase');
+  await admin(async (client) => {
+    // Two files copying the template at the same instant can collide; a short retry settles it.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.query(`create database ${name} template ${template}`);
+        return;
+      } catch (err) {
+        if (attempt >= 5 || !/being accessed by other users/.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+  });
+  return { name, url: urlFor(inject('databaseServerUrl'), name) };
+}
+
+export async function dropTestDatabase(name: string): Promise<void> {
+  await admin((client) => client.query(`drop database if exists ${name} with (force)`));
+}
+
+/**
+ * Gives the test file its own database, copied from the migrated template. It is dropped after
+ * a passing file and kept after a failing one, with its name printed for inspection.
+ */
+export function useTestDatabase(): TestDatabase {
+  let database: Database | undefined;
+  let name = '';
+  let url = '';
+  let failed = false;
+  beforeAll(async () => {
+    ({ name, url } = await createTestDatabase());
+    database = await openDatabase({ url, poolSize: 6, applicationName: 'refsync-test' });
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') failed = true;
+  });
+  afterAll(async () => {
+    await database?.close();
+    if (failed) console.log(`[tests] kept database ${name} of a failing test file for inspection`);
+    else if (name) await dropTestDatabase(name);
+  });
+  return {
+    get db() {
+      if (!database) throw new Error('useTestDatabase: the database is open only inside tests');
+      return database;
+    },
+    get url() {
+      return url;
+    },
+    get name() {
+      return name;
+    },
+  };
+}
+
+/** A Redis key prefix of the test file's own, so queues never collide across files. */
+export function testQueuePrefix(): string {
+  return `refsync-test-${randomBytes(4).toString('hex')}`;
+}
