@@ -1,0 +1,124 @@
+// Redis connections. BullMQ needs two kinds: the worker's (blocking commands; they must wait out an
+// outage, so `maxRetriesPerRequest: null`) and producers' (a CLI or a probe must fail fast instead of
+// queueing commands while Redis is down: no offline queue, one retry, a short connect timeout).
+import { Redis } from 'ioredis';
+import { ConfigError } from '../config/errors.ts';
+
+/** Redis could not be reached or answered an error; the message names the host, never a password. */
+export class RedisUnavailableError extends Error {
+  readonly code = 'redis_unavailable';
+}
+
+/** Host and port of a Redis URL, for messages (the URL may carry a password). */
+export function describeRedis(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '6379'}`;
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+function parseRedisUrl(url: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ConfigError('REDIS_URL: is not a URL (expected redis://host:port or rediss://host:port)');
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
+    throw new ConfigError(`REDIS_URL: must start with redis:// or rediss://, not ${u.protocol}`);
+  }
+}
+
+/** What BullMQ's Worker is given: it opens its own (normal and blocking) connections from these. */
+export function workerConnectionOptions(url: string): { url: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
+  parseRedisUrl(url);
+  return {
+    url,
+    maxRetriesPerRequest: null,
+    // Reconnect forever with a capped backoff: a worker outlives any Redis restart.
+    retryStrategy: (times: number) => Math.min(200 * times, 5_000),
+  };
+}
+
+export interface CommandClientOptions {
+  /** Keep reconnecting after a loss (the worker's probe) or give up at once (a CLI command). */
+  reconnect: boolean;
+  connectTimeoutMs?: number;
+  connectionName?: string;
+}
+
+/**
+ * A connected ioredis client for non-blocking commands that fails fast: while Redis is away its
+ * commands reject at once instead of waiting in the offline queue. Rejects when Redis cannot be
+ * reached within the connect timeout (default 3 s).
+ */
+export async function openCommandClient(url: string, options: CommandClientOptions): Promise<Redis> {
+  parseRedisUrl(url);
+  const timeoutMs = options.connectTimeoutMs ?? 3_000;
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: timeoutMs,
+    commandTimeout: 5_000,
+    ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+    retryStrategy: options.reconnect ? (times: number) => Math.min(200 * times, 5_000) : () => null,
+  });
+  // ioredis emits connection errors as events; without a listener they would be reported as unhandled.
+  client.on('error', () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    client.disconnect();
+    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new RedisUnavailableError(`Redis at ${describeRedis(url)} is not reachable (${reason})`);
+  } finally {
+    clearTimeout(timer);
+  }
+  return client;
+}
+
+/** Closes a client, waiting for pending replies when it is connected. */
+export async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    await client.quit().catch(() => client.disconnect());
+  } else {
+    client.disconnect();
+  }
+}
+
+/** The eviction policy of the Redis server (CONFIG GET where allowed, else INFO, which managed Redis keeps). */
+export async function evictionPolicy(client: Redis): Promise<string> {
+  try {
+    const reply = (await client.config('GET', 'maxmemory-policy')) as unknown as string[];
+    if (Array.isArray(reply) && typeof reply[1] === 'string') return reply[1];
+  } catch {
+    // CONFIG is often disabled on managed Redis; INFO carries the same value.
+  }
+  const info = await client.info('memory');
+  const match = /^maxmemory_policy:(\S+)/m.exec(info);
+  return match?.[1] ?? 'unknown';
+}
+
+/**
+ * Refuses a Redis that may evict keys: under memory pressure it would silently drop queued jobs,
+ * locks and schedules, and runs would be lost without an error anywhere.
+ */
+export async function assertNoEviction(client: Redis, url: string): Promise<void> {
+  const policy = await evictionPolicy(client);
+  if (policy !== 'noeviction') {
+    throw new ConfigError(
+      `REDIS_URL: Redis at ${describeRedis(url)} has maxmemory-policy '${policy}'; refsync needs 'noeviction', ` +
+        'since an evicting Redis silently drops queued jobs and schedules (set maxmemory-policy noeviction)',
+    );
+  }
+}

@@ -1,0 +1,113 @@
+// The two kinds of job. A `run` job (made by a source's scheduler, or by `refsync trigger`) opens
+// the run record and fans out one `target` job per list variant; a `target` job syncs one target.
+// Both carry names only (source, list, variant): the worker resolves them against its own
+// configuration, so no credential ever lands in Redis.
+import type { JobsOptions, Queue } from 'bullmq';
+import type { ListKey } from '../catalog/list-keys.ts';
+import type { SourceConfig } from '../config/types.ts';
+import { manualSlot, runJobId, schedulerId, sourceOfScheduler, isValidSlot } from './names.ts';
+
+export interface RunJobData {
+  kind: 'run';
+  source: string;
+  trigger: 'schedule' | 'manual';
+  /** Absent for scheduled jobs: their slot is the instant the scheduler planned them. */
+  slot?: string;
+  /** Only these lists (manual triggers); all configured lists when absent. */
+  lists?: ListKey[];
+}
+
+export interface TargetJobData {
+  kind: 'target';
+  source: string;
+  list: ListKey;
+  variant: string;
+  runId: number;
+  slot: string;
+}
+
+export type SyncJobData = RunJobData | TargetJobData;
+
+/** Retry and retention defaults; tests shorten the backoff. */
+export interface JobPolicy {
+  /** Attempts of a target job in all (default 5). */
+  attempts: number;
+  /** First retry delay, doubled on each retry (default 30 s). */
+  backoffMs: number;
+}
+
+export const defaultJobPolicy: JobPolicy = { attempts: 5, backoffMs: 30_000 };
+
+/**
+ * Finished jobs are trimmed so Redis stays small; the run history lives in Postgres. Failed jobs
+ * are kept longer, for the dashboard.
+ */
+export function jobOptions(policy: JobPolicy): JobsOptions {
+  return {
+    attempts: policy.attempts,
+    backoff: { type: 'exponential', delay: policy.backoffMs },
+    removeOnComplete: { count: 1_000, age: 24 * 3600 },
+    removeOnFail: { count: 5_000, age: 14 * 24 * 3600 },
+  };
+}
+
+export interface SchedulerChange {
+  upserted: string[];
+  removed: string[];
+}
+
+/**
+ * Makes the queue's schedulers match the configuration: exactly one per source (an upsert under a
+ * stable id, so restarts and concurrent workers converge on the same one), and none for a source
+ * that is gone. Schedulers not created by refsync are left alone.
+ */
+export async function reconcileSchedulers(queue: Queue, sources: SourceConfig[], policy: JobPolicy): Promise<SchedulerChange> {
+  const wanted = new Set(sources.map((s) => schedulerId(s)));
+  const change: SchedulerChange = { upserted: [], removed: [] };
+  for (const source of sources) {
+    const data: RunJobData = { kind: 'run', source: source.name, trigger: 'schedule' };
+    await queue.upsertJobScheduler(
+      schedulerId(source),
+      { pattern: source.schedule, tz: source.timezone },
+      { name: 'run', data, opts: jobOptions(policy) },
+    );
+    change.upserted.push(schedulerId(source));
+  }
+  const existing = await queue.getJobSchedulers(0, -1, true);
+  for (const scheduler of existing) {
+    const id = scheduler.id ?? scheduler.key;
+    if (sourceOfScheduler(id) !== undefined && !wanted.has(id)) {
+      await queue.removeJobScheduler(id);
+      change.removed.push(id);
+    }
+  }
+  return change;
+}
+
+export interface EnqueuedRun {
+  source: string;
+  slot: string;
+  jobId: string;
+  /** False when a job for this source and slot already existed (BullMQ dedupes by job id). */
+  added: boolean;
+}
+
+/** Enqueues a manual run of each source for the slot (a fresh one when not given). */
+export async function enqueueManualRuns(
+  queue: Queue,
+  sources: SourceConfig[],
+  options: { slot?: string; lists?: ListKey[]; policy?: JobPolicy } = {},
+): Promise<EnqueuedRun[]> {
+  const slot = options.slot ?? manualSlot();
+  if (!isValidSlot(slot)) throw new Error(`slot '${slot.slice(0, 40)}' may hold only letters, digits, _ . - (at most 100)`);
+  const runs: EnqueuedRun[] = [];
+  for (const source of sources) {
+    const data: RunJobData = { kind: 'run', source: source.name, trigger: 'manual', slot };
+    if (options.lists) data.lists = options.lists;
+    const jobId = runJobId(source.name, slot);
+    const before = await queue.getJob(jobId);
+    const job = await queue.add('run', data, { ...jobOptions(options.policy ?? defaultJobPolicy), jobId });
+    runs.push({ source: source.name, slot, jobId: job.id ?? jobId, added: !before });
+  }
+  return runs;
+}

@@ -1,0 +1,36 @@
+// `refsync trigger` as a library: enqueue a manual run per source through Redis, failing fast when
+// Redis is down (no offline queue, no reconnect).
+import { Queue } from 'bullmq';
+import type { ListKey } from '../catalog/list-keys.ts';
+import type { AppConfig } from '../config/types.ts';
+import { assertNoEviction, closeClient, openCommandClient } from './connection.ts';
+import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
+import { QUEUE_NAME, queuePrefix } from './names.ts';
+
+export interface TriggerOptions {
+  lists?: ListKey[];
+  /** Reuse a slot to make the trigger idempotent (a retried cron job, a deploy hook). */
+  slot?: string;
+  prefix?: string;
+  connectTimeoutMs?: number;
+}
+
+export async function triggerRuns(config: AppConfig, options: TriggerOptions = {}): Promise<EnqueuedRun[]> {
+  const client = await openCommandClient(config.redisUrl, {
+    reconnect: false,
+    connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
+    connectionName: 'refsync-trigger',
+  });
+  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
+  queue.on('error', () => undefined);
+  try {
+    await assertNoEviction(client, config.redisUrl);
+    const enqueue: { slot?: string; lists?: ListKey[] } = {};
+    if (options.slot) enqueue.slot = options.slot;
+    if (options.lists) enqueue.lists = options.lists;
+    return await enqueueManualRuns(queue, config.sources, enqueue);
+  } finally {
+    await queue.close().catch(() => undefined);
+    await closeClient(client);
+  }
+}

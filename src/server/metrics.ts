@@ -1,0 +1,186 @@
+// The worker's Prometheus metrics, in a Registry of their own (never prom-client's global one, so
+// two workers in one test process do not collide). Counters and histograms are per process;
+// Prometheus sums them across workers. What every worker must report alike (last success per target,
+// entries, queue depth, outbox backlog) is read from Postgres and Redis at scrape time, so any one
+// worker's /metrics tells the truth about the whole deployment.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SourceConfig } from '../config/types.ts';
+import type { Queryable } from '../db/database.ts';
+import type { Logger } from '../util/logger.ts';
+
+/** The last ok snapshot of a target, as the per-target gauges read it at scrape time. */
+interface LastOkRow {
+  environment: string;
+  list_key: string;
+  variant: string;
+  at: number;
+  entry_count: number | null;
+}
+
+/** What the pipeline reports for one target, reduced to what metrics need. */
+export interface TargetMetricsInput {
+  source: string;
+  list: string;
+  status: string;
+  durationMs: number;
+  counts: Record<string, number>;
+  errorCode?: string;
+}
+
+export interface UpstreamRequestInfo {
+  endpoint: string;
+  method: string;
+  status: number | null;
+  durationMs: number;
+  code?: string;
+}
+
+export interface MetricsSources {
+  db: Queryable;
+  sources: SourceConfig[];
+  /** Job counts by state (waiting, active, delayed, failed, ...). */
+  queueCounts(): Promise<Record<string, number>>;
+  logger: Logger;
+}
+
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly #syncDuration: Histogram<'source' | 'list' | 'status'>;
+  readonly #changes: Counter<'source' | 'list' | 'kind'>;
+  readonly #failures: Counter<'source' | 'list' | 'code'>;
+  readonly #jobs: Counter<'name' | 'outcome'>;
+  readonly #upstream: Histogram<'source' | 'endpoint' | 'method' | 'status'>;
+
+  constructor(from: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'refsync_process_' });
+    this.#syncDuration = new Histogram({
+      name: 'refsync_sync_duration_seconds',
+      help: 'Time to sync one target (fetch, diff, apply), by outcome status.',
+      labelNames: ['source', 'list', 'status'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
+      registers,
+    });
+    this.#changes = new Counter({
+      name: 'refsync_entry_changes_total',
+      help: 'Entry changes applied, by kind (added, removed, modified, reappeared).',
+      labelNames: ['source', 'list', 'kind'],
+      registers,
+    });
+    this.#failures = new Counter({
+      name: 'refsync_sync_failures_total',
+      help: 'Target syncs that ended failed, unavailable or held, by error code.',
+      labelNames: ['source', 'list', 'code'],
+      registers,
+    });
+    this.#jobs = new Counter({
+      name: 'refsync_jobs_total',
+      help: 'Queue jobs finished by this process, by job name and outcome (completed, failed, retried).',
+      labelNames: ['name', 'outcome'],
+      registers,
+    });
+    this.#upstream = new Histogram({
+      name: 'refsync_upstream_request_duration_seconds',
+      help: 'HTTP exchanges with the upstream service; status is "none" when no response came.',
+      labelNames: ['source', 'endpoint', 'method', 'status'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+
+    const sourceOf = new Map(from.sources.map((s) => [s.environment, s.name]));
+    const log = from.logger;
+    new Gauge({
+      name: 'refsync_queue_jobs',
+      help: 'Jobs in the queue by state (shared by every worker).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const [state, n] of Object.entries(await from.queueCounts())) this.set({ state }, n);
+        } catch (err) {
+          log.debug({ err: (err as Error).message }, 'metrics: queue counts unavailable');
+        }
+      },
+    });
+    new Gauge({
+      name: 'refsync_alerts_pending',
+      help: 'Alert outbox rows not yet delivered (refdata.alerts where state = pending).',
+      registers,
+      async collect() {
+        try {
+          const { rows } = await from.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where state = 'pending'");
+          this.set(rows[0]?.n ?? 0);
+        } catch (err) {
+          log.debug({ err: (err as Error).message }, 'metrics: outbox backlog unavailable');
+        }
+      },
+    });
+    // One query feeds both per-target gauges; prom-client awaits each collect, so cache it per scrape.
+    let latest: Promise<LastOkRow[]> | undefined;
+    const lastOk = () => {
+      latest ??= from.db
+        .query<LastOkRow>(
+          `select distinct on (environment, list_key, variant) environment, list_key, variant,
+                  extract(epoch from fetched_at)::float8 as at, entry_count
+           from refdata.snapshots where status = 'ok'
+           order by environment, list_key, variant, id desc`,
+        )
+        .then((r) => r.rows)
+        .finally(() => setTimeout(() => (latest = undefined), 0));
+      return latest;
+    };
+    // Both per-target gauges read the last ok snapshot of each target.
+    const targetGauge = (name: string, help: string, value: (row: LastOkRow) => number | null, reportErrors: boolean) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['source', 'list', 'variant'],
+        registers,
+        async collect() {
+          this.reset();
+          try {
+            for (const row of await lastOk()) {
+              const source = sourceOf.get(row.environment);
+              const v = value(row);
+              if (source && v !== null) this.set({ source, list: row.list_key, variant: row.variant }, v);
+            }
+          } catch (err) {
+            if (reportErrors) log.debug({ err: (err as Error).message }, `metrics: ${name} unavailable`);
+          }
+        },
+      });
+    targetGauge('refsync_last_success_timestamp_seconds', 'When each target last synced ok (unix time); alert on time() minus this.', (r) => r.at, true);
+    // Errors are reported once, by the gauge above.
+    targetGauge('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);
+  }
+
+  target(input: TargetMetricsInput): void {
+    this.#syncDuration.observe({ source: input.source, list: input.list, status: input.status }, input.durationMs / 1000);
+    for (const [kind, n] of Object.entries(input.counts)) {
+      if (n > 0) this.#changes.inc({ source: input.source, list: input.list, kind }, n);
+    }
+    if (input.status === 'failed' || input.status === 'unavailable' || input.status === 'held') {
+      this.#failures.inc({ source: input.source, list: input.list, code: input.errorCode ?? input.status });
+    }
+  }
+
+  job(name: string, outcome: 'completed' | 'failed' | 'retried'): void {
+    this.#jobs.inc({ name, outcome });
+  }
+
+  upstreamRequest(source: string, info: UpstreamRequestInfo): void {
+    this.#upstream.observe(
+      { source, endpoint: info.endpoint, method: info.method, status: info.status === null ? 'none' : String(info.status) },
+      info.durationMs / 1000,
+    );
+  }
+
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

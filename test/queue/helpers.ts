@@ -1,0 +1,191 @@
+// Shared by the worker tests: a worker service per test (closed after the file), a config pointing
+// at a sandbox, a Redis server of the test's own, and bounded polling.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, inject } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { AppConfig } from '../../src/config/types.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { startWorkerService, type WorkerService, type WorkerServiceOptions } from '../../src/queue/service.ts';
+import { QUEUE_NAME } from '../../src/queue/names.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { sandboxEnv } from '../helpers/source.ts';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
+});
+
+/** Runs fn after the test file (in reverse order of registration). */
+export function onCleanup(fn: () => Promise<unknown>): void {
+  cleanups.push(fn);
+}
+
+/** The configuration a user would give to point a worker at this sandbox, Postgres and Redis. */
+export function workerConfig(sandbox: Sandbox, databaseUrl: string, extra: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    ...sandboxEnv(sandbox),
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: inject('redisUrl'),
+    REFSYNC_HTTP_PORT: '0',
+    ...extra,
+  });
+}
+
+/** Starts a worker in process with short retries; closed after the file unless closed before. */
+export async function startTestWorker(config: AppConfig, prefix: string, options: Partial<WorkerServiceOptions> = {}): Promise<WorkerService> {
+  const service = await startWorkerService(config, {
+    logger: silentLogger,
+    prefix,
+    policy: { attempts: 3, backoffMs: 200 },
+    clientOptions: { retry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 } },
+    alerts: false,
+    ...options,
+  });
+  onCleanup(() => service.close());
+  forgetQueueAfterwards(prefix, config.redisUrl);
+  return service;
+}
+
+const forgotten = new Set<string>();
+
+/** Deletes the prefix's keys after the file (registered first, so it runs after the workers close). */
+function forgetQueueAfterwards(prefix: string, redisUrl: string): void {
+  const key = `${redisUrl} ${prefix}`;
+  if (forgotten.has(key)) return;
+  forgotten.add(key);
+  cleanups.unshift(async () => {
+    const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    try {
+      await redis.connect();
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 500 })) keys.push(...(batch as string[]));
+      for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+    } finally {
+      redis.disconnect();
+    }
+  });
+}
+
+/** A producer-side queue handle for assertions (closed after the file). */
+export function testQueue(prefix: string, redisUrl = inject('redisUrl')): Queue {
+  const queue = new Queue(QUEUE_NAME, { connection: { url: redisUrl }, prefix });
+  queue.on('error', () => undefined);
+  onCleanup(() => queue.close());
+  forgetQueueAfterwards(prefix, redisUrl);
+  return queue;
+}
+
+/** Polls fn until it returns a truthy value; fails with the last value after timeoutMs. */
+export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
+export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 20_000, intervalMs = 100): Promise<Truthy<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last as Truthy<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)}${lastError ? `, error: ${(lastError as Error).message}` : ''})`);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A redis-server of the test's own (no persistence), on a free port; stopped after the file. */
+export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    await waitFor(() => out.includes('Ready to accept connections'), `redis-server on ${port}`, 10_000, 50);
+  };
+  const stop = async () => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill('SIGKILL');
+    });
+  };
+  await start();
+  onCleanup(stop);
+  return { url: `redis://127.0.0.1:${port}`, port, stop, start };
+}
+
+export const repoRoot = new URL('../../', import.meta.url).pathname;
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+// An empty working directory, so no developer's .env leaks into the CLI under test.
+const cliCwd = mkdtempSync(join(tmpdir(), 'refsync-cli-'));
+
+export interface CliProcess {
+  child: ChildProcess;
+  output(): { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+/** Starts `node bin/refsync.js ...args` with exactly this environment (plus PATH and HOME). */
+export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, [join(repoRoot, 'bin/refsync.js'), ...args], {
+    cwd: cliCwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  onCleanup(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
+/** Runs `node bin/refsync.js ...args` to the end. */
+export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+  const proc = spawnCli(args, env);
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), timeoutMs);
+  const code = await proc.exited;
+  clearTimeout(timer);
+  return { code, ...proc.output() };
+}

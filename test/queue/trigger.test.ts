@@ -1,0 +1,145 @@
+import { describe, expect, inject, it } from 'vitest';
+import { ConfigError } from '../../src/config/errors.ts';
+import { startWorkerService } from '../../src/queue/service.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { sandboxEnv } from '../helpers/source.ts';
+import { freePort, runCli, startRedisServer, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+
+const tdb = useTestDatabase();
+
+async function runOf(environment: string, slot: string) {
+  const { rows } = await tdb.db.query<{ id: number; status: string; trigger: string; targets_total: number }>(
+    'select id, status, trigger, targets_total from refdata.sync_runs where environment = $1 and slot = $2',
+    [environment, slot],
+  );
+  return rows;
+}
+
+describe('refsync trigger', () => {
+  it('enqueues a manual run that a running worker syncs; the same slot twice runs each target once', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'trigger-env', REFSYNC_LISTS: 'shipment_modes,equipment_types,accessorials' };
+    await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
+
+    const first = await runCli(['trigger', '--list', 'shipment_modes', '--list', 'equipment_types'], env);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const slot = /slot (manual-\S+) \(job/.exec(first.stdout)?.[1];
+    expect(slot).toBeDefined();
+    const [run] = await waitFor(async () => {
+      const rows = await runOf('trigger-env', slot!);
+      return rows[0]?.status === 'succeeded' && rows;
+    }, 'the triggered run');
+    expect(run).toMatchObject({ trigger: 'manual', targets_total: 2 });
+
+    // Two triggers for one slot, at once: one run record, each target fetched and recorded once.
+    sb.control.resetRequestLog();
+    const [a, b] = await Promise.all([
+      runCli(['trigger', '--slot', 'deploy-42'], env),
+      runCli(['trigger', '--slot', 'deploy-42'], env),
+    ]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const [again] = await waitFor(async () => {
+      const rows = await runOf('trigger-env', 'deploy-42');
+      return rows[0]?.status === 'succeeded' && rows;
+    }, 'the run of slot deploy-42');
+    // A third trigger of a finished slot changes nothing.
+    expect((await runCli(['trigger', '--slot', 'deploy-42'], env)).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await runOf('trigger-env', 'deploy-42')).toHaveLength(1);
+    const perTarget = await tdb.db.query<{ list_key: string; n: number }>(
+      'select list_key, count(*)::int as n from refdata.snapshots where run_id = $1 group by list_key order by list_key',
+      [again!.id],
+    );
+    expect(perTarget.rows).toEqual([
+      { list_key: 'accessorials', n: 1 },
+      { list_key: 'equipment_types', n: 1 },
+      { list_key: 'shipment_modes', n: 1 },
+    ]);
+    const fetches = sb.control.requestLog().filter((r) => r.path.includes('shipment-modes'));
+    expect(fetches).toHaveLength(1);
+  });
+
+  it('fails fast with one line when Redis is down, and refuses an unknown list', async () => {
+    const sb = await useSandbox();
+    const down = await runCli(['trigger'], { ...sandboxEnv(sb), REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect(down.stderr).toMatch(/^refsync: Redis at 127\.0\.0\.1:\d+ is not reachable/);
+
+    const bad = await runCli(['trigger', '--list', 'nope'], { ...sandboxEnv(sb), REDIS_URL: inject('redisUrl') });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^refsync: trigger: --list 'nope' is not a list key/);
+  });
+
+  it('refuses a Redis that may evict keys (allkeys-lru), naming the policy', async () => {
+    const sb = await useSandbox();
+    const redis = await startRedisServer(['--maxmemory-policy', 'allkeys-lru']);
+    const res = await runCli(['trigger'], { ...sandboxEnv(sb), REDIS_URL: redis.url });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/maxmemory-policy 'allkeys-lru'; refsync needs 'noeviction'/);
+
+    const config = workerConfig(sb, tdb.url, { REDIS_URL: redis.url });
+    const started = startWorkerService(config, { logger: silentLogger, prefix: testQueuePrefix(), alerts: false });
+    await expect(started).rejects.toBeInstanceOf(ConfigError);
+    await expect(started).rejects.toThrow(/noeviction/);
+  });
+});
+
+describe('failures', () => {
+  it('a failure retrying cannot heal is recorded at once and the job fails without retries', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'dup-env', REFSYNC_LISTS: 'shipment_modes,equipment_types' };
+    const worker = await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    sb.control.setFaults({ duplicateKey: { list: 'shipment_modes', mode: 'conflicting' } });
+    const [queued] = await (await import('../../src/queue/jobs.ts')).enqueueManualRuns(worker.queue, workerConfig(sb, tdb.url, extra).sources, { slot: 'dup-1' });
+    expect(queued!.added).toBe(true);
+    const [run] = await waitFor(async () => {
+      const rows = await runOf('dup-env', 'dup-1');
+      return rows[0] && rows[0].status !== 'running' && rows;
+    }, 'the run to close');
+    expect(run!.status).toBe('partial');
+    const snaps = await tdb.db.query<{ list_key: string; status: string; error_code: string | null }>(
+      'select list_key, status, error_code from refdata.snapshots where run_id = $1 order by list_key',
+      [run!.id],
+    );
+    expect(snaps.rows).toEqual([
+      { list_key: 'equipment_types', status: 'ok', error_code: null },
+      { list_key: 'shipment_modes', status: 'failed', error_code: expect.any(String) },
+    ]);
+    const job = await testQueue(prefix).getJob('target~dup-env~shipment_modes~~dup-1');
+    expect(await job!.getState()).toBe('failed');
+    expect(job!.attemptsMade).toBe(1);
+  });
+
+  it('a 429 the client gave up on pauses the queue and the target syncs later, with no failure recorded', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'rl-env', REFSYNC_LISTS: 'shipment_modes' };
+    const config = workerConfig(sb, tdb.url, extra);
+    const worker = await startTestWorker(config, prefix);
+    // The test client tries twice, so the first job attempt gives up on two 429s.
+    sb.control.setFaults({ rateLimit: { count: 2, retryAfter: '1' }, paths: ['shipment_modes'] });
+    await (await import('../../src/queue/jobs.ts')).enqueueManualRuns(worker.queue, config.sources, { slot: 'rl-1' });
+    const [run] = await waitFor(async () => {
+      const rows = await runOf('rl-env', 'rl-1');
+      return rows[0] && rows[0].status !== 'running' && rows;
+    }, 'the rate-limited run to close');
+    expect(run!.status).toBe('succeeded');
+    const statuses = sb.control.requestLog().filter((r) => r.path.includes('shipment-modes')).map((r) => r.status);
+    expect(statuses).toEqual([429, 429, 200]);
+    const job = await testQueue(prefix).getJob('target~rl-env~shipment_modes~~rl-1');
+    // Started twice, but only the successful attempt counts: the 429 put it back without using
+    // an attempt (a retry would have counted two) and left no error on it.
+    expect(job!.attemptsStarted).toBe(2);
+    expect(job!.attemptsMade).toBe(1);
+    expect(job!.stacktrace).toEqual([]);
+    const failed = await tdb.db.query("select 1 from refdata.snapshots where environment = 'rl-env' and status <> 'ok'");
+    expect(failed.rows).toEqual([]);
+  });
+});
