@@ -1,0 +1,145 @@
+import { loadConfig } from '../config/load.ts';
+import type { Database } from '../db/database.ts';
+import {
+  CHARGE_CODE_VERSION_2024,
+  CHARGE_CODE_VERSION_2025,
+  SANDBOX_MACHINE_ACCOUNT,
+  startSandbox,
+  type Sandbox,
+} from '../sandbox/index.ts';
+import { runSync, type RunResult } from '../sync/run-sync.ts';
+import { createUpstreamClient } from '../upstream/index.ts';
+import { createLogger } from '../util/logger.ts';
+import { parseCommandArgs } from './args.ts';
+import { EMBEDDED_DATA_DIR } from '../db/database.ts';
+import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
+import { openAlertDelivery } from './deliver-alerts.ts';
+import { startDemoReceiver, type DemoReceiver } from './demo-receiver.ts';
+import { progressLine, summaryLine } from './sync-report.ts';
+import { formatTable } from './table.ts';
+
+const print = (line = '') => process.stdout.write(`${line}\n`);
+
+/** Settings a user may bring to the demo: where alerts go and which kinds fire. Upstream ones are the demo's own. */
+const passThrough = /^(REFSYNC_WEBHOOK_|REFSYNC_ALERT_|LOG_LEVEL$|DATABASE_URL$)/;
+
+function demoEnvironment(): string {
+  return `demo-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+}
+
+/** The three changes the demo makes upstream, as a data team would meet them. */
+function changeSandbox(sandbox: Sandbox): string[] {
+  const c = sandbox.control;
+  c.addEntry('charge_codes', { code: 'EVCH', description: 'Electric vehicle charging', category: 'accessorial' }, { version: CHARGE_CODE_VERSION_2025 });
+  c.removeEntry('accessorials', 'LGDEL');
+  c.modifyEntry('equipment_types', 'REEFER', { name: 'Refrigerated Van (Reefer)' });
+  return [
+    `new charge code EVCH "Electric vehicle charging" in version ${CHARGE_CODE_VERSION_2025}`,
+    'accessorial LGDEL (Liftgate Delivery) retired',
+    'equipment type REEFER renamed to "Refrigerated Van (Reefer)"',
+  ];
+}
+
+async function printChanges(db: Database, environment: string): Promise<void> {
+  const { rows } = await db.query<{ list_key: string; variant: string; change: string; code: string; fields: string | null; before: string | null; after: string | null }>(
+    `select list_key, variant, change, coalesce(code, entry_key) as code, array_to_string(changed_fields, ',') as fields,
+            coalesce(before ->> 'description', before ->> 'name') as before, coalesce(after ->> 'description', after ->> 'name') as after
+     from refdata.entry_changes where environment = $1 order by list_key, variant, code`,
+    [environment],
+  );
+  print(formatTable(['list', 'variant', 'change', 'code', 'fields', 'before', 'after'], rows.map((r) => [r.list_key, r.variant, r.change, r.code, r.fields, r.before, r.after])));
+}
+
+async function printAlerts(db: Database, environment: string): Promise<void> {
+  const { rows } = await db.query<{ id: number; kind: string; list_key: string; variant: string; state: string; codes: string | null }>(
+    `select id, kind, list_key, variant, state,
+            (select string_agg(coalesce(e ->> 'code', e ->> 'entry_key'), ', ') from jsonb_array_elements(payload -> 'entries') e) as codes
+     from refdata.alerts where environment = $1 order by id`,
+    [environment],
+  );
+  if (rows.length === 0) {
+    print('no alerts fired');
+    return;
+  }
+  print(formatTable(['alert', 'kind', 'list', 'variant', 'codes', 'delivery'], rows.map((r) => [r.id, r.kind, r.list_key, r.variant, r.codes, r.state])));
+}
+
+function printRun(result: RunResult, onlyChanged: boolean): void {
+  for (const o of result.outcomes) if (!onlyChanged || o.status !== 'unchanged') print(progressLine(o));
+  print(summaryLine(result));
+}
+
+export async function run(argv: string[]): Promise<number> {
+  parseCommandArgs('demo', argv, {});
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const sandbox = await startSandbox({ logger });
+  const environment = demoEnvironment();
+  const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => passThrough.test(k)));
+  // Without a webhook of the user's, the demo brings its own receiver, so the signed delivery is seen too.
+  const receiver: DemoReceiver | undefined = env.REFSYNC_WEBHOOK_URL ? undefined : await startDemoReceiver();
+  if (receiver) {
+    Object.assign(env, {
+      REFSYNC_WEBHOOK_URL: receiver.url,
+      REFSYNC_WEBHOOK_SECRET: receiver.secret,
+      REFSYNC_WEBHOOK_FORMAT: 'json',
+      REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
+  }
+  Object.assign(env, {
+    REFSYNC_BASE_URL: sandbox.url,
+    REFSYNC_CA_FILE: sandbox.caFile,
+    REFSYNC_EMAIL: SANDBOX_MACHINE_ACCOUNT.email,
+    REFSYNC_PASSWORD: SANDBOX_MACHINE_ACCOUNT.password,
+    REFSYNC_ENVIRONMENT: environment,
+    REFSYNC_CHARGE_CODE_VERSIONS: `${CHARGE_CODE_VERSION_2024},${CHARGE_CODE_VERSION_2025},unpinned`,
+    REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,held,failed',
+  });
+  const config = loadConfig(env);
+  const source = config.sources[0]!;
+  const databaseUrl = databaseUrlFromEnv();
+  const db = await openCliDatabase({ databaseUrl, logger });
+  const client = createUpstreamClient(source, logger);
+  const alerts = openAlertDelivery(db, config, logger, receiver ? { ca: receiver.caPem } : {});
+  try {
+    print(`refsync demo — environment label '${environment}'`);
+    print(`upstream: the bundled sandbox at ${sandbox.url} (HTTPS; throwaway CA in ${sandbox.caFile})`);
+    print(`alerts: ${receiver ? `a local webhook receiver at ${receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(env.REFSYNC_WEBHOOK_URL!).origin})`}`);
+    print(`database: ${databaseUrl ? `DATABASE_URL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`);
+    const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger }).then((r) => r[0]!);
+
+    print('\n1. First sync: every list and variant (the baseline; no alerts for it)');
+    printRun(await sync(), false);
+
+    print('\n2. The upstream changes:');
+    for (const line of changeSandbox(sandbox)) print(`   - ${line}`);
+
+    print('\n3. Second sync: only what changed costs more than a hash compare');
+    const second = await sync();
+    printRun(second, true);
+    await alerts.deliver();
+
+    print('\n4. What changed (refdata.entry_changes):');
+    await printChanges(db, environment);
+    print('\n5. Alerts that fired (refdata.alerts, the outbox; each also goes to the log):');
+    await printAlerts(db, environment);
+    if (receiver) {
+      print('\n6. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
+      for (const w of receiver.received) {
+        const codes = (w.body.data?.entries ?? []).map((e) => e.code).join(', ');
+        print(`   ${w.id}  ${w.type.padEnd(16)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
+      }
+    }
+
+    print('\nTry next:');
+    print('  npx refsync status            # last run and last change per list');
+    print('  npx refsync changes --list charge_codes');
+    print(`  SQL: select code, description from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
+    return second.status === 'succeeded' ? 0 : 1;
+  } finally {
+    await alerts.close();
+    await client.close();
+    await db.close();
+    await sandbox.close();
+    await receiver?.close();
+  }
+}

@@ -1,0 +1,44 @@
+import { loadDotEnv } from '../config/dotenv.ts';
+import { ConfigError } from '../config/errors.ts';
+import { UsageError } from './args.ts';
+import { commands } from './commands.ts';
+
+function printHelp(): void {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  const lines = commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  process.stdout.write(`usage: refsync <command> [options]\n\ncommands:\n${lines.join('\n')}\n`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    printHelp();
+    return name ? 0 : 2;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`refsync: unknown command '${name}' (see 'refsync --help')\n`);
+    return 2;
+  }
+  loadDotEnv();
+  const mod = await command.load();
+  return mod.run(rest);
+}
+
+// Bad configuration and bad arguments end with one line and exit 2; anything else is a bug or an
+// outage and keeps its message (never a secret: errors are built without them) on one line too.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError || err instanceof UsageError) {
+      process.stderr.write(`refsync: ${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`refsync: ${message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,58 @@
+import type { Queryable } from '../db/database.ts';
+
+export interface TargetStatusRow {
+  environment: string;
+  list_key: string;
+  variant: string;
+  last_status: string;
+  last_fetched_at: Date;
+  last_error: string | null;
+  last_success_at: Date | null;
+  last_change_at: Date | null;
+  current_entries: number;
+}
+
+export interface RunRow {
+  id: number;
+  environment: string;
+  source: string;
+  trigger: string;
+  status: string;
+  started_at: Date;
+  finished_at: Date | null;
+  targets_total: number;
+  targets_done: number;
+  targets_failed: number;
+  error: string | null;
+}
+
+/** Last fetch, last success, last change and current size of every target ever synced. */
+export async function targetStatus(q: Queryable): Promise<TargetStatusRow[]> {
+  const { rows } = await q.query<TargetStatusRow>(`
+    with last as (
+      select distinct on (environment, list_key, variant)
+             environment, list_key, variant, status as last_status, fetched_at as last_fetched_at, error as last_error
+      from refdata.snapshots order by environment, list_key, variant, id desc),
+    ok as (
+      select environment, list_key, variant, max(fetched_at) filter (where status = 'ok') as last_success_at,
+             max(fetched_at) filter (where changed) as last_change_at
+      from refdata.snapshots group by 1, 2, 3),
+    cur as (
+      select environment, list_key, variant, count(*)::int as current_entries
+      from refdata.entries where valid_to is null group by 1, 2, 3)
+    select last.*, ok.last_success_at, ok.last_change_at, coalesce(cur.current_entries, 0) as current_entries
+    from last
+    join ok using (environment, list_key, variant)
+    left join cur using (environment, list_key, variant)
+    order by environment, list_key, variant`);
+  return rows;
+}
+
+/** The latest run of each source. */
+export async function lastRuns(q: Queryable): Promise<RunRow[]> {
+  const { rows } = await q.query<RunRow>(`
+    select distinct on (source) id, environment, source, trigger, status, started_at, finished_at,
+           targets_total, targets_done, targets_failed, error
+    from refdata.sync_runs order by source, id desc`);
+  return rows;
+}

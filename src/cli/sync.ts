@@ -1,0 +1,53 @@
+import { loadConfig } from '../config/load.ts';
+import { runSync } from '../sync/run-sync.ts';
+import { createUpstreamClient, type UpstreamClient } from '../upstream/index.ts';
+import { createLogger } from '../util/logger.ts';
+import { parseCommandArgs } from './args.ts';
+import { parseListArgs } from './list-args.ts';
+import { openCliDatabase } from './database.ts';
+import { openAlertDelivery } from './deliver-alerts.ts';
+import { progressLine, runJson, summaryLine } from './sync-report.ts';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs('sync', argv, {
+    list: { type: 'string', multiple: true },
+    'accept-removals': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  });
+  const lists = parseListArgs('sync', values.list);
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel });
+  const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger });
+  const clients = new Map<string, UpstreamClient>();
+  let alerts: ReturnType<typeof openAlertDelivery> | undefined;
+  try {
+    alerts = openAlertDelivery(db, config, logger);
+    const options: Parameters<typeof runSync>[0] = {
+      db,
+      sources: config.sources,
+      clientFor: (source) => {
+        let client = clients.get(source.name);
+        if (!client) clients.set(source.name, (client = createUpstreamClient(source, logger)));
+        return client;
+      },
+      trigger: 'cli',
+      acceptRemovals: values['accept-removals'],
+      concurrency: config.concurrency,
+      logger,
+      onTarget: (outcome) => {
+        if (!values.json) process.stdout.write(`${progressLine(outcome, config.sources.length > 1)}\n`);
+      },
+    };
+    if (lists) options.lists = lists;
+    const results = await runSync(options);
+    await alerts.deliver();
+    if (values.json) process.stdout.write(`${JSON.stringify(runJson(results), null, 2)}\n`);
+    else for (const r of results) process.stdout.write(`${summaryLine(r)}\n`);
+    const allSynced = results.every((r) => r.outcomes.every((o) => o.status === 'changed' || o.status === 'unchanged'));
+    return allSynced ? 0 : 1;
+  } finally {
+    await alerts?.close();
+    await Promise.all([...clients.values()].map((c) => c.close()));
+    await db.close();
+  }
+}

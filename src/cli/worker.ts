@@ -1,0 +1,53 @@
+// `refsync worker`: runs the BullMQ worker and its schedules, and serves health, metrics and the
+// queue dashboard, until SIGTERM or SIGINT. The first signal stops taking jobs and lets running
+// ones finish (REFSYNC_SHUTDOWN_TIMEOUT_MS, default 30 s, then they are aborted and retried later);
+// a second signal, or a shutdown that overruns, exits at once.
+import { loadConfig } from '../config/load.ts';
+import { ConfigError } from '../config/errors.ts';
+import { startWorkerService } from '../queue/service.ts';
+import { createLogger } from '../util/logger.ts';
+import { parseCommandArgs } from './args.ts';
+
+function shutdownTimeout(value: string | undefined): number {
+  if (value === undefined || value === '') return 30_000;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 3_600_000) {
+    throw new ConfigError(`REFSYNC_SHUTDOWN_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 3600000, got '${value}'`);
+  }
+  return n;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  parseCommandArgs('worker', argv, {});
+  const config = loadConfig();
+  const shutdownTimeoutMs = shutdownTimeout(process.env.REFSYNC_SHUTDOWN_TIMEOUT_MS);
+  const logger = createLogger({ level: config.logLevel, name: 'refsync' });
+
+  const service = await startWorkerService(config, { logger, shutdownTimeoutMs });
+  process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (/healthz /readyz /metrics /admin/queues)\n`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  logger.info({ signal }, 'stopping: no new jobs; waiting for running ones');
+  const force = (why: string) => {
+    logger.error({ why }, 'forced exit');
+    process.exit(1);
+  };
+  process.once('SIGINT', () => force('second signal'));
+  process.once('SIGTERM', () => force('second signal'));
+  // The worker aborts running jobs at the deadline; this guards against anything else hanging.
+  const deadline = setTimeout(() => force('shutdown overran its deadline'), shutdownTimeoutMs + 20_000);
+  deadline.unref();
+  try {
+    await service.close();
+  } catch (err) {
+    logger.error({ err: (err as Error).message }, 'shutdown finished with an error');
+    return 1;
+  } finally {
+    clearTimeout(deadline);
+  }
+  logger.info('stopped');
+  return 0;
+}

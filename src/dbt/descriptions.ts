@@ -1,0 +1,147 @@
+// What data teams read about schema refdata: the relations they query, their columns, and the words
+// of the COMMENTs the migrations put on them. test/reader/dbt.test.ts holds this against the live
+// database, so a column added, renamed or re-described in a migration has to be described here too.
+import { listKeys, type ListKey } from '../catalog/list-keys.ts';
+
+export interface ColumnDescription {
+  name: string;
+  description: string;
+}
+
+export interface RelationDescription {
+  name: string;
+  kind: 'view' | 'table';
+  description: string;
+  columns: ColumnDescription[];
+  /** The columns that identify a row: unique together, none null. */
+  key: string[];
+}
+
+const listViewDescriptions: Record<ListKey, string> = {
+  accessorials: 'Current pickup and delivery accessorials.',
+  appointment_types: 'Current pickup and delivery appointment types.',
+  charge_codes: 'Current charge codes of the versioned charge-code standard, one set per kept version.',
+  charge_line_item_categories: 'Current charge line item categories.',
+  document_types: 'Current supported document types.',
+  equipment_types: 'Current equipment (trailer/container) types.',
+  hazmat: 'Current hazardous material classes and divisions.',
+  location_types: 'Current location type codes.',
+  nmfc_codes: 'Current National Motor Freight Classification items.',
+  package_types: 'Current package types of the platform.',
+  carrier_package_types: 'Current package types of each carrier.',
+  piece_types: 'Current piece types.',
+  vendor_poc_roles: 'Current vendor point-of-contact roles and job titles.',
+  service_levels: 'Current service levels.',
+  shipment_modes: 'Current shipment modes (LTL, FTL, PARCEL, ...).',
+  shipment_rep_roles: 'Current shipment representative roles.',
+  stop_status_reason_codes: 'Current stop status reason codes.',
+  shipment_statuses: 'Current shipment statuses (states).',
+};
+
+/** The variant column of a list view: named after what the variant is for that list. */
+function variantColumn(key: ListKey): ColumnDescription {
+  if (key === 'charge_codes') {
+    return { name: 'version', description: 'Charge-code version: a date sent as X-Service-Version, or unpinned (the account setting, else the latest).' };
+  }
+  if (key === 'carrier_package_types') {
+    return { name: 'carrier', description: 'Carrier the package types belong to (fedex, ups, usps, dhl, ...).' };
+  }
+  return { name: 'variant', description: "Always '' for this list." };
+}
+
+const environment = 'Environment label of the source (sandbox, production, ...).';
+const currentColumns = {
+  entry_key: "The entry's identity within its list.",
+  code: "The entry's code as other APIs reference it.",
+  description: 'Human-readable description.',
+  payload: 'The whole entry as served, unknown fields included.',
+  valid_from: 'Since when this version of the entry has been current.',
+};
+const currentTail = (): ColumnDescription[] =>
+  Object.entries(currentColumns).map(([name, description]) => ({ name, description }));
+
+const currentEntries: RelationDescription = {
+  name: 'current_entries',
+  kind: 'view',
+  description: 'Every entry that exists now, across all lists, variants and environments.',
+  columns: [
+    { name: 'environment', description: environment },
+    { name: 'list_key', description: 'Which reference list.' },
+    { name: 'variant', description: "'' for plain lists; the carrier for carrier_package_types; the version for charge_codes." },
+    ...currentTail(),
+  ],
+  key: ['environment', 'list_key', 'variant', 'entry_key'],
+};
+
+function listView(key: ListKey): RelationDescription {
+  const variant = variantColumn(key);
+  return {
+    name: key,
+    kind: 'view',
+    description: listViewDescriptions[key],
+    columns: [{ name: 'environment', description: environment }, variant, ...currentTail()],
+    key: ['environment', variant.name, 'entry_key'],
+  };
+}
+
+const entries: RelationDescription = {
+  name: 'entries',
+  kind: 'table',
+  description:
+    'Full history of every entry (slowly changing dimension, type 2): one row per version of an entry, valid from valid_from until valid_to.',
+  columns: [
+    { name: 'id', description: 'Row id.' },
+    { name: 'environment', description: 'Environment label of the source.' },
+    { name: 'list_key', description: 'Which reference list.' },
+    { name: 'variant', description: "'' for plain lists; carrier or charge-code version otherwise." },
+    { name: 'entry_key', description: "The entry's identity within its list (its code; item|sub for NMFC; machine_readable for equipment types)." },
+    { name: 'code', description: "The entry's code as other APIs reference it." },
+    { name: 'description', description: 'Human-readable description of the entry.' },
+    { name: 'payload', description: 'The whole entry exactly as the service served it, unknown fields included.' },
+    { name: 'entry_hash', description: 'sha-256 (base64) of the canonical entry, for change detection.' },
+    { name: 'valid_from', description: 'When this version of the entry was first seen (database clock).' },
+    { name: 'valid_to', description: 'When this version stopped being current; null while it is current.' },
+    { name: 'first_snapshot_id', description: 'Snapshot that introduced this version.' },
+    {
+      name: 'last_snapshot_id',
+      description: 'Last snapshot known to contain this version; set when the version is closed (unchanged fetches do not touch rows).',
+    },
+  ],
+  key: ['id'],
+};
+
+const entryChanges: RelationDescription = {
+  name: 'entry_changes',
+  kind: 'table',
+  description:
+    'Every detected change of an entry, newest last: added, removed, modified or reappeared, with the entry before and after.',
+  columns: [
+    { name: 'id', description: 'Change id.' },
+    { name: 'snapshot_id', description: 'Snapshot in which the change was detected.' },
+    { name: 'environment', description: 'Environment label of the source.' },
+    { name: 'list_key', description: 'Which reference list.' },
+    { name: 'variant', description: "'' for plain lists; carrier or charge-code version otherwise." },
+    { name: 'entry_key', description: "The entry's identity within its list." },
+    { name: 'code', description: "The entry's code." },
+    { name: 'change', description: 'added, removed, modified or reappeared (a key that came back after removal).' },
+    { name: 'before', description: 'The entry before the change (null when added).' },
+    { name: 'after', description: 'The entry after the change (null when removed).' },
+    { name: 'changed_fields', description: 'For modified entries, the top-level fields whose values changed.' },
+    { name: 'detected_at', description: 'When the change was committed (database clock).' },
+  ],
+  key: ['id'],
+};
+
+/**
+ * The relations data teams query, in the order a reader meets them: the current views, then the
+ * history and the change log. The operational tables (sync_runs, snapshots, alerts) are left out.
+ */
+export const readerRelations: readonly RelationDescription[] = [
+  currentEntries,
+  ...listKeys.map(listView),
+  entries,
+  entryChanges,
+];
+
+/** The values entry_changes.change takes (CONTRACT.md). */
+export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;

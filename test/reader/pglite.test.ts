@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { chargeCodeVersionDiff, entriesAsOf } from '../../src/db/functions.ts';
+import { migrateDatabase } from '../../src/db/migrate.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { syncSandbox, V2024, V2025 } from './fixture.ts';
+
+// The embedded database (PGlite) is what `refsync sync` and `demo` use without DATABASE_URL: the
+// functions and grants of the migrations have to work there as well.
+describe('on embedded PGlite', () => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await openDatabase({ dataDir: 'memory://' });
+    await migrateDatabase(db);
+    await syncSandbox(db, await useSandbox(), ['charge_codes']);
+  });
+  afterAll(() => db?.close());
+
+  it('applies every migration, and the functions answer', async () => {
+    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
+    expect(rows[0]!.n).toBeGreaterThanOrEqual(3);
+    const diff = await chargeCodeVersionDiff(db, V2024, V2025);
+    expect(diff.filter((r) => r.change === 'only_in_a').map((r) => r.code).sort()).toEqual(['DTW', 'NOA', 'TON']);
+    expect(diff.find((r) => r.code === 'DET')?.changed_fields).toEqual(['description']);
+    const now = await entriesAsOf(db, 'charge_codes', new Date(), { variant: V2025 });
+    expect(now.length).toBe(46);
+    const { rows: cc } = await db.query<{ n: number }>('select count(*)::int as n from refdata.charge_codes_as_of(now(), $1)', [V2024]);
+    expect(cc[0]!.n).toBe(44);
+  });
+});
