@@ -1,0 +1,158 @@
+// Worker faults (cases 1 and 2 of issue 8): a `refsync worker` process SIGKILLed in the middle of a
+// list's transaction, and right after the commit but before BullMQ marked the job complete. Each
+// case runs its own worker processes on a private Redis; the kill point is found in Postgres, not
+// guessed by time: the test holds a lock the worker must wait for, sees the worker's backend wait
+// on it (pg_locks), and kills it there. A new worker recovers the job through BullMQ's stalled-job
+// check (lock 30 s, check every 30 s: up to about a minute on its own clock).
+import { beforeAll, describe, expect, it } from 'vitest';
+import { enqueueManualRuns } from '../../src/queue/jobs.ts';
+import { targetJobId } from '../../src/queue/names.ts';
+import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
+import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, stalledCount, workerEnv, workerProbes } from './harness.ts';
+import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
+import { startWorkerProcess } from './servers.ts';
+
+const t = useTestDatabase();
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await useSandbox();
+});
+const { runOf, snapshotsOfRun, alertKinds, workerBackendsWaiting, noWorkerBackends, holdLock } = workerProbes(() => ({ db: t.db, url: t.url }));
+
+/** Generous bounds: two loaded cores, and BullMQ's stalled check needs up to ~60 s by design. */
+const RECOVERY_MS = 150_000;
+
+/** A source on the sandbox with a baseline synced in process, then shipment_modes changed upstream. */
+async function prepare() {
+  const fx = faultSource(sb, t.db);
+  expect((await fx.sync()).status).toBe('succeeded');
+  const before = fx.served();
+  changeList(sb, 'shipment_modes');
+  const after = fx.served();
+  const redis = await startRedisServer();
+  const prefix = testQueuePrefix();
+  const queue = testQueue(prefix, redis.url);
+  const env = workerEnv(sb, fx.source, { DATABASE_URL: t.url, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix });
+  return { fx, before, after, redis, prefix, queue, env };
+}
+
+describe('1. worker SIGKILLed in the middle of a list transaction', () => {
+  it('the transaction rolls back; the stalled job is retried by a new worker to the same final state; no duplicate alert', async () => {
+    const { fx, before, after, redis, prefix, queue, env } = await prepare();
+    const slot = 'kill-mid-tx';
+    const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
+    const footprintBefore = await footprint(t.db, fx.source.environment);
+
+    // Writes to the alert outbox wait for this lock: the changed list's transaction has written its
+    // snapshot, closed and opened its entries and written its change rows when it blocks here.
+    const locker = await holdLock('lock table refdata.alerts in share mode');
+    const w1 = await startWorkerProcess(env);
+    await enqueueManualRuns(queue, [fx.source], { slot });
+    await waitFor(
+      // (the query, not just the table: the alert dispatcher of the worker waits on the table too)
+      async () => (await workerBackendsWaiting("a.query ilike '%insert into refdata.alerts%'")) > 0,
+      'the worker transaction to wait on the alerts table',
+      60_000,
+    );
+    await w1.kill();
+    await locker.release();
+    await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
+    expectNoSecretsIn(w1);
+
+    // Rolled back: nothing of the changed list's transaction is left; the job is still active in Redis.
+    const run = (await runOf(fx.source, slot))!;
+    expect(run.status).toBe('running');
+    expect((await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes')).toEqual([]);
+    const { changes, alerts, applied } = await footprint(t.db, fx.source.environment);
+    expect({ changes, alerts, applied }).toEqual({ changes: footprintBefore.changes, alerts: footprintBefore.alerts, applied: footprintBefore.applied });
+    const left = await expectWholeStates(t.db, fx.source, [before]);
+    expect([...left.values()].every((i) => i === 0)).toBe(true);
+    expect(await (await queue.getJob(jobId))!.getState()).toBe('active');
+
+    // A new worker recovers the stalled job and applies the whole new state, once.
+    const w2 = await startWorkerProcess(env);
+    const done = await waitFor(async () => {
+      const r = await runOf(fx.source, slot);
+      return r && r.status !== 'running' && r;
+    }, 'the run to finish after the stalled job is recovered', RECOVERY_MS, 250);
+    expect(done.status).toBe('succeeded');
+    expect(await (await queue.getJob(jobId))!.getState()).toBe('completed');
+    expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
+    const changed = (await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes');
+    expect(changed.map((s) => [s.status, s.changed])).toEqual([['ok', true]]);
+    expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
+    const matched = await expectWholeStates(t.db, fx.source, [after]);
+    expect([...matched.values()].every((i) => i === 0)).toBe(true);
+    await expectConsistentHistory(t.db, fx.source);
+
+    expect(await w2.stop()).toBe(0);
+    expectNoSecretsIn(w2);
+    await expectRerunAddsNothing(t.db, fx);
+  }, 300_000);
+});
+
+describe('2. worker SIGKILLed after the commit, before the job is marked complete', () => {
+  it('the re-run of the job for the same slot skips the committed lists: no new snapshot, change or alert', async () => {
+    const { fx, after, prefix, redis, queue, env } = await prepare();
+    const slot = 'kill-after-commit';
+    const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
+    const targets = fx.source.lists.length;
+
+    // Slow upstream: the run record exists seconds before any list is fetched and applied.
+    sb.control.setLatency(3_000);
+    try {
+      const w1 = await startWorkerProcess(env);
+      await enqueueManualRuns(queue, [fx.source], { slot });
+      const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
+      // After its commit, each target job brings the run record up to date (`select ... for update`)
+      // before it returns to BullMQ. This lock lets the commits through (their foreign-key checks
+      // take a key-share lock, which `for no key update` allows) and stops each job right there.
+      const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
+      expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
+      await waitFor(
+        async () =>
+          (await snapshotsOfRun(run.id)).length === targets &&
+          (await workerBackendsWaiting("a.query ilike '%from refdata.sync_runs%for update%'")) === targets,
+        'every target committed and waiting to update the run record',
+        60_000,
+      );
+      await w1.kill();
+      await locker.release();
+      await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
+      expectNoSecretsIn(w1);
+
+      // Committed: the new state, its changes and alerts are there; the run record was never refreshed.
+      expect((await runOf(fx.source, slot))!.status).toBe('running');
+      const matched = await expectWholeStates(t.db, fx.source, [after]);
+      expect([...matched.values()].every((i) => i === 0)).toBe(true);
+      const committed = await footprint(t.db, fx.source.environment);
+      const snapshots = await snapshotsOfRun(run.id);
+      const changed = snapshots.filter((s) => s.changed);
+      expect(changed.map((s) => s.list_key)).toEqual(['shipment_modes']);
+      expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
+      expect(await (await queue.getJob(jobId))!.getState()).toBe('active');
+
+      sb.control.setLatency(0);
+      const w2 = await startWorkerProcess(env);
+      const done = await waitFor(async () => {
+        const r = await runOf(fx.source, slot);
+        return r && r.status !== 'running' && r;
+      }, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS, 250);
+      expect(done.status).toBe('succeeded');
+      const job = (await queue.getJob(jobId))!;
+      expect(await job.getState()).toBe('completed');
+      expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
+      expect(job.returnvalue, 'the re-run saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
+      expect(await snapshotsOfRun(run.id)).toEqual(snapshots);
+      expect(await footprint(t.db, fx.source.environment)).toEqual(committed);
+      await expectConsistentHistory(t.db, fx.source);
+      expect(await w2.stop()).toBe(0);
+      expectNoSecretsIn(w2);
+      await expectRerunAddsNothing(t.db, fx);
+    } finally {
+      sb.control.setLatency(0);
+    }
+  }, 300_000);
+});
