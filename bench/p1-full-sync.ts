@@ -1,0 +1,71 @@
+// P1: a full first sync of every list and variant from the sandbox at 50 ms per request, against
+// the network bound (login + the longest target's pages, each one latency: perfect parallel fetch).
+//
+//   node bench/p1-full-sync.ts
+import { fullSource, networkBoundMs, summarizeTimings, targetCount, timedFullSync, writtenRows } from './full-sync.ts';
+import { createBenchDatabase, figure, machineLine, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
+
+export interface P1Options {
+  latencyMs?: number;
+  concurrency?: number;
+  /** Pool size of the measured run (openDatabase's default is 10). */
+  poolSize?: number;
+  /** Also measure with the default pool of 10, and with targets spread over several clients. */
+  variants?: boolean;
+  inProcessSandbox?: boolean;
+  log?: (line: string) => void;
+}
+
+export async function runP1(options: P1Options = {}): Promise<Figure[]> {
+  const latencyMs = options.latencyMs ?? 50;
+  const concurrency = options.concurrency ?? 32;
+  const log = options.log ?? console.log;
+  const sandbox = await startBenchSandbox({ latencyMs, inProcess: options.inProcessSandbox ?? false });
+  const figures: Figure[] = [];
+  try {
+    const source = fullSource(sandbox);
+    const targets = targetCount(source);
+    // The first sync of the process pays for loading and compiling the code: reported apart, and
+    // the figure is the next one (fresh database, pool and client: only the process is warm).
+    const variants: Array<{ label: string; poolSize: number; clients: number; main: boolean }> = [
+      { label: 'P1 full sync, cold process', poolSize: options.poolSize ?? 40, clients: 1, main: false },
+      { label: 'P1 full sync', poolSize: options.poolSize ?? 40, clients: 1, main: true },
+    ];
+    if (options.variants ?? true) {
+      variants.push(
+        { label: 'P1 full sync, default pool of 10', poolSize: 10, clients: 1, main: false },
+        { label: 'P1 full sync, targets over 2 clients', poolSize: options.poolSize ?? 40, clients: 2, main: false },
+      );
+    }
+    let machine = false;
+    for (const v of variants) {
+      const bench = await createBenchDatabase({ poolSize: v.poolSize });
+      try {
+        if (!machine) {
+          log(await machineLine(bench.db));
+          machine = true;
+        }
+        const result = await timedFullSync(bench.db, sandbox, source, { concurrency, clients: v.clients });
+        const rows = await writtenRows(bench.db);
+        if (rows.entries !== result.entries) throw new Error(`P1: ${result.entries} entries fetched but ${rows.entries} rows written`);
+        const bound = networkBoundMs(latencyMs, result.maxPages, result.logins);
+        log(`${v.label}: ${summarizeTimings(result.timings)}`);
+        figures.push(
+          figure(v.label, result.wallMs, 'ms', 'network bound', bound, {
+            ...(v.main ? { target: { ratio: 1.15, better: 'lower' as const } } : {}),
+            notes: `${result.targets} targets, ${result.entries} entries, ${result.requests} requests (${result.logins} logins), concurrency ${Math.min(concurrency, targets)}, pool ${v.poolSize}, ${v.clients} client(s), latency ${latencyMs} ms, longest target ${result.maxPages} page(s)`,
+          }),
+        );
+      } finally {
+        await bench.drop();
+      }
+    }
+  } finally {
+    await sandbox.close();
+  }
+  return figures;
+}
+
+if (import.meta.main) {
+  runMain(async () => printFigures(await runP1()));
+}

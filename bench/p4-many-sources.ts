@@ -1,0 +1,187 @@
+// P4: 1,000 sources x every target, drained by 2 worker processes (BullMQ) on this machine, from
+// the sandbox at 20 ms latency: time to drain one slot, jobs/s, Redis memory, and that every
+// target ran exactly once. The baseline is the network bound of the same work: every request
+// (one login per source and worker, one page per target) at the latency, spread over all the
+// worker slots (workers x REFSYNC_CONCURRENCY) in perfect parallel.
+//
+//   node bench/p4-many-sources.ts [sources]     (default 1000)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { targetsFor } from '../src/catalog/targets.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
+import {
+  ALL_CHARGE_CODE_VERSIONS,
+  createBenchDatabase,
+  figure,
+  machineLine,
+  printFigures,
+  redisUrl,
+  runMain,
+  sandboxEnv,
+  startBenchSandbox,
+  type Figure,
+} from './lib.ts';
+import { SANDBOX_MACHINE_ACCOUNT } from '../src/sandbox/index.ts';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+export interface P4Options {
+  sources?: number;
+  workers?: number;
+  /** Jobs each worker runs at once (REFSYNC_CONCURRENCY). */
+  concurrency?: number;
+  latencyMs?: number;
+  /** REFSYNC_LISTS for every source; default all lists. */
+  lists?: string;
+  inProcessSandbox?: boolean;
+  /** Give up waiting for the slot to drain after this long (default 20 min). */
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [`${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
+}
+
+async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+export async function runP4(options: P4Options = {}): Promise<Figure[]> {
+  const sourceCount = options.sources ?? 1000;
+  const workers = options.workers ?? 2;
+  const concurrency = options.concurrency ?? 16;
+  const latencyMs = options.latencyMs ?? 20;
+  const log = options.log ?? console.log;
+  const prefix = `refsync-bench-${randomBytes(4).toString('hex')}`;
+  const sandbox = await startBenchSandbox({ latencyMs, inProcess: options.inProcessSandbox ?? false });
+  const bench = await createBenchDatabase({ poolSize: 4 });
+  const dir = await mkdtemp(join(tmpdir(), 'refsync-bench-p4-'));
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 3 });
+  const children: ChildProcess[] = [];
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  try {
+    log(await machineLine(bench.db));
+    const configFile = join(dir, 'sources.json');
+    const sources = Array.from({ length: sourceCount }, (_, i) => ({
+      environment: `bench-${String(i).padStart(4, '0')}`,
+      email: SANDBOX_MACHINE_ACCOUNT.email,
+      password: SANDBOX_MACHINE_ACCOUNT.password,
+    }));
+    await writeFile(configFile, JSON.stringify({ sources }));
+    const env: Record<string, string> = {
+      ...sandboxEnv(sandbox),
+      REFSYNC_CONFIG: configFile,
+      REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS,
+      // A schedule that does not fire during the benchmark: the slot is enqueued below.
+      REFSYNC_SCHEDULE: '0 0 1 1 *',
+      REFSYNC_CONCURRENCY: String(concurrency),
+      DATABASE_URL: bench.url,
+      REDIS_URL: redisUrl(),
+      LOG_LEVEL: 'silent',
+      ...(options.lists ? { REFSYNC_LISTS: options.lists } : {}),
+    };
+    delete env.REFSYNC_ENVIRONMENT;
+    const config = loadConfig(env);
+    const targetsPerSource = targetsFor(config.sources[0]!).length;
+    const targets = sourceCount * targetsPerSource;
+
+    const redisBefore = await usedMemory(redis);
+    const startedWorkers = performance.now();
+    for (let w = 0; w < workers; w++) children.push(await startWorker({ ...env, REFSYNC_HTTP_PORT: '0' }, prefix));
+    log(`P4 setup: ${workers} workers started (each installs ${sourceCount} schedulers) in ${Math.round(performance.now() - startedWorkers)} ms`);
+    const redisIdle = await usedMemory(redis);
+
+    const slot = `bench-${Date.now()}`;
+    let redisPeak = redisIdle;
+    const sampler = setInterval(() => {
+      usedMemory(redis).then((m) => (redisPeak = Math.max(redisPeak, m)), () => undefined);
+    }, 250);
+    const started = performance.now();
+    await enqueueManualRuns(queue, config.sources, { slot });
+    const enqueuedMs = performance.now() - started;
+    const deadline = Date.now() + (options.timeoutMs ?? 20 * 60_000);
+    for (;;) {
+      const { rows } = await bench.db.query<{ open: number; runs: number }>(
+        "select count(*) filter (where status = 'running')::int as open, count(*)::int as runs from refdata.sync_runs where slot = $1",
+        [slot],
+      );
+      if (rows[0]!.runs === sourceCount && rows[0]!.open === 0) break;
+      if (Date.now() > deadline) throw new Error(`P4: slot not drained in time (${rows[0]!.runs} runs, ${rows[0]!.open} open)`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const drainMs = performance.now() - started;
+    clearInterval(sampler);
+    redisPeak = Math.max(redisPeak, await usedMemory(redis));
+
+    const { rows: check } = await bench.db.query<{ targets: number; once: number; ok: number; runs_ok: number }>(
+      `with per as (
+         select s.environment, s.list_key, s.variant, count(*) as n, bool_and(s.status = 'ok') as ok
+         from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
+         where r.slot = $1 group by 1, 2, 3)
+       select count(*)::int as targets, count(*) filter (where n = 1)::int as once, count(*) filter (where ok)::int as ok,
+              (select count(*)::int from refdata.sync_runs where slot = $1 and status = 'succeeded') as runs_ok
+       from per`,
+      [slot],
+    );
+    const c = check[0]!;
+    const exactlyOnce = c.targets === targets && c.once === targets;
+    log(`P4 check: ${c.targets} of ${targets} targets have a snapshot, ${c.once} exactly one, ${c.ok} ok; ${c.runs_ok} of ${sourceCount} runs succeeded`);
+    if (!exactlyOnce) throw new Error('P4: not every target ran exactly once');
+
+    const jobs = sourceCount + targets;
+    const slots = workers * concurrency;
+    const requests = targets + sourceCount * workers;
+    const bound = (Math.ceil(requests / slots) * latencyMs) / 1000;
+    return [
+      figure('P4 drain one slot', drainMs / 1000, 's', 'network bound', bound, {
+        notes: `${sourceCount} sources x ${targetsPerSource} targets = ${targets} target jobs + ${sourceCount} run jobs; ${workers} workers x concurrency ${concurrency}; latency ${latencyMs} ms; enqueue ${Math.round(enqueuedMs)} ms; every target exactly once: ${exactlyOnce ? 'yes' : 'NO'}`,
+      }),
+      figure('P4 throughput', jobs / (drainMs / 1000), 'jobs/s', 'network bound', jobs / bound),
+      figure('P4 Redis memory', (redisPeak - redisBefore) / 2 ** 20, 'MiB', 'idle workers', (redisIdle - redisBefore) / 2 ** 20, {
+        notes: `peak used_memory over the drain minus before the workers started (sampled every 250 ms); after the drain ${((( await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
+      }),
+    ];
+  } finally {
+    await Promise.all(children.map(stopWorker));
+    await queue.close().catch(() => undefined);
+    await deletePrefix(redis, prefix).catch(() => undefined);
+    redis.disconnect();
+    await bench.drop();
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const sources = process.argv[2] ? Number(process.argv[2]) : undefined;
+  runMain(async () => printFigures(await runP4(sources ? { sources } : {})));
+}

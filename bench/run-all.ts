@@ -1,0 +1,33 @@
+// `npm run bench`: P1 to P4 one after another (never at once: they would share the two cores),
+// each printing its progress, then every figure again at the end.
+//
+//   npm run bench                 every benchmark
+//   npm run bench -- p1 p3        some of them
+import { formatFigure, runMain, type Figure } from './lib.ts';
+import { runP1 } from './p1-full-sync.ts';
+import { runP2 } from './p2-unchanged-sync.ts';
+import { runP3 } from './p3-large-list.ts';
+import { runP4 } from './p4-many-sources.ts';
+
+const benchmarks: Record<string, () => Promise<Figure[]>> = {
+  p1: () => runP1(),
+  p2: () => runP2(),
+  p3: () => runP3(),
+  p4: () => runP4(),
+};
+
+runMain(async () => {
+  const wanted = process.argv.slice(2).map((a) => a.toLowerCase());
+  const names = wanted.length ? wanted : Object.keys(benchmarks);
+  const unknown = names.filter((n) => !benchmarks[n]);
+  if (unknown.length) throw new Error(`unknown benchmark(s): ${unknown.join(', ')} (have ${Object.keys(benchmarks).join(', ')})`);
+  const all: Figure[] = [];
+  for (const name of names) {
+    console.log(`--- ${name}`);
+    const figures = await benchmarks[name]!();
+    for (const f of figures) console.log(formatFigure(f));
+    all.push(...figures);
+  }
+  console.log('--- summary');
+  for (const f of all) console.log(formatFigure(f));
+});

@@ -1,0 +1,79 @@
+// One `refsync sync` of some lists in a process of its own, so its peak memory is its own: reads a
+// JSON job from argv[2], prints one JSON line (wall time, max RSS, outcomes) and exits.
+import type { ListKey } from '../src/catalog/list-keys.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
+import { runSync } from '../src/sync/run-sync.ts';
+import { createUpstreamClient } from '../src/upstream/index.ts';
+
+export interface SyncChildJob {
+  env: Record<string, string>;
+  databaseUrl: string;
+  lists: ListKey[];
+  pageSize?: number;
+  maxResponseBytes?: number;
+}
+
+export interface SyncChildResult {
+  wallMs: number;
+  /** process.resourceUsage().maxRSS at exit, in MiB (the whole process: code, heap, buffers). */
+  maxRssMiB: number;
+  outcomes: Array<{ target: string; status: string; entryCount: number; pages: number; counts: Record<string, number>; error?: string }>;
+}
+
+/** Times every statement of held connections (BENCH_TRACE_SQL=1): where the database time goes, seen from outside. */
+function traced(inner: Database): Database {
+  const time = (q: Queryable): Queryable => ({
+    async query<R>(text: string, params?: unknown[]) {
+      if (process.env.BENCH_EXPLAIN && text.startsWith(process.env.BENCH_EXPLAIN)) {
+        const plan = await q.query<{ 'QUERY PLAN': string }>(`explain ${text}`, params);
+        process.stderr.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
+      }
+      const started = performance.now();
+      try {
+        return await q.query<R>(text, params);
+      } finally {
+        const ms = performance.now() - started;
+        if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${text.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+      }
+    },
+  });
+  return {
+    ...inner,
+    withConnection: (fn) =>
+      inner.withConnection((conn) => {
+        const q = time(conn);
+        return fn({ query: q.query, transaction: (f) => conn.transaction((tx) => f(time(tx))) });
+      }),
+  } as Database;
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as SyncChildJob;
+const source = loadConfig(job.env).sources[0]!;
+const opened = await openDatabase({ url: job.databaseUrl, poolSize: 4, applicationName: 'refsync-bench-sync' });
+const db = process.env.BENCH_TRACE_SQL ? traced(opened) : opened;
+const client = createUpstreamClient(source, undefined, {
+  ...(job.pageSize ? { pageSize: job.pageSize } : {}),
+  ...(job.maxResponseBytes ? { maxResponseBytes: job.maxResponseBytes } : {}),
+});
+try {
+  const started = performance.now();
+  const [run] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', lists: job.lists, concurrency: 4 });
+  const wallMs = performance.now() - started;
+  const result: SyncChildResult = {
+    wallMs,
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    outcomes: run!.outcomes.map((o) => ({
+      target: `${o.target.list.key}:${o.target.variant}`,
+      status: o.status,
+      entryCount: o.entryCount,
+      pages: o.pages,
+      counts: o.counts,
+      ...(o.error ? { error: o.error } : {}),
+    })),
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} finally {
+  await client.close();
+  await db.close();
+}

@@ -1,0 +1,58 @@
+// Smoke runs of the benchmarks at small sizes, so the scripts never rot: each must produce its
+// figures and correct data (the scripts check their data and throw otherwise). No timing is
+// asserted here; the figures are measured by `npm run bench`.
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Figure } from '../../bench/lib.ts';
+import { runP1 } from '../../bench/p1-full-sync.ts';
+import { runP2 } from '../../bench/p2-unchanged-sync.ts';
+import { runP3 } from '../../bench/p3-large-list.ts';
+import { runP4 } from '../../bench/p4-many-sources.ts';
+
+const quiet = () => undefined;
+
+function expectFigures(figures: Figure[], names: string[]): void {
+  expect(figures.map((f) => f.name)).toEqual(names);
+  for (const f of figures) {
+    expect(Number.isFinite(f.value)).toBe(true);
+    expect(Number.isFinite(f.baseline)).toBe(true);
+  }
+}
+
+beforeAll(() => {
+  process.env.DATABASE_URL = inject('databaseServerUrl');
+  process.env.REDIS_URL = inject('redisUrl');
+});
+
+describe('benchmarks, reduced', () => {
+  it('P1: a full sync of every target against the network bound', async () => {
+    const figures = await runP1({ latencyMs: 5, variants: false, inProcessSandbox: true, log: quiet });
+    expectFigures(figures, ['P1 full sync, cold process', 'P1 full sync']);
+    expect(figures[1]!.notes).toMatch(/23 targets/);
+  }, 60_000);
+
+  it('P2: an unchanged sync writes no entry or change rows', async () => {
+    const figures = await runP2({ latencyMs: 5, repeats: 1, inProcessSandbox: true, log: quiet });
+    expectFigures(figures, ['P2 unchanged sync']);
+    expect(figures[0]!.notes).toMatch(/0 entry and 0 change rows written/);
+  }, 60_000);
+
+  it('P3: load, 1% resync and peak RSS of a generated list, with the psql \\copy baseline', async () => {
+    const figures = await runP3({ entries: 3_000, shapes: ['next'], inProcessSandbox: true, log: quiet });
+    expectFigures(figures, ['P3 load', 'P3 peak RSS, first load', 'P3 resync 1% changed', 'P3 peak RSS, resync']);
+    expect(figures[2]!.notes).toMatch(/^30 modified of 3000/);
+  }, 120_000);
+
+  it('P4: one slot of several sources drained by a worker, every target exactly once', async () => {
+    const figures = await runP4({
+      sources: 3,
+      workers: 1,
+      concurrency: 4,
+      latencyMs: 2,
+      lists: 'hazmat,shipment_modes,carrier_package_types',
+      inProcessSandbox: true,
+      log: quiet,
+    });
+    expectFigures(figures, ['P4 drain one slot', 'P4 throughput', 'P4 Redis memory']);
+    expect(figures[0]!.notes).toMatch(/3 sources x 6 targets = 18 target jobs.*exactly once: yes/);
+  }, 120_000);
+});
