@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Target } from '../catalog/targets.ts';
 import type { Database } from '../db/database.ts';
+import { LazyConnection } from '../db/lazy-connection.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { applyList, type ChangeKind } from './apply.ts';
 import { ListCollector, type CollectedList } from './collect.ts';
@@ -68,39 +69,45 @@ export async function syncTarget(
 
   let collected: CollectedList | undefined;
   try {
-    return await db.withConnection(async (conn) => {
-      const staging = new StagingTable(conn);
-      try {
-        const collector = new ListCollector(target.list, {
-          spillThreshold: options.spillThreshold ?? 20_000,
-          spill: (rows) => staging.append(rows),
-        });
-        for await (const page of client.pages(request)) await collector.addPage(page);
-        collected = collector.finish();
-        const applied = await applyList(conn, target, collected, staging, {
-          runId: options.runId,
-          acceptRemovals: options.acceptRemovals ?? false,
-          durationMs: elapsed,
-        });
-        const outcome: TargetOutcome = {
-          target,
-          status: applied.status,
-          snapshotId: applied.snapshotId,
-          counts: applied.counts,
-          baseline: applied.baseline,
-          entryCount: collected.entryCount,
-          pages: collected.pages,
-          durationMs: elapsed(),
-        };
-        if (applied.error) {
-          outcome.error = applied.error;
-          outcome.errorCode = 'held';
-        }
-        return outcome;
-      } finally {
-        await staging.drop().catch(() => undefined);
+    // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
+    const conn = new LazyConnection(db);
+    let failure: unknown;
+    const staging = new StagingTable(conn);
+    try {
+      const collector = new ListCollector(target.list, {
+        spillThreshold: options.spillThreshold ?? 20_000,
+        spill: (rows) => staging.append(rows),
+      });
+      for await (const page of client.pages(request)) await collector.addPage(page);
+      collected = collector.finish();
+      const applied = await applyList(conn, target, collected, staging, {
+        runId: options.runId,
+        acceptRemovals: options.acceptRemovals ?? false,
+        durationMs: elapsed,
+      });
+      const outcome: TargetOutcome = {
+        target,
+        status: applied.status,
+        snapshotId: applied.snapshotId,
+        counts: applied.counts,
+        baseline: applied.baseline,
+        entryCount: collected.entryCount,
+        pages: collected.pages,
+        durationMs: elapsed(),
+      };
+      if (applied.error) {
+        outcome.error = applied.error;
+        outcome.errorCode = 'held';
       }
-    });
+      return outcome;
+    } catch (err) {
+      // A list failure says nothing about the session; anything else may have left it unfit.
+      if (!isListFailure(err)) failure = err;
+      throw err;
+    } finally {
+      await staging.drop().catch(() => undefined);
+      await conn.release(failure);
+    }
   } catch (err) {
     if (!isListFailure(err)) throw err;
     if (options.recordFailure === false) throw err;
