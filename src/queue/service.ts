@@ -15,6 +15,7 @@ import { createAlertDispatcher, type AlertDispatcher } from '../alerts/dispatche
 import { assertNoEviction, closeClient, describeRedis, openCommandClient, workerConnectionOptions } from './connection.ts';
 import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
+import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 
 export interface WorkerServiceOptions {
@@ -33,6 +34,10 @@ export interface WorkerServiceOptions {
   recreateAfterMs?: number;
   /** Extra upstream client options (tests shorten retries). */
   clientOptions?: Partial<UpstreamClientOptions>;
+  /** How often target jobs that BullMQ failed outside the processor are looked for (default 60 s). */
+  lostTargetIntervalMs?: number;
+  /** Age of an open run before its failed target jobs are swept (default 5 min; see lost-targets.ts). */
+  lostTargetAfterMs?: number;
   /** Run the alert outbox dispatcher in this process (default true; every worker may, they share by SKIP LOCKED). */
   alerts?: boolean;
 }
@@ -206,6 +211,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       return client;
     };
 
+    const lostTargetDeps = { db, sources: config.sources, logger };
     let generation = 0;
     const processor = createProcessor({
       db,
@@ -234,6 +240,11 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
         const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
         metrics.job(job.name, final ? 'failed' : 'retried');
         logger[final ? 'warn' : 'info']({ jobId: job.id, attempt: job.attemptsMade, err: oneLine(err) }, final ? 'job failed' : 'job will retry');
+        if (failedOutsideProcessor(job)) {
+          recordLostTarget(lostTargetDeps, job).catch((e) =>
+            logger.warn({ jobId: job.id, err: oneLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),
+          );
+        }
       });
       generation++;
       return w;
@@ -299,6 +310,28 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     }, healthIntervalMs);
     watchdog.unref();
     closers.push({ name: 'watchdog', close: async () => clearInterval(watchdog) });
+
+    let sweeping: Promise<void> | undefined;
+    const lostTargets = setInterval(() => {
+      if (sweeping || stopping) return;
+      const sweep = { ...lostTargetDeps, queue: jobs };
+      sweeping = closeLostTargets(options.lostTargetAfterMs === undefined ? sweep : { ...sweep, olderThanMs: options.lostTargetAfterMs })
+        .then(
+          () => undefined,
+          (err) => logger.warn({ err: oneLine(err) }, 'sweep of failed target jobs failed'),
+        )
+        .finally(() => {
+          sweeping = undefined;
+        });
+    }, options.lostTargetIntervalMs ?? 60_000);
+    lostTargets.unref();
+    closers.push({
+      name: 'lost-target sweep',
+      close: async () => {
+        clearInterval(lostTargets);
+        await sweeping;
+      },
+    });
 
     let alerts: AlertDispatcher | undefined;
     if (options.alerts !== false) {

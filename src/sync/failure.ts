@@ -29,12 +29,34 @@ export async function recordFailure(
   err: Error & { code?: string },
   durationMs: number,
 ): Promise<number> {
+  return (await recordFailureUnlessDone(db, target, runId, err, durationMs, false))!;
+}
+
+/**
+ * recordFailure for a sweep that may race other workers: records nothing (and returns undefined)
+ * when the run already has a snapshot of the target, checked under the target's lock.
+ */
+export async function recordFailureUnlessDone(
+  db: Database,
+  target: Target,
+  runId: number | null,
+  err: Error & { code?: string },
+  durationMs: number,
+  checkDone = true,
+): Promise<number | undefined> {
   const env = target.source.environment;
   const listKey = target.list.key;
   const status = isUnavailable(err) ? 'unavailable' : 'failed';
   const message = err.message.split('\n')[0]!.slice(0, 1000);
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
+    if (checkDone && runId !== null) {
+      const done = await tx.query(
+        'select 1 from refdata.snapshots where run_id = $1 and environment = $2 and list_key = $3 and variant = $4 limit 1',
+        [runId, env, listKey, target.variant],
+      );
+      if (done.rows.length) return undefined;
+    }
     const { last } = await previousSnapshots(tx, env, listKey, target.variant);
     const { rows } = await tx.query<{ id: number }>(
       `insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status, error, error_code, duration_ms)
