@@ -120,6 +120,31 @@ export async function timedFullSync(
   }
 }
 
+/**
+ * The same fetches with no database at all: a fresh client (login, new connections) reading every
+ * target's pages at once and dropping them. The floor a sync can reach on this machine, since the
+ * client and the sandbox share its cores.
+ */
+export async function timedFetchOnly(source: SourceConfig, concurrency: number): Promise<number> {
+  const client = createUpstreamClient(source);
+  try {
+    const targets = targetsFor(source);
+    const started = performance.now();
+    let next = 0;
+    const lane = async () => {
+      while (next < targets.length) {
+        const t = targets[next++]!;
+        const request = { basePath: t.list.basePath, path: t.path, ...(t.serviceVersion ? { serviceVersion: t.serviceVersion } : {}) };
+        for await (const page of client.pages(request)) void page;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, lane));
+    return performance.now() - started;
+  } finally {
+    await client.close();
+  }
+}
+
 /** Rows in the history tables: what a sync wrote, by difference. */
 export async function writtenRows(db: Database): Promise<{ entries: number; changes: number; snapshots: number }> {
   const [entries, changes, snapshots] = await Promise.all([

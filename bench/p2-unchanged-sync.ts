@@ -3,7 +3,7 @@
 // target is the target's total minus its fetch (measured by wrapping the page source).
 //
 //   node bench/p2-unchanged-sync.ts
-import { fullSource, networkBoundMs, summarizeTimings, timedFullSync, writtenRows } from './full-sync.ts';
+import { fullSource, networkBoundMs, summarizeTimings, timedFetchOnly, timedFullSync, writtenRows } from './full-sync.ts';
 import { createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
 
 export interface P2Options {
@@ -22,7 +22,7 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
   const repeats = options.repeats ?? 5;
   const log = options.log ?? console.log;
   const sandbox = await startBenchSandbox({ latencyMs, inProcess: options.inProcessSandbox ?? false });
-  const bench = await createBenchDatabase({ poolSize: options.poolSize ?? 40 });
+  const bench = await createBenchDatabase({ poolSize: options.poolSize ?? 10 });
   try {
     log(await machineLine(bench.db));
     const source = fullSource(sandbox);
@@ -47,10 +47,15 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
       last = again;
     }
     const bound = networkBoundMs(latencyMs, last.maxPages, last.logins);
+    const fetchOnly: number[] = [];
+    for (let i = 0; i < repeats; i++) fetchOnly.push(await timedFetchOnly(source, concurrency));
     return [
       figure('P2 unchanged sync', median(walls), 'ms', 'network bound', bound, {
         target: { ratio: 1.05, better: 'lower' },
-        notes: `median of ${repeats} (min ${Math.round(Math.min(...walls))}, max ${Math.round(Math.max(...walls))}); 0 entry and 0 change rows written; database time per target ${median(dbAvg).toFixed(1)} ms (median of the runs' averages); ${last.requests} requests (${last.logins} login), concurrency ${Math.min(concurrency, last.targets)}, latency ${latencyMs} ms`,
+        notes: `median of ${repeats} (min ${Math.round(Math.min(...walls))}, max ${Math.round(Math.max(...walls))}); 0 entry and 0 change rows written; database time per target ${median(dbAvg).toFixed(1)} ms (median of the runs' averages); ${last.requests} requests (${last.logins} login), concurrency ${Math.min(concurrency, last.targets)}, pool ${options.poolSize ?? 10}, latency ${latencyMs} ms`,
+      }),
+      figure('P2 fetch only, no database (the floor here)', median(fetchOnly), 'ms', 'network bound', bound, {
+        notes: `median of ${repeats}; the same fetches by a fresh client with the pages dropped`,
       }),
     ];
   } finally {

@@ -4,7 +4,7 @@ import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import type { CollectedList } from './collect.ts';
 import { notifyChange } from './notify.ts';
 import { previousSnapshots } from './previous.ts';
-import type { StagingTable } from './staging.ts';
+import { unnestRows, type RowSource, type StagingTable } from './staging.ts';
 import { alertFor } from './alert-row.ts';
 import { lockTarget } from './target-lock.ts';
 
@@ -117,13 +117,18 @@ export async function applyList(
       return { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false };
     }
 
+    const firstOfTarget = baseline && !(await hasCurrentRows(tx, scope));
+    if (firstOfTarget && staging.rowsAppended === 0) {
+      // Nothing was spilled, so the rows are all in memory: straight into history, no staging table.
+      return firstLoad(tx, target, collected, unnestRows(collected.pending, 6), options, now);
+    }
     await staging.append(collected.pending, tx);
     await staging.ensure(tx);
     const large = staging.rowsAppended > 10_000;
     if (large) await tx.query(`analyze ${staging.name}`);
 
-    if (baseline && !(await hasCurrentRows(tx, scope))) {
-      return firstLoad(tx, target, collected, staging, options, now);
+    if (firstOfTarget) {
+      return firstLoad(tx, target, collected, { from: staging.name, params: [], rows: staging.rowsAppended }, options, now);
     }
 
     const diff = `${staging.name}_diff`;
@@ -283,29 +288,27 @@ async function hasCurrentRows(tx: Queryable, scope: string[]): Promise<boolean> 
 }
 
 /**
- * The first load of a target: every entry is new, so the rows go straight from staging into the
- * history table, with no diff. It is a baseline: no change rows, no alerts.
+ * The first load of a target: every entry is new, so the rows go straight into the history table,
+ * with no diff. It is a baseline: no change rows, no alerts.
  */
 async function firstLoad(
   tx: Queryable,
   target: Target,
   collected: CollectedList,
-  staging: StagingTable,
+  rows: RowSource,
   options: ApplyOptions,
   now: Date,
 ): Promise<ApplyResult> {
   const counts = { ...zeroCounts(), added: collected.entryCount };
   const snapshotId = await insertSnapshot(tx, target, collected, options, now, { status: 'ok', changed: true, counts });
-  // Identical duplicates were staged twice; only then is the de-duplicating sort worth paying for.
+  // Identical duplicates came twice; only then is the de-duplicating sort worth paying for.
   const source =
-    staging.rowsAppended === collected.entryCount
-      ? staging.name
-      : `(select distinct on (entry_key) * from ${staging.name} order by entry_key) s`;
+    rows.rows === collected.entryCount ? rows.from : `(select distinct on (entry_key) * from ${rows.from} order by entry_key) d`;
   await tx.query(
     `insert into refdata.entries
        (environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id)
      select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${source}`,
-    [target.source.environment, target.list.key, target.variant, now, snapshotId],
+    [target.source.environment, target.list.key, target.variant, now, snapshotId, ...rows.params],
   );
   await notifyChange(tx, {
     environment: target.source.environment,

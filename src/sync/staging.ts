@@ -29,6 +29,30 @@ function* copyChunks(rows: readonly NormalizedEntry[]): Generator<string> {
   if (chunk) yield chunk;
 }
 
+/** Rows to read in SQL: a relation with columns entry_key, code, description, payload, entry_hash. */
+export interface RowSource {
+  from: string;
+  params: unknown[];
+  /** Rows in it, identical duplicates included. */
+  rows: number;
+}
+
+/** Rows held in memory as one unnest over five array parameters, numbered from `first`. */
+export function unnestRows(rows: readonly NormalizedEntry[], first: number): RowSource {
+  const $ = (i: number) => `$${first + i}`;
+  return {
+    from: `unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::jsonb[], ${$(4)}::text[]) as s(entry_key, code, description, payload, entry_hash)`,
+    params: [
+      rows.map((r) => r.entryKey),
+      rows.map((r) => r.code),
+      rows.map((r) => r.description),
+      rows.map((r) => r.payload),
+      rows.map((r) => r.digest),
+    ],
+    rows: rows.length,
+  };
+}
+
 /**
  * A session-local table holding one fetched list, so that the diff against the current rows is
  * one set-based statement instead of a round trip per entry. It lives on the connection that will
@@ -83,16 +107,10 @@ export class StagingTable {
       });
       return;
     }
+    const source = unnestRows(rows, 1);
     await q.query(
-      `insert into ${this.name} (entry_key, code, description, payload, entry_hash)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[])`,
-      [
-        rows.map((r) => r.entryKey),
-        rows.map((r) => r.code),
-        rows.map((r) => r.description),
-        rows.map((r) => r.payload),
-        rows.map((r) => r.digest),
-      ],
+      `insert into ${this.name} (entry_key, code, description, payload, entry_hash) select * from ${source.from}`,
+      source.params,
     );
   }
 

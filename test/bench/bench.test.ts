@@ -26,13 +26,13 @@ beforeAll(() => {
 describe('benchmarks, reduced', () => {
   it('P1: a full sync of every target against the network bound', async () => {
     const figures = await runP1({ latencyMs: 5, variants: false, inProcessSandbox: true, log: quiet });
-    expectFigures(figures, ['P1 full sync, cold process', 'P1 full sync']);
+    expectFigures(figures, ['P1 full sync, cold process', 'P1 full sync', 'P1 fetch only, no database (the floor here)']);
     expect(figures[1]!.notes).toMatch(/23 targets/);
   }, 60_000);
 
   it('P2: an unchanged sync writes no entry or change rows', async () => {
     const figures = await runP2({ latencyMs: 5, repeats: 1, inProcessSandbox: true, log: quiet });
-    expectFigures(figures, ['P2 unchanged sync']);
+    expectFigures(figures, ['P2 unchanged sync', 'P2 fetch only, no database (the floor here)']);
     expect(figures[0]!.notes).toMatch(/0 entry and 0 change rows written/);
   }, 60_000);
 
