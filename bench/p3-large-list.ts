@@ -115,6 +115,13 @@ async function loadShape(
     if (loaded.entryCount !== entries || current !== entries) throw new Error(`P3: fetched ${loaded.entryCount}, current rows ${current}, expected ${entries}`);
     log(`P3 first load (${label}): ${Math.round(first.wallMs)} ms, ${loaded.pages} pages, peak RSS ${Math.round(first.maxRssMiB)} MiB`);
     const copyMs = await copyBaseline(bench, entries, log);
+    // What the sync does with no database, to tell the client's and sandbox's share of the time
+    // from Postgres's: reading and parsing the pages, then also normalising and hashing them.
+    for (const mode of ['fetch', 'collect'] as const) {
+      const floor = await runSyncChild<SyncChildResult>({ ...job, mode });
+      const what = mode === 'fetch' ? 'fetch and parse only' : 'fetch, parse, normalise and hash';
+      log(`P3 floor (${label}), ${what}, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`);
+    }
     const suffix = shape === 'next' ? '' : ` (${label})`;
     figures.push(
       figure(`P3 load${suffix}`, entries / (first.wallMs / 1000), 'entries/s', 'psql \\copy', entries / (copyMs / 1000), {

@@ -3,6 +3,8 @@
 import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
+import { targetsFor } from '../src/catalog/targets.ts';
+import { ListCollector } from '../src/sync/collect.ts';
 import { runSync } from '../src/sync/run-sync.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 
@@ -12,6 +14,11 @@ export interface SyncChildJob {
   lists: ListKey[];
   pageSize?: number;
   maxResponseBytes?: number;
+  /**
+   * 'sync' (default) syncs; the others measure floors with no database: 'fetch' reads and parses
+   * every page and drops it, 'collect' also normalises and hashes every entry (spills dropped).
+   */
+  mode?: 'sync' | 'fetch' | 'collect';
 }
 
 export interface SyncChildResult {
@@ -56,11 +63,33 @@ const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
   ...(job.maxResponseBytes ? { maxResponseBytes: job.maxResponseBytes } : {}),
 });
-try {
+/** The first list's pages read with no database, optionally through the collector: a floor. */
+async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
+  const target = targetsFor(source, job.lists)[0]!;
+  const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
+  const started = performance.now();
+  const collector = new ListCollector(target.list, { spillThreshold: 20_000, spill: async () => undefined });
+  let pages = 0;
+  let entries = 0;
+  for await (const page of client.pages(request)) {
+    pages += 1;
+    entries += page.length;
+    if (mode === 'collect') await collector.addPage(page);
+  }
+  if (mode === 'collect') entries = collector.finish().entryCount;
+  const wallMs = performance.now() - started;
+  return {
+    wallMs,
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    outcomes: [{ target: `${target.list.key}:${target.variant}`, status: mode, entryCount: entries, pages, counts: {} }],
+  };
+}
+
+async function sync(): Promise<SyncChildResult> {
   const started = performance.now();
   const [run] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', lists: job.lists, concurrency: 4 });
   const wallMs = performance.now() - started;
-  const result: SyncChildResult = {
+  return {
     wallMs,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
     outcomes: run!.outcomes.map((o) => ({
@@ -72,6 +101,10 @@ try {
       ...(o.error ? { error: o.error } : {}),
     })),
   };
+}
+
+try {
+  const result = job.mode && job.mode !== 'sync' ? await floor(job.mode) : await sync();
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
   await client.close();
