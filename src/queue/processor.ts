@@ -5,7 +5,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
-import { isListFailure, isUnavailable, recordFailure } from '../sync/failure.ts';
+import { isListFailure, isUnavailable, recordFailure, syncedInRun } from '../sync/failure.ts';
 import { failRun, refreshRun, startRun } from '../sync/runs.ts';
 import { syncTarget, type PageSource, type TargetOutcome } from '../sync/sync-target.ts';
 import { UpstreamError } from '../upstream/errors.ts';
@@ -104,11 +104,7 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     // The job ids already stop a slot from queueing a target twice; this covers a job that ran
     // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
-    const done = await deps.db.query(
-      'select 1 from refdata.snapshots where run_id = $1 and environment = $2 and list_key = $3 and variant = $4 limit 1',
-      [runId, source.environment, target.list.key, target.variant],
-    );
-    if (done.rows.length) {
+    if (await syncedInRun(deps.db, runId, target)) {
       await refreshRun(deps.db, runId);
       return { kind: 'target', runId, status: 'done-before', skipped: true };
     }

@@ -1,5 +1,5 @@
 import type { Target } from '../catalog/targets.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { DuplicateKeyError } from './collect.ts';
@@ -32,6 +32,15 @@ export async function recordFailure(
   return (await recordFailureUnlessDone(db, target, runId, err, durationMs, false))!;
 }
 
+/** Whether the run already has a snapshot of the target (it ran to the end, ok or not). */
+export async function syncedInRun(q: Queryable, runId: number, target: Target): Promise<boolean> {
+  const { rows } = await q.query(
+    'select 1 from refdata.snapshots where run_id = $1 and environment = $2 and list_key = $3 and variant = $4 limit 1',
+    [runId, target.source.environment, target.list.key, target.variant],
+  );
+  return rows.length > 0;
+}
+
 /**
  * recordFailure for a sweep that may race other workers: records nothing (and returns undefined)
  * when the run already has a snapshot of the target, checked under the target's lock.
@@ -50,13 +59,7 @@ export async function recordFailureUnlessDone(
   const message = err.message.split('\n')[0]!.slice(0, 1000);
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
-    if (checkDone && runId !== null) {
-      const done = await tx.query(
-        'select 1 from refdata.snapshots where run_id = $1 and environment = $2 and list_key = $3 and variant = $4 limit 1',
-        [runId, env, listKey, target.variant],
-      );
-      if (done.rows.length) return undefined;
-    }
+    if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;
     const { last } = await previousSnapshots(tx, env, listKey, target.variant);
     const { rows } = await tx.query<{ id: number }>(
       `insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status, error, error_code, duration_ms)
