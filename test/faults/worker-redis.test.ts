@@ -163,9 +163,21 @@ describe('5. Redis flushed or restarted empty', () => {
       const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = any($1) and status = 'running'", [sources.map((s) => s.name)]);
       return rows.length === 0;
     }, 'no run in flight', 30_000, 100);
+    // A key of the test's own shows the data is gone. (Asking for the schedulers instead would race
+    // the running worker's watchdog, which reinstalls them within seconds of Redis coming back.)
+    const probe = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+    probe.on('error', () => undefined);
+    await probe.connect();
+    await probe.set('refsync-test:before-restart', '1');
+    probe.disconnect();
     await redis.stop();
     await redis.start();
-    expect(await schedulerIds(queue), 'the schedulers went with the data').toEqual([]);
+    const after = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      expect(await after.get('refsync-test:before-restart'), 'Redis came back empty').toBeNull();
+    } finally {
+      after.disconnect();
+    }
 
     // The running worker reconnects and takes triggered runs.
     const trigger = await runCli(['trigger', '--slot', 'after-empty'], env, 60_000);
