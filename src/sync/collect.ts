@@ -1,10 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ListDefinition } from '../catalog/catalog.ts';
+import { ContentHasher } from './content-hash.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
-
-export class DuplicateKeyError extends Error {
-  readonly code = 'duplicate_key';
-}
 
 /** What one fetch of a list amounts to once every page has been read. */
 export interface CollectedList {
@@ -23,71 +19,52 @@ export interface CollectorOptions {
 }
 
 /**
- * Reads a list page by page: normalises each entry, tracks its fields, and keeps only the key and
- * digest of each entry in memory for the canonical hash; the rows themselves are buffered up to a
- * threshold and then spilled to staging, so a million-entry list is never held whole.
+ * Reads a list page by page: normalises each entry, tracks its fields, and feeds its key and digest
+ * to the canonical hash; the rows themselves are buffered up to a threshold and then spilled to
+ * staging, so a million-entry list is never held whole.
  */
 export class ListCollector {
   readonly #list: ListDefinition;
   readonly #options: CollectorOptions;
   readonly #fields = new FieldTracker();
-  readonly #keyed: string[] = [];
+  readonly #hasher: ContentHasher;
+  #received = 0;
   #buffer: NormalizedEntry[] = [];
   #pages = 0;
-  #spilled = false;
 
   constructor(list: ListDefinition, options: CollectorOptions) {
     this.#list = list;
     this.#options = options;
+    this.#hasher = new ContentHasher(list.key);
   }
 
-  get spilled(): boolean {
-    return this.#spilled;
+  /** Entries read so far, duplicates included. */
+  get received(): number {
+    return this.#received;
   }
 
   async addPage(entries: readonly unknown[]): Promise<void> {
     this.#pages += 1;
     for (const raw of entries) {
-      const row = normalizeEntry(this.#list, raw, this.#keyed.length);
+      const row = normalizeEntry(this.#list, raw, this.#received);
+      this.#received += 1;
       this.#fields.observe(raw);
-      this.#keyed.push(`${row.entryKey}\u0000${row.digest}`);
+      this.#hasher.add(row.entryKey, row.digest);
       this.#buffer.push(row);
     }
     if (this.#buffer.length >= this.#options.spillThreshold) {
       const rows = this.#buffer;
       this.#buffer = [];
-      this.#spilled = true;
       await this.#options.spill(rows);
     }
   }
 
-  /**
-   * The canonical hash: sha-256 over `key NUL digest` lines sorted by key. Identical duplicates
-   * collapse; two different entries under one key fail the list, naming the key.
-   */
+  /** The fetch as a whole, once every page has been added; throws on two entries under one key. */
   finish(): CollectedList {
-    this.#keyed.sort();
-    const hash = createHash('sha256');
-    let previous: string | undefined;
-    let previousKey: string | undefined;
-    let count = 0;
-    for (const line of this.#keyed) {
-      if (line === previous) continue;
-      const key = line.slice(0, line.indexOf('\u0000'));
-      if (key === previousKey) {
-        throw new DuplicateKeyError(
-          `${this.#list.key}: the key '${key}' appears twice with different contents`,
-        );
-      }
-      hash.update(line).update('\n');
-      previous = line;
-      previousKey = key;
-      count += 1;
-    }
-    this.#keyed.length = 0;
+    const { contentHash, entryCount } = this.#hasher.finish();
     return {
-      contentHash: hash.digest('hex'),
-      entryCount: count,
+      contentHash,
+      entryCount,
       pages: this.#pages,
       fields: this.#fields.signature(),
       pending: this.#buffer,

@@ -2,7 +2,7 @@ import type { Target } from '../catalog/targets.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import { UpstreamError } from '../upstream/errors.ts';
-import { DuplicateKeyError } from './collect.ts';
+import { DuplicateKeyError } from './content-hash.ts';
 import { EntryShapeError } from './normalize.ts';
 import { alertFor } from './alert-row.ts';
 import { previousSnapshots } from './previous.ts';

@@ -1,0 +1,161 @@
+import { createHash, type Hash } from 'node:crypto';
+
+export class DuplicateKeyError extends Error {
+  readonly code = 'duplicate_key';
+}
+
+/** Hash input is handed to OpenSSL in chunks of about this many characters, not once per entry. */
+const HASH_CHUNK_CHARS = 64 * 1024;
+const notLatin1 = /[^\u0000-\u00ff]/;
+
+/** Short strings are copied in JS: a native Buffer.write per key and per digest cost more than the copy. */
+function writeLatin1(buf: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) buf[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
+/** The arena grows in blocks of this size: no copy on growth, and no transient double of it. */
+const BLOCK_BYTES = 4 * 2 ** 20;
+
+/**
+ * The `key NUL digest` pair of every entry, packed in buffers outside the JS heap: what the sort at
+ * the end needs when the entries did not come in key order. About 60 bytes per entry, where a
+ * string per entry cost several times that, most of it the collector's share of GC.
+ */
+class PairArena {
+  /** Filled blocks with the bytes used in each; the current block is the last, its end is #used. */
+  readonly #blocks: Array<{ buf: Buffer; end: number }> = [];
+  #block = Buffer.alloc(0);
+  #used = 0;
+  #count = 0;
+
+  add(key: string, digest: string): void {
+    const wide = notLatin1.test(key);
+    // Keys are kept in a lossless encoding (latin1 when it fits, else UTF-16) and the digest as
+    // the base64 text it is, so the lines rebuilt at the end are the very strings hashed.
+    const keyBytes = wide ? key.length * 2 : key.length;
+    const bytes = 6 + keyBytes + digest.length;
+    if (this.#used + bytes > this.#block.length) {
+      const last = this.#blocks.at(-1);
+      if (last) last.end = this.#used;
+      this.#block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, bytes));
+      this.#blocks.push({ buf: this.#block, end: 0 });
+      this.#used = 0;
+    }
+    const buf = this.#block;
+    let at = this.#used;
+    buf.writeUInt32LE(keyBytes, at);
+    buf[at + 4] = wide ? 1 : 0;
+    buf[at + 5] = digest.length;
+    at += 6;
+    if (wide) at += buf.write(key, at, keyBytes, 'utf16le');
+    else at = writeLatin1(buf, at, key);
+    this.#used = writeLatin1(buf, at, digest);
+    this.#count += 1;
+  }
+
+  /** Every pair as its `key NUL digest` line, in the order added. */
+  lines(): string[] {
+    const out = new Array<string>(this.#count);
+    let i = 0;
+    for (const { buf, end: filled } of this.#blocks) {
+      const end = buf === this.#block ? this.#used : filled;
+      for (let at = 0; at < end; i++) {
+        const keyBytes = buf.readUInt32LE(at);
+        const wide = buf[at + 4] === 1;
+        const digestBytes = buf[at + 5]!;
+        at += 6;
+        const key = buf.toString(wide ? 'utf16le' : 'latin1', at, at + keyBytes);
+        at += keyBytes;
+        out[i] = `${key}\u0000${buf.toString('latin1', at, at + digestBytes)}`;
+        at += digestBytes;
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * The canonical hash of a list: sha-256 over `key NUL digest` lines sorted by key, identical
+ * duplicates collapsed; two different entries under one key fail the list, naming the key.
+ *
+ * Services nearly always serve a list in key order, so while the keys arrive sorted the lines are
+ * hashed as they come and nothing per entry is kept but the packed pair. The first key out of
+ * order switches to the plain definition: sort every pair at the end. Both give the same bytes.
+ */
+export class ContentHasher {
+  readonly #listKey: string;
+  readonly #arena = new PairArena();
+  #hash: Hash | undefined = createHash('sha256');
+  #chunk = '';
+  #lastKey: string | undefined;
+  #lastDigest: string | undefined;
+  #count = 0;
+
+  constructor(listKey: string) {
+    this.#listKey = listKey;
+  }
+
+  add(key: string, digest: string): void {
+    this.#arena.add(key, digest);
+    if (!this.#hash) return;
+    const lastKey = this.#lastKey;
+    if (lastKey !== undefined && key <= lastKey) {
+      if (key !== lastKey) return this.#unordered();
+      if (digest === this.#lastDigest) return;
+      throw this.#duplicate(key);
+    }
+    // Lines sort as their keys do unless a key holds NUL, the separator; such a list is sorted whole.
+    if (key.includes('\u0000')) return this.#unordered();
+    this.#chunk += `${key}\u0000${digest}\n`;
+    if (this.#chunk.length >= HASH_CHUNK_CHARS) {
+      this.#hash.update(this.#chunk);
+      this.#chunk = '';
+    }
+    this.#lastKey = key;
+    this.#lastDigest = digest;
+    this.#count += 1;
+  }
+
+  #unordered(): void {
+    this.#hash = undefined;
+    this.#chunk = '';
+  }
+
+  /** The hex content hash and the number of distinct entries. */
+  finish(): { contentHash: string; entryCount: number } {
+    if (this.#hash) {
+      this.#hash.update(this.#chunk);
+      return { contentHash: this.#hash.digest('hex'), entryCount: this.#count };
+    }
+    return this.#sorted();
+  }
+
+  #sorted(): { contentHash: string; entryCount: number } {
+    const lines = this.#arena.lines().sort();
+    const hash = createHash('sha256');
+    let chunk = '';
+    let previous: string | undefined;
+    let previousKey: string | undefined;
+    let count = 0;
+    for (const line of lines) {
+      if (line === previous) continue;
+      const key = line.slice(0, line.indexOf('\u0000'));
+      if (key === previousKey) throw this.#duplicate(key);
+      chunk += `${line}\n`;
+      if (chunk.length >= HASH_CHUNK_CHARS) {
+        hash.update(chunk);
+        chunk = '';
+      }
+      previous = line;
+      previousKey = key;
+      count += 1;
+    }
+    hash.update(chunk);
+    return { contentHash: hash.digest('hex'), entryCount: count };
+  }
+
+  #duplicate(key: string): DuplicateKeyError {
+    return new DuplicateKeyError(`${this.#listKey}: the key '${key}' appears twice with different contents`);
+  }
+}
