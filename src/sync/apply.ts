@@ -2,6 +2,7 @@ import type { Target } from '../catalog/targets.ts';
 import type { Connection, Queryable } from '../db/database.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import type { CollectedList } from './collect.ts';
+import { rowsGeneration, StaleIndexError } from './current-index.ts';
 import { notifyChange } from './notify.ts';
 import { previousSnapshots } from './previous.ts';
 import { unnestRows, type RowSource, type StagingTable } from './staging.ts';
@@ -117,6 +118,10 @@ export async function applyList(
       return { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false };
     }
 
+    // The rows an index let through unstaged are current only if nothing was applied since it was read.
+    if (collected.index && (await rowsGeneration(tx, target)) !== collected.index.generation) {
+      throw new StaleIndexError(`${listKey}: the current rows changed while the list was fetched`);
+    }
     const firstOfTarget = baseline && !(await hasCurrentRows(tx, scope));
     if (firstOfTarget && staging.rowsAppended === 0) {
       // Nothing was spilled, so the rows are all in memory: straight into history, no staging table.
@@ -132,6 +137,9 @@ export async function applyList(
     }
 
     const diff = `${staging.name}_diff`;
+    // With an index, staging holds only the entries not current as fetched, and the current side is
+    // the rows no entry matched: every other current row is unchanged, by digest and key.
+    const currentSide = collected.index ? ' and id = any($4::bigint[])' : '';
     await tx.query(
       `create temp table ${diff} on commit drop as
        select coalesce(s.entry_key, c.entry_key) as entry_key,
@@ -140,10 +148,10 @@ export async function applyList(
               c.id as old_id, c.code as old_code, c.description as old_description, c.payload as old_payload
        from (select distinct on (entry_key) * from ${staging.name} order by entry_key) s
        full join (select id, entry_key, code, description, payload, entry_hash from refdata.entries
-                  where environment = $1 and list_key = $2 and variant = $3 and valid_to is null) c
+                  where environment = $1 and list_key = $2 and variant = $3 and valid_to is null${currentSide}) c
          on c.entry_key = s.entry_key
        where c.entry_key is null or s.entry_key is null or c.entry_hash <> s.entry_hash`,
-      scope,
+      collected.index ? [...scope, collected.index.unseenIds] : scope,
     );
     if (large) await tx.query(`analyze ${diff}`);
     if (!baseline) {

@@ -1,5 +1,6 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
 import { ContentHasher } from './content-hash.ts';
+import type { IndexMatch } from './current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
 
 /** What one fetch of a list amounts to once every page has been read. */
@@ -10,6 +11,11 @@ export interface CollectedList {
   fields: string[];
   /** Rows not yet written to staging (all of them for small lists). */
   pending: NormalizedEntry[];
+  /**
+   * Set when the rows were checked against an index of the current rows: only the rows that are
+   * not current as fetched were staged, and these are the current rows nothing matched.
+   */
+  index?: IndexMatch;
 }
 
 export interface CollectorOptions {

@@ -5,6 +5,8 @@ import { LazyConnection } from '../db/lazy-connection.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { applyList, type ChangeKind } from './apply.ts';
 import { ListCollector, type CollectedList } from './collect.ts';
+import { CurrentRowsCheck } from './current-rows-check.ts';
+import { StaleIndexError } from './current-index.ts';
 import { isListFailure, isUnavailable, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
 
@@ -69,44 +71,58 @@ export async function syncTarget(
 
   let collected: CollectedList | undefined;
   try {
-    // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
-    const conn = new LazyConnection(db);
-    let failure: unknown;
-    const staging = new StagingTable(conn);
-    try {
-      const collector = new ListCollector(target.list, {
-        spillThreshold: options.spillThreshold ?? 20_000,
-        spill: (rows) => staging.append(rows),
-      });
-      for await (const page of client.pages(request)) await collector.addPage(page);
-      collected = collector.finish();
-      const applied = await applyList(conn, target, collected, staging, {
-        runId: options.runId,
-        acceptRemovals: options.acceptRemovals ?? false,
-        durationMs: elapsed,
-      });
-      const outcome: TargetOutcome = {
-        target,
-        status: applied.status,
-        snapshotId: applied.snapshotId,
-        counts: applied.counts,
-        baseline: applied.baseline,
-        entryCount: collected.entryCount,
-        pages: collected.pages,
-        durationMs: elapsed(),
-      };
-      if (applied.error) {
-        outcome.error = applied.error;
-        outcome.errorCode = 'held';
+    const fetchAndApply = async (indexed: boolean): Promise<TargetOutcome> => {
+      // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
+      const conn = new LazyConnection(db);
+      let failure: unknown;
+      const staging = new StagingTable(conn);
+      try {
+        const current = new CurrentRowsCheck(conn, target, indexed);
+        const collector = new ListCollector(target.list, {
+          spillThreshold: options.spillThreshold ?? 20_000,
+          spill: async (rows) => staging.append(await current.unmatched(rows)),
+        });
+        for await (const page of client.pages(request)) {
+          await collector.addPage(page);
+          current.observe(collector.received);
+        }
+        collected = await current.finish(collector.finish());
+        const applied = await applyList(conn, target, collected, staging, {
+          runId: options.runId,
+          acceptRemovals: options.acceptRemovals ?? false,
+          durationMs: elapsed,
+        });
+        const outcome: TargetOutcome = {
+          target,
+          status: applied.status,
+          snapshotId: applied.snapshotId,
+          counts: applied.counts,
+          baseline: applied.baseline,
+          entryCount: collected.entryCount,
+          pages: collected.pages,
+          durationMs: elapsed(),
+        };
+        if (applied.error) {
+          outcome.error = applied.error;
+          outcome.errorCode = 'held';
+        }
+        return outcome;
+      } catch (err) {
+        // A list failure says nothing about the session; anything else may have left it unfit.
+        if (!isListFailure(err) && !(err instanceof StaleIndexError)) failure = err;
+        throw err;
+      } finally {
+        await staging.drop().catch(() => undefined);
+        await conn.release(failure);
       }
-      return outcome;
+    };
+    try {
+      return await fetchAndApply(db.kind === 'pg');
     } catch (err) {
-      // A list failure says nothing about the session; anything else may have left it unfit.
-      if (!isListFailure(err)) failure = err;
-      throw err;
-    } finally {
-      await staging.drop().catch(() => undefined);
-      await conn.release(failure);
+      if (!(err instanceof StaleIndexError)) throw err;
+      // Another sync applied this target while this one fetched: fetch again, staging every row.
+      logger.info({ target: `${target.list.key}:${target.variant}` }, 'current rows changed during the fetch; fetching again');
+      return await fetchAndApply(false);
     }
   } catch (err) {
     if (!isListFailure(err)) throw err;

@@ -1,0 +1,53 @@
+import type { Target } from '../catalog/targets.ts';
+import type { Connection } from '../db/database.ts';
+import type { CollectedList } from './collect.ts';
+import { CurrentRowIndex } from './current-index.ts';
+import type { NormalizedEntry } from './normalize.ts';
+
+/**
+ * A list that reaches this many entries starts reading its current rows' index, so that the index
+ * is ready by the first spill (20,000 rows) without holding up the fetch; smaller lists never read one.
+ */
+const INDEX_AFTER_ENTRIES = 5_000;
+
+/**
+ * Decides, for one fetch, whether rows are checked against the current rows before they are staged
+ * (large lists on node-postgres), and does the checking. Without an index every row is staged.
+ */
+export class CurrentRowsCheck {
+  readonly #conn: Connection;
+  readonly #target: Target;
+  readonly #enabled: boolean;
+  #index: Promise<CurrentRowIndex> | undefined;
+
+  constructor(conn: Connection, target: Target, enabled: boolean) {
+    this.#conn = conn;
+    this.#target = target;
+    this.#enabled = enabled;
+  }
+
+  /** Called with the entries read so far: starts the index read once the list proves large. */
+  observe(received: number): void {
+    if (this.#enabled && !this.#index && received >= INDEX_AFTER_ENTRIES) this.#start();
+  }
+
+  #start(): Promise<CurrentRowIndex> {
+    this.#index = CurrentRowIndex.read(this.#conn, this.#target);
+    // Awaited by the first spill or at the end; until then a failure must not count as unhandled.
+    this.#index.catch(() => undefined);
+    return this.#index;
+  }
+
+  /** The rows to stage: all of them, or with an index the ones not current as fetched. */
+  async unmatched(rows: NormalizedEntry[]): Promise<NormalizedEntry[]> {
+    if (!this.#enabled) return rows;
+    return (await (this.#index ?? this.#start())).unmatched(rows);
+  }
+
+  /** The collected list, with its pending rows checked and the index's result when one was read. */
+  async finish(collected: CollectedList): Promise<CollectedList> {
+    if (!this.#index) return collected;
+    const index = await this.#index;
+    return { ...collected, pending: index.unmatched(collected.pending), index: index.result() };
+  }
+}

@@ -1,0 +1,123 @@
+// A resync of a large list checks fetched entries against an index of the current rows and stages
+// only the ones that are not current as fetched. The result must be exactly what staging every row
+// gives: the same current rows, the same history and change rows, and a fetch that races another
+// sync's apply must fall back rather than trust a stale index.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { canonicalJson } from '../../src/sync/canonical.ts';
+import { CurrentRowIndex } from '../../src/sync/current-index.ts';
+import { normalizeEntry } from '../../src/sync/normalize.ts';
+import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
+import { useTestDatabase } from '../helpers/db.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { count, pipelineFixture } from './fixture.ts';
+
+const t = useTestDatabase();
+const LIST = 'accessorials';
+const ENTRIES = 12_000;
+let sb: Sandbox;
+let fx: ReturnType<typeof pipelineFixture>;
+let target: Target;
+
+beforeAll(async () => {
+  sb = await useSandbox();
+  sb.control.setGenerated(LIST, ENTRIES);
+  fx = pipelineFixture(sb);
+  target = targetsFor(fx.source, [LIST])[0]!;
+});
+afterAll(async () => {
+  await fx?.client.close();
+});
+
+/** Syncs the list with spills every 2,000 rows, counting the rows handed to staging after the index check. */
+async function sync(client: PageSource = fx.client) {
+  const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
+  try {
+    const outcome = await syncTarget(t.db, client, target, { runId: null, spillThreshold: 2_000 });
+    const staged = unmatched.mock.results.reduce((n, r) => n + (r.value as unknown[]).length, 0);
+    return { outcome, staged, indexed: unmatched.mock.calls.length > 0 };
+  } finally {
+    unmatched.mockRestore();
+  }
+}
+
+/** The current rows, as the sandbox serves them and as stored, both in canonical form by key. */
+async function currentRows() {
+  const served = sb.control
+    .getEntries(LIST)
+    .map((e, i) => normalizeEntry(target.list, e, i))
+    .map((n) => [n.entryKey, n.payload] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const { rows } = await t.db.query<{ entry_key: string; payload: unknown }>(
+    `select entry_key, payload from refdata.entries where list_key = $1 and valid_to is null order by entry_key collate "C"`,
+    [LIST],
+  );
+  return { served, stored: rows.map((r) => [r.entry_key, canonicalJson(r.payload)] as const) };
+}
+
+describe('the current-row index', () => {
+  it('loads a large list, then resyncs it staging only what changed', async () => {
+    const first = await sync();
+    expect(first.outcome.status).toBe('changed');
+    expect(first.indexed).toBe(true);
+    expect(first.staged).toBe(ENTRIES);
+
+    const unchanged = await sync();
+    expect(unchanged.outcome.status).toBe('unchanged');
+    expect(unchanged.staged).toBe(0);
+
+    sb.control.changeGenerated(LIST, { everyNth: 1000 });
+    sb.control.removeEntry(LIST, 'G0000100');
+    sb.control.addEntry(LIST, { code: 'ZNEW', description: 'added after the load', id: 7 });
+    const changed = await sync();
+    expect(changed.outcome.counts).toEqual({ added: 1, removed: 1, modified: ENTRIES / 1000, reappeared: 0 });
+    // The modified and the added entries; every other fetched entry matched a current row.
+    expect(changed.staged).toBe(ENTRIES / 1000 + 1);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+    expect(await count(t.db, 'entry_changes', 'list_key = $1', [LIST])).toBe(ENTRIES / 1000 + 2);
+
+    const removed = (await t.db.query<{ payload: Record<string, unknown> }>(
+      `select payload from refdata.entries where list_key = $1 and entry_key = 'G0000100'`,
+      [LIST],
+    )).rows[0]!.payload;
+    sb.control.addEntry(LIST, removed);
+    const back = await sync();
+    expect(back.outcome.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1 });
+    expect(back.staged).toBe(1);
+    const after = await currentRows();
+    expect(after.stored).toEqual(after.served);
+  }, 120_000);
+
+  it('fetches again, staging every row, when another sync applies the target during the fetch', async () => {
+    sb.control.modifyEntry(LIST, 'G0000042', { description: 'changed before the race' });
+    let calls = 0;
+    const racing: PageSource = {
+      async *pages(request) {
+        calls += 1;
+        let page = 0;
+        for await (const entries of fx.client.pages(request)) {
+          // Halfway through the first fetch (its index read by now), another sync applies the list.
+          if (calls === 1 && ++page === 8) {
+            const other = await syncTarget(t.db, fx.client, target, { runId: null });
+            expect(other.counts.modified).toBe(1);
+            // ...and the list changes again on a page this fetch has yet to read.
+            sb.control.modifyEntry(LIST, 'G0011990', { description: 'changed after the race' });
+          }
+          yield entries;
+        }
+      },
+    };
+    const raced = await sync(racing);
+    expect(calls).toBe(2);
+    expect(raced.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+    const { rows } = await t.db.query<{ entry_key: string; n: number }>(
+      `select entry_key, count(*)::int as n from refdata.entries
+       where list_key = $1 and entry_key in ('G0000042', 'G0011990') group by entry_key order by entry_key`,
+      [LIST],
+    );
+    expect(rows).toEqual([{ entry_key: 'G0000042', n: 2 }, { entry_key: 'G0011990', n: 2 }]);
+  }, 120_000);
+});
