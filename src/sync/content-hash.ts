@@ -14,8 +14,12 @@ function writeLatin1(buf: Buffer, at: number, text: string): number {
   return at + text.length;
 }
 
-/** The arena grows in blocks of this size: no copy on growth, and no transient double of it. */
-const BLOCK_BYTES = 4 * 2 ** 20;
+/**
+ * The arena grows in blocks, never copied: the first is small (most lists are a few hundred
+ * entries, and a worker collects thousands of them), each next one twice the last, up to 4 MiB.
+ */
+const FIRST_BLOCK_BYTES = 16 * 1024;
+const MAX_BLOCK_BYTES = 4 * 2 ** 20;
 
 /**
  * The `key NUL digest` pair of every entry, packed in buffers outside the JS heap: what the sort at
@@ -38,7 +42,8 @@ class PairArena {
     if (this.#used + bytes > this.#block.length) {
       const last = this.#blocks.at(-1);
       if (last) last.end = this.#used;
-      this.#block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, bytes));
+      const size = Math.min(MAX_BLOCK_BYTES, this.#block.length * 2 || FIRST_BLOCK_BYTES);
+      this.#block = Buffer.allocUnsafe(Math.max(size, bytes));
       this.#blocks.push({ buf: this.#block, end: 0 });
       this.#used = 0;
     }

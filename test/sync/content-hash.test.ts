@@ -37,7 +37,7 @@ describe('ContentHasher', () => {
     }
   });
 
-  it('sorts an unordered list packed over several arena blocks (4 MiB each), long keys among them', () => {
+  it('sorts an unordered list packed over many arena blocks, a key longer than a block among them', () => {
     const many: Array<[string, string]> = Array.from({ length: 90_000 }, (_, i) => [`K${String(i).padStart(6, '0')}`, digest(i)]);
     many.push([`L${'x'.repeat(5 * 2 ** 20)}`, digest(-2)]);
     const shuffled = many.map((p, i) => [p, (i * 7919) % many.length] as const).sort((a, b) => a[1] - b[1]).map(([p]) => p);
