@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 export class DuplicateKeyError extends Error {
   readonly code = 'duplicate_key';
@@ -80,6 +80,25 @@ class PairArena {
   }
 }
 
+/** sha-256 over lines each followed by a newline, handed to OpenSSL in chunks rather than per line. */
+class LineHash {
+  readonly #hash = createHash('sha256');
+  #chunk = '';
+
+  add(line: string): void {
+    this.#chunk += `${line}\n`;
+    if (this.#chunk.length >= HASH_CHUNK_CHARS) {
+      this.#hash.update(this.#chunk);
+      this.#chunk = '';
+    }
+  }
+
+  hex(): string {
+    this.#hash.update(this.#chunk);
+    return this.#hash.digest('hex');
+  }
+}
+
 /**
  * The canonical hash of a list: sha-256 over `key NUL digest` lines sorted by key, identical
  * duplicates collapsed; two different entries under one key fail the list, naming the key.
@@ -91,8 +110,8 @@ class PairArena {
 export class ContentHasher {
   readonly #listKey: string;
   readonly #arena = new PairArena();
-  #hash: Hash | undefined = createHash('sha256');
-  #chunk = '';
+  /** The streaming hash while keys ascend; undefined once one did not. */
+  #hash: LineHash | undefined = new LineHash();
   #lastKey: string | undefined;
   #lastDigest: string | undefined;
   #count = 0;
@@ -112,11 +131,7 @@ export class ContentHasher {
     }
     // Lines sort as their keys do unless a key holds NUL, the separator; such a list is sorted whole.
     if (key.includes('\u0000')) return this.#unordered();
-    this.#chunk += `${key}\u0000${digest}\n`;
-    if (this.#chunk.length >= HASH_CHUNK_CHARS) {
-      this.#hash.update(this.#chunk);
-      this.#chunk = '';
-    }
+    this.#hash.add(`${key}\u0000${digest}`);
     this.#lastKey = key;
     this.#lastDigest = digest;
     this.#count += 1;
@@ -124,22 +139,17 @@ export class ContentHasher {
 
   #unordered(): void {
     this.#hash = undefined;
-    this.#chunk = '';
   }
 
   /** The hex content hash and the number of distinct entries. */
   finish(): { contentHash: string; entryCount: number } {
-    if (this.#hash) {
-      this.#hash.update(this.#chunk);
-      return { contentHash: this.#hash.digest('hex'), entryCount: this.#count };
-    }
+    if (this.#hash) return { contentHash: this.#hash.hex(), entryCount: this.#count };
     return this.#sorted();
   }
 
   #sorted(): { contentHash: string; entryCount: number } {
     const lines = this.#arena.lines().sort();
-    const hash = createHash('sha256');
-    let chunk = '';
+    const hash = new LineHash();
     let previous: string | undefined;
     let previousKey: string | undefined;
     let count = 0;
@@ -147,17 +157,12 @@ export class ContentHasher {
       if (line === previous) continue;
       const key = line.slice(0, line.indexOf('\u0000'));
       if (key === previousKey) throw this.#duplicate(key);
-      chunk += `${line}\n`;
-      if (chunk.length >= HASH_CHUNK_CHARS) {
-        hash.update(chunk);
-        chunk = '';
-      }
+      hash.add(line);
       previous = line;
       previousKey = key;
       count += 1;
     }
-    hash.update(chunk);
-    return { contentHash: hash.digest('hex'), entryCount: count };
+    return { contentHash: hash.hex(), entryCount: count };
   }
 
   #duplicate(key: string): DuplicateKeyError {

@@ -26,6 +26,12 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
   base64Value[c.charCodeAt(0)] = i;
 }
 
+/** A table slot from the first four characters (24 bits) of a base64 digest, given as char codes. */
+function slotOf(a: number, b: number, c: number, d: number, mask: number): number {
+  const v = (code: number) => base64Value[code & 127]!;
+  return ((v(a) << 18) | (v(b) << 12) | (v(c) << 6) | v(d)) & mask;
+}
+
 /** FNV-1a over UTF-16 code units: the key must match too, or a change to a list's key rule would go unseen. */
 function keyHash(key: string): number {
   let h = 0x811c9dc5;
@@ -137,15 +143,14 @@ export class CurrentRowIndex {
   #slotOfStored(row: number): number {
     const d = this.#digests;
     const at = row * DIGEST_CHARS;
-    return ((base64Value[d[at]!]! << 18) | (base64Value[d[at + 1]!]! << 12) | (base64Value[d[at + 2]!]! << 6) | base64Value[d[at + 3]!]!) & this.#mask;
+    return slotOf(d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, this.#mask);
   }
 
   /** Whether this entry is current exactly as fetched; a match is remembered, so it is not reported unseen. */
   match(entry: NormalizedEntry): boolean {
     const digest = entry.digest;
     if (digest.length < DIGEST_CHARS) return false;
-    const c = (i: number) => base64Value[digest.charCodeAt(i) & 127]!;
-    let slot = ((c(0) << 18) | (c(1) << 12) | (c(2) << 6) | c(3)) & this.#mask;
+    let slot = slotOf(digest.charCodeAt(0), digest.charCodeAt(1), digest.charCodeAt(2), digest.charCodeAt(3), this.#mask);
     let hash: number | undefined;
     for (let row = this.#slots[slot]!; row !== -1; slot = (slot + 1) & this.#mask, row = this.#slots[slot]!) {
       if (!this.#sameDigest(row, digest)) continue;
