@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
@@ -136,9 +134,7 @@ export class StagingTable {
    * held connection and hands it back, so the rows are written to it with backpressure.
    */
   async #copy(rows: readonly NormalizedEntry[], q: Queryable): Promise<void> {
-    const stream = copyFrom(`copy ${this.name} (entry_key, code, description, payload, entry_hash) from stdin`);
-    await q.query(stream as unknown as string);
-    await pipeline(Readable.from(copyChunks(rows), { objectMode: false }), stream);
+    await copyIn(q, `copy ${this.name} (entry_key, code, description, payload, entry_hash) from stdin`, copyChunks(rows));
   }
 
   /** Makes sure the table exists (an empty list still needs one to diff against). */
