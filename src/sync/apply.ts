@@ -31,6 +31,8 @@ export interface ApplyResult {
 const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
 
 interface SnapshotInsert {
+  /** An id reserved earlier (a direct load writes its rows before the snapshot); else the next one. */
+  id?: number;
   status: 'ok' | 'held';
   changed: boolean;
   counts: Record<ChangeKind, number>;
@@ -47,9 +49,10 @@ async function insertSnapshot(
 ): Promise<number> {
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
-       (run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
+       (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
         added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+     values (coalesce($19::bigint, nextval(pg_get_serial_sequence('refdata.snapshots', 'id'))),
+             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      returning id`,
     [
       options.runId,
@@ -70,6 +73,7 @@ async function insertSnapshot(
       collected.fields,
       collected.pages,
       Math.round(options.durationMs()),
+      row.id ?? null,
     ],
   );
   return Number(rows[0]!.id);
@@ -307,8 +311,7 @@ async function firstLoad(
   options: ApplyOptions,
   now: Date,
 ): Promise<ApplyResult> {
-  const counts = { ...zeroCounts(), added: collected.entryCount };
-  const snapshotId = await insertSnapshot(tx, target, collected, options, now, { status: 'ok', changed: true, counts });
+  const result = await recordFirstLoad(tx, target, collected, options, now);
   // Identical duplicates came twice; only then is the de-duplicating sort worth paying for.
   const source =
     rows.rows === collected.entryCount ? rows.from : `(select distinct on (entry_key) * from ${rows.from} order by entry_key) d`;
@@ -316,14 +319,33 @@ async function firstLoad(
     `insert into refdata.entries
        (environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id)
      select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${source}`,
-    [target.source.environment, target.list.key, target.variant, now, snapshotId, ...rows.params],
+    [target.source.environment, target.list.key, target.variant, now, result.snapshotId, ...rows.params],
   );
+  return result;
+}
+
+/**
+ * The snapshot and the NOTIFY of a first load, whose rows are (or are about to be) written under
+ * the snapshot's id: every entry counts as added.
+ */
+export async function recordFirstLoad(
+  tx: Queryable,
+  target: Target,
+  collected: CollectedList,
+  options: ApplyOptions,
+  now: Date,
+  snapshotId?: number,
+): Promise<ApplyResult> {
+  const counts = { ...zeroCounts(), added: collected.entryCount };
+  const row: SnapshotInsert = { status: 'ok', changed: true, counts };
+  if (snapshotId !== undefined) row.id = snapshotId;
+  const id = await insertSnapshot(tx, target, collected, options, now, row);
   await notifyChange(tx, {
     environment: target.source.environment,
     list_key: target.list.key,
     variant: target.variant,
-    snapshot_id: snapshotId,
+    snapshot_id: id,
     ...counts,
   });
-  return { status: 'changed', snapshotId, counts, baseline: true };
+  return { status: 'changed', snapshotId: id, counts, baseline: true };
 }

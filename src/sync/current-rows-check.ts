@@ -38,6 +38,16 @@ export class CurrentRowsCheck {
     return this.#index;
   }
 
+  /**
+   * Whether the index shows a target never loaded (no current rows, no ok snapshot that changed
+   * them): a first load, which need not be staged. Always false without an index.
+   */
+  async neverLoaded(): Promise<boolean> {
+    if (!this.#enabled) return false;
+    const index = await (this.#index ?? this.#start());
+    return index.size === 0 && index.generation === 0;
+  }
+
   /** The rows to stage: all of them, or with an index the ones not current as fetched. */
   async unmatched(rows: NormalizedEntry[]): Promise<NormalizedEntry[]> {
     if (!this.#enabled) return rows;

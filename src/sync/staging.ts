@@ -4,21 +4,22 @@ import type { Queryable } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 /** Below this many rows one unnest statement is as quick as a COPY and needs no driver check. */
-const COPY_MIN_ROWS = 1_000;
+export const COPY_MIN_ROWS = 1_000;
 const COPY_CHUNK_CHARS = 256 * 1024;
 const copySpecial = /[\\\n\r\t]/;
 
 /** A value in COPY's text format: backslash, newline, carriage return and tab escaped; null is \N. */
-function copyText(value: string | null): string {
+export function copyText(value: string | null): string {
   if (value === null) return '\\N';
   if (!copySpecial.test(value)) return value;
   return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
-function* copyChunks(rows: readonly NormalizedEntry[]): Generator<string> {
+/** Rows in COPY's text format, in chunks; `prefix` (already in COPY text) starts every line. */
+export function* copyChunks(rows: readonly NormalizedEntry[], prefix = ''): Generator<string> {
   let chunk = '';
   for (const r of rows) {
-    chunk += `${copyText(r.entryKey)}\t${copyText(r.code)}\t${copyText(r.description)}\t${copyText(r.payload)}\t${copyText(r.digest)}\n`;
+    chunk += `${prefix}${copyText(r.entryKey)}\t${copyText(r.code)}\t${copyText(r.description)}\t${copyText(r.payload)}\t${copyText(r.digest)}\n`;
     if (chunk.length >= COPY_CHUNK_CHARS) {
       yield chunk;
       chunk = '';

@@ -7,6 +7,7 @@ import { applyList, type ChangeKind } from './apply.ts';
 import { ListCollector, type CollectedList } from './collect.ts';
 import { CurrentRowsCheck } from './current-rows-check.ts';
 import { StaleIndexError } from './current-index.ts';
+import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
 import { isListFailure, isUnavailable, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
 
@@ -46,6 +47,9 @@ export interface TargetOutcome {
   failure?: Error & { code: string };
 }
 
+/** Failures of a fast path that the plain path (every row staged) does not have. */
+const fetchAgain = (err: unknown): err is Error => err instanceof StaleIndexError || err instanceof DirectLoadConflict;
+
 const noCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
 
 /**
@@ -76,22 +80,31 @@ export async function syncTarget(
       const conn = new LazyConnection(db);
       let failure: unknown;
       const staging = new StagingTable(conn);
+      let direct: DirectLoad | undefined;
+      let firstSpill = true;
       try {
         const current = new CurrentRowsCheck(conn, target, indexed);
         const collector = new ListCollector(target.list, {
           spillThreshold: options.spillThreshold ?? 20_000,
-          spill: async (rows) => staging.append(await current.unmatched(rows)),
+          spill: async (rows) => {
+            if (firstSpill) {
+              firstSpill = false;
+              // The index (read by now) tells a first load cheaply; begin() checks it again under the lock.
+              if (await current.neverLoaded()) direct = await DirectLoad.begin(conn, target);
+            }
+            if (direct) return direct.append(rows);
+            return staging.append(await current.unmatched(rows));
+          },
         });
         for await (const page of client.pages(request)) {
           await collector.addPage(page);
           current.observe(collector.received);
         }
         collected = await current.finish(collector.finish());
-        const applied = await applyList(conn, target, collected, staging, {
-          runId: options.runId,
-          acceptRemovals: options.acceptRemovals ?? false,
-          durationMs: elapsed,
-        });
+        const applyOptions = { runId: options.runId, acceptRemovals: options.acceptRemovals ?? false, durationMs: elapsed };
+        const applied = direct
+          ? await direct.finish(collected, applyOptions)
+          : await applyList(conn, target, collected, staging, applyOptions);
         const outcome: TargetOutcome = {
           target,
           status: applied.status,
@@ -109,9 +122,13 @@ export async function syncTarget(
         return outcome;
       } catch (err) {
         // A list failure says nothing about the session; anything else may have left it unfit.
-        if (!isListFailure(err) && !(err instanceof StaleIndexError)) failure = err;
+        if (!isListFailure(err) && !fetchAgain(err)) failure = err;
         throw err;
       } finally {
+        // Before the connection goes back, and before a failure is recorded under the target's lock.
+        await direct?.abort().catch((err: unknown) => {
+          failure ??= err;
+        });
         await staging.drop().catch(() => undefined);
         await conn.release(failure);
       }
@@ -119,9 +136,10 @@ export async function syncTarget(
     try {
       return await fetchAndApply(db.kind === 'pg');
     } catch (err) {
-      if (!(err instanceof StaleIndexError)) throw err;
-      // Another sync applied this target while this one fetched: fetch again, staging every row.
-      logger.info({ target: `${target.list.key}:${target.variant}` }, 'current rows changed during the fetch; fetching again');
+      if (!fetchAgain(err)) throw err;
+      // Another sync applied this target while this one fetched, or a direct first load met a key
+      // twice: fetch again, staging every row.
+      logger.info({ target: `${target.list.key}:${target.variant}`, reason: err.message }, 'fetching the list again through staging');
       return await fetchAndApply(false);
     }
   } catch (err) {

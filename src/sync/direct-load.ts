@@ -1,0 +1,152 @@
+import type { Target } from '../catalog/targets.ts';
+import type { Connection } from '../db/database.ts';
+import { copyIn } from '../db/copy-in.ts';
+import type { ApplyOptions, ApplyResult } from './apply.ts';
+import { recordFirstLoad } from './apply.ts';
+import type { CollectedList } from './collect.ts';
+import type { NormalizedEntry } from './normalize.ts';
+import { previousSnapshots } from './previous.ts';
+import { copyChunks, copyText, unnestRows, COPY_MIN_ROWS } from './staging.ts';
+import { tryLockTarget } from './target-lock.ts';
+
+/**
+ * Two entries of the fetch came under one key, which the current-row unique index caught during a
+ * direct load. Only the staged path can tell identical duplicates (kept once) from conflicting ones
+ * (a list failure), so the caller fetches again through staging.
+ */
+export class DirectLoadConflict extends Error {
+  readonly code = 'direct_load_conflict';
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The first load of a large target, written straight into refdata.entries while the list is still
+ * being fetched. A first load has nothing to diff against, so staging every row and copying it
+ * again afterwards only doubled Postgres's work and put all of it after the fetch. The transaction
+ * opens at the first spill under the target's lock and commits with the snapshot at the end; a
+ * failed fetch rolls it back and leaves nothing behind.
+ *
+ * The lock is held for the whole fetch, so a concurrent sync of the same target waits for it
+ * (within lock_timeout). It is only tried, never waited for: a target another sync is applying
+ * takes the staged path.
+ */
+export class DirectLoad {
+  readonly #conn: Connection;
+  readonly #target: Target;
+  readonly #now: Date;
+  readonly #snapshotId: number;
+  readonly #rowPrefix: string;
+  #inflight: Promise<void> | undefined;
+  #failure: unknown;
+  #open = true;
+
+  private constructor(conn: Connection, target: Target, now: Date, snapshotId: number) {
+    this.#conn = conn;
+    this.#target = target;
+    this.#now = now;
+    this.#snapshotId = snapshotId;
+    const s = target.source;
+    this.#rowPrefix = [s.environment, target.list.key, target.variant, now.toISOString(), snapshotId, snapshotId]
+      .map((v) => copyText(String(v)))
+      .join('\t');
+  }
+
+  /**
+   * Opens the load if the target has never been loaded: no ok snapshot and no current rows, checked
+   * under its lock. Otherwise (or when another sync holds the lock) returns undefined and leaves the
+   * connection as it was.
+   */
+  static async begin(conn: Connection, target: Target): Promise<DirectLoad | undefined> {
+    const { environment } = target.source;
+    await conn.query('begin');
+    try {
+      if (!(await tryLockTarget(conn, environment, target.list.key, target.variant))) {
+        await conn.query('rollback');
+        return undefined;
+      }
+      const { lastOk } = await previousSnapshots(conn, environment, target.list.key, target.variant);
+      const { rows } = await conn.query<{ current: boolean; now: Date; id: string }>(
+        `select exists (select 1 from refdata.entries
+                         where environment = $1 and list_key = $2 and variant = $3 and valid_to is null) as current,
+                clock_timestamp() as now,
+                nextval(pg_get_serial_sequence('refdata.snapshots', 'id')) as id`,
+        [environment, target.list.key, target.variant],
+      );
+      const row = rows[0]!;
+      if (lastOk || row.current) {
+        await conn.query('rollback');
+        return undefined;
+      }
+      return new DirectLoad(conn, target, row.now, Number(row.id));
+    } catch (err) {
+      await conn.query('rollback').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Writes rows in the background while the caller fetches on: resolves once the previous batch is
+   * in, and throws the failure of any earlier one.
+   */
+  async append(rows: readonly NormalizedEntry[]): Promise<void> {
+    await this.#settle();
+    this.#inflight = this.#write(rows).catch((err: unknown) => {
+      this.#failure = err;
+    });
+  }
+
+  async #write(rows: readonly NormalizedEntry[]): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      if (rows.length >= COPY_MIN_ROWS) {
+        await copyIn(
+          this.#conn,
+          `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,
+                                 entry_key, code, description, payload, entry_hash) from stdin`,
+          copyChunks(rows, `${this.#rowPrefix}\t`),
+        );
+        return;
+      }
+      const source = unnestRows(rows, 6);
+      const s = this.#target.source;
+      await this.#conn.query(
+        `insert into refdata.entries
+           (environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id)
+         select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${source.from}`,
+        [s.environment, this.#target.list.key, this.#target.variant, this.#now, this.#snapshotId, ...source.params],
+      );
+    } catch (err) {
+      if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
+        throw new DirectLoadConflict(`${this.#target.list.key}: an entry key came twice in the fetch`);
+      }
+      throw err;
+    }
+  }
+
+  async #settle(): Promise<void> {
+    if (this.#inflight) {
+      await this.#inflight;
+      this.#inflight = undefined;
+    }
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  /** Writes the last rows and the snapshot, and commits: the load becomes visible all at once. */
+  async finish(collected: CollectedList, options: ApplyOptions): Promise<ApplyResult> {
+    await this.append(collected.pending);
+    await this.#settle();
+    const result = await recordFirstLoad(this.#conn, this.#target, collected, options, this.#now, this.#snapshotId);
+    await this.#conn.query('commit');
+    this.#open = false;
+    return result;
+  }
+
+  /** Rolls back an unfinished load (a failed fetch, or a conflict): nothing of it stays. */
+  async abort(): Promise<void> {
+    if (!this.#open) return;
+    this.#open = false;
+    await this.#inflight;
+    await this.#conn.query('rollback');
+  }
+}

@@ -1,0 +1,171 @@
+// The first load of a large list is written straight into refdata.entries while it is fetched.
+// It must store exactly what the staged path stores, leave nothing behind when the fetch fails,
+// and hand over to the staged path when it meets a key twice or finds the target locked.
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { canonicalJson } from '../../src/sync/canonical.ts';
+import { DirectLoad } from '../../src/sync/direct-load.ts';
+import { normalizeEntry } from '../../src/sync/normalize.ts';
+import { StagingTable } from '../../src/sync/staging.ts';
+import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
+import { lockTarget } from '../../src/sync/target-lock.ts';
+import { UpstreamError } from '../../src/upstream/errors.ts';
+import { useTestDatabase } from '../helpers/db.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { count, pipelineFixture } from './fixture.ts';
+
+const t = useTestDatabase();
+const LIST = 'equipment_types';
+const ENTRIES = 9_000;
+let sb: Sandbox;
+let fx: ReturnType<typeof pipelineFixture>;
+let target: Target;
+
+beforeAll(async () => {
+  sb = await useSandbox();
+  sb.control.setGenerated(LIST, ENTRIES);
+  fx = pipelineFixture(sb);
+  target = targetsFor(fx.source, [LIST])[0]!;
+});
+afterAll(async () => {
+  await fx?.client.close();
+});
+beforeEach(async () => {
+  // Every case starts from a target never loaded.
+  for (const table of ['alerts', 'entry_changes', 'entries', 'snapshots']) {
+    await t.db.query(`delete from refdata.${table} where list_key = $1`, [LIST]);
+  }
+});
+
+/** Syncs the list with spills every 2,000 rows, counting rows written each way. */
+async function sync(client: PageSource = fx.client) {
+  const direct = vi.spyOn(DirectLoad.prototype, 'append');
+  const staged = vi.spyOn(StagingTable.prototype, 'append');
+  const rows = (spy: typeof direct | typeof staged) =>
+    spy.mock.calls.reduce((n, [batch]) => n + (batch as unknown[]).length, 0);
+  try {
+    const outcome = await syncTarget(t.db, client, target, { runId: null, spillThreshold: 2_000 });
+    return { outcome, direct: rows(direct), staged: rows(staged) };
+  } finally {
+    direct.mockRestore();
+    staged.mockRestore();
+  }
+}
+
+/** The list as served, with `edit` applied to each page of entries before it is handed on. */
+function edited(edit: (entries: unknown[], page: number) => unknown[]): PageSource & { calls: number } {
+  return {
+    calls: 0,
+    async *pages(request) {
+      this.calls += 1;
+      let page = 0;
+      for await (const entries of fx.client.pages(request)) yield edit(entries, page++);
+    },
+  };
+}
+
+async function currentRows() {
+  const served = sb.control
+    .getEntries(LIST)
+    .map((e, i) => normalizeEntry(target.list, e, i))
+    .map((n) => [n.entryKey, n.payload, n.digest] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const { rows } = await t.db.query<{ entry_key: string; payload: unknown; entry_hash: string }>(
+    `select entry_key, payload, entry_hash from refdata.entries where list_key = $1 and valid_to is null order by entry_key collate "C"`,
+    [LIST],
+  );
+  return { served, stored: rows.map((r) => [r.entry_key, canonicalJson(r.payload), r.entry_hash] as const) };
+}
+
+describe('the direct first load', () => {
+  it('writes a large first load straight into the entries, under the snapshot it commits with', async () => {
+    const first = await sync();
+    expect(first.outcome).toMatchObject({ status: 'changed', baseline: true, entryCount: ENTRIES });
+    expect(first.outcome.counts.added).toBe(ENTRIES);
+    expect(first.direct).toBe(ENTRIES);
+    expect(first.staged).toBe(0);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+
+    const { rows } = await t.db.query<{ id: string; fetched_at: Date; added: number; entry_count: number }>(
+      `select id, fetched_at, added, entry_count from refdata.snapshots where list_key = $1`,
+      [LIST],
+    );
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.id)).toBe(first.outcome.snapshotId);
+    expect(rows[0]).toMatchObject({ added: ENTRIES, entry_count: ENTRIES });
+    const { rows: stamps } = await t.db.query<{ first: number; last: number; valid_from: Date; n: number }>(
+      `select first_snapshot_id as first, last_snapshot_id as last, valid_from, count(*)::int as n
+       from refdata.entries where list_key = $1 group by 1, 2, 3`,
+      [LIST],
+    );
+    const id = first.outcome.snapshotId;
+    expect(stamps).toEqual([{ first: id, last: id, valid_from: rows[0]!.fetched_at, n: ENTRIES }]);
+    expect(await count(t.db, 'entry_changes', 'list_key = $1', [LIST])).toBe(0);
+
+    // The next sync finds it loaded: nothing changed, nothing written either way.
+    const again = await sync();
+    expect(again.outcome.status).toBe('unchanged');
+    expect(again.direct + again.staged).toBe(0);
+  }, 120_000);
+
+  it('leaves nothing behind when the fetch fails after rows were written', async () => {
+    const failing = edited((entries, page) => {
+      if (page === 6) throw new UpstreamError('http_status', 'HTTP 502 from the service', { endpoint: '/v2/equipment-types/', status: 502 });
+      return entries;
+    });
+    const failed = await sync(failing);
+    expect(failed.outcome.status).toBe('failed');
+    expect(failed.direct).toBeGreaterThan(0);
+    expect(await count(t.db, 'entries', 'list_key = $1', [LIST])).toBe(0);
+    // The failure was recorded (under the target's lock, which the rolled-back load released).
+    expect(await count(t.db, 'snapshots', "list_key = $1 and status = 'failed'", [LIST])).toBe(1);
+
+    const next = await sync();
+    expect(next.outcome).toMatchObject({ status: 'changed', entryCount: ENTRIES });
+    expect(next.direct).toBe(ENTRIES);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+  }, 120_000);
+
+  it('fetches again through staging when a key comes twice, keeping an identical duplicate once', async () => {
+    // Page 5 serves the first entry of page 0 again, unchanged: a later spill (pages of 1,000) meets its key twice.
+    let repeated: unknown;
+    const source = edited((entries, page) => {
+      if (page === 0) repeated ??= entries[0];
+      return page === 5 ? [...entries, repeated] : entries;
+    });
+    const loaded = await sync(source);
+    expect(source.calls).toBe(2);
+    expect(loaded.outcome).toMatchObject({ status: 'changed', entryCount: ENTRIES });
+    // The second fetch staged every entry served, the duplicate too; the diff kept it once.
+    expect(loaded.staged).toBe(ENTRIES + 1);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+  }, 120_000);
+
+  it('takes the staged path while another transaction holds the target', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.db.transaction(async (tx) => {
+      await lockTarget(tx, target.source.environment, LIST, target.variant);
+      locked();
+      await held;
+    });
+    await lockTaken;
+    const source = edited((entries, page) => {
+      // The lock goes once the fetch is well past its first spill, so the apply can take it.
+      if (page === 8) release();
+      return entries;
+    });
+    const loaded = await sync(source);
+    await holder;
+    expect(loaded.direct).toBe(0);
+    expect(loaded.staged).toBe(ENTRIES);
+    expect(loaded.outcome).toMatchObject({ status: 'changed', baseline: true, entryCount: ENTRIES });
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+  }, 120_000);
+});
