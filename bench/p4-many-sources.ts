@@ -23,6 +23,7 @@ import {
   figure,
   machineLine,
   printFigures,
+  productNodeFlags,
   redisUrl,
   runMain,
   sandboxEnv,
@@ -48,7 +49,7 @@ export interface P4Options {
 }
 
 function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [`${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...productNodeFlags, `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
