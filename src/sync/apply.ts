@@ -315,13 +315,21 @@ async function firstLoad(
   // Identical duplicates came twice; only then is the de-duplicating sort worth paying for.
   const source =
     rows.rows === collected.entryCount ? rows.from : `(select distinct on (entry_key) * from ${rows.from} order by entry_key) d`;
+  await openFirstRows(tx, target, now, result.snapshotId, { ...rows, from: source });
+  return result;
+}
+
+/**
+ * Opens a first load's rows under its snapshot, current from `now`. The source's parameters are
+ * numbered from $6 (unnestRows(rows, 6)): the first five are the target, the time and the snapshot.
+ */
+export async function openFirstRows(tx: Queryable, target: Target, now: Date, snapshotId: number, rows: RowSource): Promise<void> {
   await tx.query(
     `insert into refdata.entries
        (environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id)
-     select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${source}`,
-    [target.source.environment, target.list.key, target.variant, now, result.snapshotId, ...rows.params],
+     select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${rows.from}`,
+    [target.source.environment, target.list.key, target.variant, now, snapshotId, ...rows.params],
   );
-  return result;
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import { copyIn } from '../db/copy-in.ts';
-import type { ApplyOptions, ApplyResult } from './apply.ts';
-import { recordFirstLoad } from './apply.ts';
+import { openFirstRows, recordFirstLoad, type ApplyOptions, type ApplyResult } from './apply.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
@@ -108,14 +107,7 @@ export class DirectLoad {
         );
         return;
       }
-      const source = unnestRows(rows, 6);
-      const s = this.#target.source;
-      await this.#conn.query(
-        `insert into refdata.entries
-           (environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id)
-         select $1, $2, $3, entry_key, code, description, payload, entry_hash, $4, $5, $5 from ${source.from}`,
-        [s.environment, this.#target.list.key, this.#target.variant, this.#now, this.#snapshotId, ...source.params],
-      );
+      await openFirstRows(this.#conn, this.#target, this.#now, this.#snapshotId, unnestRows(rows, 6));
     } catch (err) {
       if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
         throw new DirectLoadConflict(`${this.#target.list.key}: an entry key came twice in the fetch`);

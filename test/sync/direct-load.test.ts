@@ -16,7 +16,7 @@ import { count, pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
 const LIST = 'equipment_types';
-const ENTRIES = 9_000;
+const ENTRIES = 8_500; // the last 500 arrive after the last spill: the direct load writes them with one insert
 let sb: Sandbox;
 let fx: ReturnType<typeof pipelineFixture>;
 let target: Target;
