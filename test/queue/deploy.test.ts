@@ -82,7 +82,7 @@ describe('Dockerfile', () => {
     expect(text.match(/^FROM node:24-slim/gm)).toHaveLength(2);
     expect(text).toMatch(/^RUN npm ci --omit=dev/m);
     expect(text).toMatch(/^USER node$/m);
-    expect(text).toContain('ENTRYPOINT ["node", "bin/refsync.js"]');
+    expect(text).toContain('ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/refsync.js"]');
     expect(text).toContain('CMD ["worker"]');
     for (const dir of ['bin', 'src', 'migrations']) expect(text).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     // No build step: Node 24 strips the types of src/ at run time.
