@@ -30,6 +30,9 @@ export interface ApplyResult {
 
 const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
 
+/** SQL for the next snapshot id: taken by the insert, or reserved ahead by a direct first load. */
+export const nextSnapshotId = "nextval(pg_get_serial_sequence('refdata.snapshots', 'id'))";
+
 interface SnapshotInsert {
   /** An id reserved earlier (a direct load writes its rows before the snapshot); else the next one. */
   id?: number;
@@ -51,7 +54,7 @@ async function insertSnapshot(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
         added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms)
-     values (coalesce($19::bigint, nextval(pg_get_serial_sequence('refdata.snapshots', 'id'))),
+     values (coalesce($19::bigint, ${nextSnapshotId}),
              $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      returning id`,
     [
@@ -290,7 +293,8 @@ async function writeChangeAlerts(
   }
 }
 
-async function hasCurrentRows(tx: Queryable, scope: string[]): Promise<boolean> {
+/** Whether the target (environment, list, variant) has any current rows. */
+export async function hasCurrentRows(tx: Queryable, scope: string[]): Promise<boolean> {
   const { rows } = await tx.query<{ found: boolean }>(
     `select exists (select 1 from refdata.entries
                      where environment = $1 and list_key = $2 and variant = $3 and valid_to is null) as found`,

@@ -1,7 +1,8 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import { copyIn } from '../db/copy-in.ts';
-import { openFirstRows, recordFirstLoad, type ApplyOptions, type ApplyResult } from './apply.ts';
+import { hasCurrentRows, nextSnapshotId, openFirstRows, recordFirstLoad, type ApplyOptions, type ApplyResult } from './apply.ts';
+import { BackgroundWrite } from './background-write.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
@@ -36,8 +37,7 @@ export class DirectLoad {
   readonly #now: Date;
   readonly #snapshotId: number;
   readonly #rowPrefix: string;
-  #inflight: Promise<void> | undefined;
-  #failure: unknown;
+  readonly #batch = new BackgroundWrite();
   #open = true;
 
   private constructor(conn: Connection, target: Target, now: Date, snapshotId: number) {
@@ -64,20 +64,14 @@ export class DirectLoad {
         await conn.query('rollback');
         return undefined;
       }
+      const scope = [environment, target.list.key, target.variant];
       const { lastOk } = await previousSnapshots(conn, environment, target.list.key, target.variant);
-      const { rows } = await conn.query<{ current: boolean; now: Date; id: string }>(
-        `select exists (select 1 from refdata.entries
-                         where environment = $1 and list_key = $2 and variant = $3 and valid_to is null) as current,
-                clock_timestamp() as now,
-                nextval(pg_get_serial_sequence('refdata.snapshots', 'id')) as id`,
-        [environment, target.list.key, target.variant],
-      );
-      const row = rows[0]!;
-      if (lastOk || row.current) {
+      if (lastOk || (await hasCurrentRows(conn, scope))) {
         await conn.query('rollback');
         return undefined;
       }
-      return new DirectLoad(conn, target, row.now, Number(row.id));
+      const { rows } = await conn.query<{ now: Date; id: string }>(`select clock_timestamp() as now, ${nextSnapshotId} as id`);
+      return new DirectLoad(conn, target, rows[0]!.now, Number(rows[0]!.id));
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
@@ -89,10 +83,8 @@ export class DirectLoad {
    * in, and throws the failure of any earlier one.
    */
   async append(rows: readonly NormalizedEntry[]): Promise<void> {
-    await this.#settle();
-    this.#inflight = this.#write(rows).catch((err: unknown) => {
-      this.#failure = err;
-    });
+    await this.#batch.settle();
+    this.#batch.start(this.#write(rows));
   }
 
   async #write(rows: readonly NormalizedEntry[]): Promise<void> {
@@ -116,18 +108,10 @@ export class DirectLoad {
     }
   }
 
-  async #settle(): Promise<void> {
-    if (this.#inflight) {
-      await this.#inflight;
-      this.#inflight = undefined;
-    }
-    if (this.#failure !== undefined) throw this.#failure;
-  }
-
   /** Writes the last rows and the snapshot, and commits: the load becomes visible all at once. */
   async finish(collected: CollectedList, options: ApplyOptions): Promise<ApplyResult> {
     await this.append(collected.pending);
-    await this.#settle();
+    await this.#batch.settle();
     const result = await recordFirstLoad(this.#conn, this.#target, collected, options, this.#now, this.#snapshotId);
     await this.#conn.query('commit');
     this.#open = false;
@@ -138,7 +122,7 @@ export class DirectLoad {
   async abort(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    await this.#inflight;
+    await this.#batch.idle();
     await this.#conn.query('rollback');
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
+import { BackgroundWrite } from './background-write.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 /** Below this many rows one unnest statement is as quick as a COPY and needs no driver check. */
@@ -63,8 +64,7 @@ export class StagingTable {
   #created = false;
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
-  #inflight: Promise<void> | undefined;
-  #failure: unknown;
+  readonly #spill = new BackgroundWrite();
   /** Whether the connection is node-postgres (COPY FROM STDIN) rather than PGlite; asked once. */
   #canCopy: boolean | undefined;
 
@@ -91,7 +91,7 @@ export class StagingTable {
    * transaction pass it as `q`: on PGlite, the connection itself waits for the transaction to end.
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
-    await this.#settle();
+    await this.#spill.settle();
     await this.#create(q);
     if (rows.length === 0) return;
     this.#appended += rows.length;
@@ -101,9 +101,7 @@ export class StagingTable {
       // A spill outside the transaction is written while the caller fetches the next pages: it
       // resolves once the previous spill is done, and any later append, ensure or drop waits for
       // this one and throws its error, so the diff never runs on a partial table.
-      this.#inflight = write.catch((err: unknown) => {
-        this.#failure = err;
-      });
+      this.#spill.start(write);
       return;
     }
     const source = unnestRows(rows, 1);
@@ -111,14 +109,6 @@ export class StagingTable {
       `insert into ${this.name} (entry_key, code, description, payload, entry_hash) select * from ${source.from}`,
       source.params,
     );
-  }
-
-  async #settle(): Promise<void> {
-    if (this.#inflight) {
-      await this.#inflight;
-      this.#inflight = undefined;
-    }
-    if (this.#failure !== undefined) throw this.#failure;
   }
 
   async #copyable(q: Queryable): Promise<boolean> {
@@ -140,12 +130,12 @@ export class StagingTable {
 
   /** Makes sure the table exists (an empty list still needs one to diff against). */
   async ensure(q: Queryable = this.#conn): Promise<void> {
-    await this.#settle();
+    await this.#spill.settle();
     await this.#create(q);
   }
 
   async drop(): Promise<void> {
-    await this.#inflight;
+    await this.#spill.idle();
     if (!this.#created) return;
     this.#created = false;
     await this.#conn.query(`drop table if exists ${this.name}`);
