@@ -5,12 +5,19 @@ interface Shape {
   keys: string[];
   sorted: string[];
   quoted: string[];
+  /**
+   * Whether a plain object with the sorted keys inserted in order keeps that order. Integer-like
+   * keys do not (JavaScript lists them first, in numeric order), and `__proto__` cannot be set
+   * as an own property by assignment.
+   */
+  rebuildable: boolean;
 }
 
 // Entries of one list nearly always share a few shapes, so sorting and quoting their keys once per
 // shape, not once per entry, halves the cost of a canonical form (a million entries per P3 sync).
 const SHAPES_KEPT = 16;
 const shapes: Shape[] = [];
+const integerLike = /^\d+$/;
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
@@ -21,10 +28,61 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
 function shapeOf(keys: string[]): Shape {
   for (const shape of shapes) if (sameKeys(shape.keys, keys)) return shape;
   const sorted = [...keys].sort();
-  const shape = { keys, sorted, quoted: sorted.map((k) => JSON.stringify(k)) };
+  const rebuildable = !keys.some((k) => k === '__proto__' || integerLike.test(k));
+  const shape = { keys, sorted, quoted: sorted.map((k) => JSON.stringify(k)), rebuildable };
   if (shapes.length >= SHAPES_KEPT) shapes.pop();
   shapes.unshift(shape);
   return shape;
+}
+
+/** Returned by sortedCopy for a value JSON.stringify would not serialise as the definition does. */
+const NOT_COPYABLE = Symbol('not copyable');
+
+/**
+ * The value with every object rebuilt with its keys in sorted order, for JSON.stringify to
+ * serialise in one native pass: a flat string, about a third cheaper to build and to hash than
+ * one concatenated piece by piece. Gives up on anything where JSON.stringify and the definition
+ * differ (undefined members, toJSON, class instances, keys an object would reorder).
+ */
+function sortedCopy(value: unknown): unknown {
+  if (value === undefined) return NOT_COPYABLE;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = sortedCopy(value[i]);
+      if (item === NOT_COPYABLE) return NOT_COPYABLE;
+      out[i] = item;
+    }
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return NOT_COPYABLE;
+  const { sorted, rebuildable } = shapeOf(Object.keys(value));
+  if (!rebuildable) return NOT_COPYABLE;
+  const out: Record<string, unknown> = {};
+  for (const key of sorted) {
+    const member = sortedCopy((value as Record<string, unknown>)[key]);
+    if (member === NOT_COPYABLE) return NOT_COPYABLE;
+    out[key] = member;
+  }
+  return out;
+}
+
+/** The definition, piece by piece: for the values sortedCopy gives up on. */
+function concatenated(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + concatenated(value[i]);
+    return `${out}]`;
+  }
+  const { sorted, quoted } = shapeOf(Object.keys(value));
+  let out = '{';
+  for (let i = 0; i < sorted.length; i++) {
+    out += `${i ? ',' : ''}${quoted[i]}:${concatenated((value as Record<string, unknown>)[sorted[i]!])}`;
+  }
+  return `${out}}`;
 }
 
 /**
@@ -32,18 +90,8 @@ function shapeOf(keys: string[]): Shape {
  * same bytes whatever key order the service used.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + canonicalJson(value[i]);
-    return `${out}]`;
-  }
-  const { sorted, quoted } = shapeOf(Object.keys(value));
-  let out = '{';
-  for (let i = 0; i < sorted.length; i++) {
-    out += `${i ? ',' : ''}${quoted[i]}:${canonicalJson((value as Record<string, unknown>)[sorted[i]!])}`;
-  }
-  return `${out}}`;
+  const copy = sortedCopy(value);
+  return copy === NOT_COPYABLE ? concatenated(value) : JSON.stringify(copy);
 }
 
 /** sha-256 of the canonical entry, base64: the entry's identity of content. */

@@ -35,8 +35,16 @@ function firstText(entry: Record<string, unknown>, fields: readonly string[]): s
  * to the code rule, and failing that is a shape error naming the list.
  */
 function entryKey(list: ListDefinition, entry: Record<string, unknown>, index: number): string {
-  const parts = list.keyFields.map((f) => scalarText(entry[f]));
-  if (parts.some((p) => p !== null && p !== '')) return parts.map((p) => p ?? '').join('|');
+  // Built without intermediate arrays: it runs once per entry, a million times for a large list.
+  const fields = list.keyFields;
+  let key = '';
+  let found = false;
+  for (let i = 0; i < fields.length; i++) {
+    const part = scalarText(entry[fields[i]!]);
+    if (part !== null && part !== '') found = true;
+    key = i === 0 ? (part ?? '') : `${key}|${part ?? ''}`;
+  }
+  if (found) return key;
   const fallback = firstText(entry, list.codeFields);
   if (fallback !== null) return fallback;
   throw new EntryShapeError(
@@ -65,7 +73,9 @@ export class FieldTracker {
 
   observe(entry: unknown): void {
     if (entry === null || typeof entry !== 'object') return;
-    for (const [field, value] of Object.entries(entry)) {
+    // for-in rather than Object.entries: no arrays allocated per entry (JSON objects have no inherited keys).
+    for (const field in entry) {
+      const value = (entry as Record<string, unknown>)[field];
       let types = this.#types.get(field);
       if (!types) this.#types.set(field, (types = new Set()));
       if (value === null) continue;

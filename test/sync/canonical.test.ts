@@ -29,6 +29,11 @@ const samples: unknown[] = [
   { 'é': 1, e: 2, E: 3, '': 'empty key', 'key with "quotes"': [1, { z: null, y: [true, false] }] },
   { nested: { z: { b: [{ d: 1, c: 2 }, 'x'], a: null }, y: [] }, list: [[], [[]], {}] },
   { undefinedValue: undefined, fn: 'kept' },
+  [1, undefined, { a: [undefined] }],
+  JSON.parse('{"__proto__": {"b": 1, "a": 2}, "z": 0}'),
+  { when: new Date(0), z: { '0': 'zero', b: 'integer-like key one level down' } },
+  Object.assign(Object.create(null) as object, { b: 2, a: 1 }),
+  { big: 1e21, small: 5e-324, negativeZero: -0, notFinite: Number.NaN },
   [{ b: 1, a: 1 }, { a: 1, b: 1 }, { c: { b: 1, a: 1 } }],
 ];
 
