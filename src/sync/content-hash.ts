@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 
 export class DuplicateKeyError extends Error {
   readonly code = 'duplicate_key';
@@ -7,6 +7,7 @@ export class DuplicateKeyError extends Error {
 /** Hash input is handed to OpenSSL in chunks of about this many characters, not once per entry. */
 const HASH_CHUNK_CHARS = 64 * 1024;
 const notLatin1 = /[^\u0000-\u00ff]/;
+const lineBreaking = /[\u0000\n]/;
 
 /** Short strings are copied in JS: a native Buffer.write per key and per digest cost more than the copy. */
 function writeLatin1(buf: Buffer, at: number, text: string): number {
@@ -80,23 +81,19 @@ class PairArena {
   }
 }
 
-/** sha-256 over lines each followed by a newline, handed to OpenSSL in chunks rather than per line. */
-class LineHash {
-  readonly #hash = createHash('sha256');
-  #chunk = '';
+/** A chunk of lines out of the JS heap, in a lossless encoding: latin1 when it fits, else UTF-16. */
+interface KeptChunk {
+  bytes: Buffer;
+  wide: boolean;
+}
 
-  add(line: string): void {
-    this.#chunk += `${line}\n`;
-    if (this.#chunk.length >= HASH_CHUNK_CHARS) {
-      this.#hash.update(this.#chunk);
-      this.#chunk = '';
-    }
-  }
+function keptChunk(text: string): KeptChunk {
+  const wide = notLatin1.test(text);
+  return { bytes: Buffer.from(text, wide ? 'utf16le' : 'latin1'), wide };
+}
 
-  hex(): string {
-    this.#hash.update(this.#chunk);
-    return this.#hash.digest('hex');
-  }
+function chunkText(chunk: KeptChunk): string {
+  return chunk.bytes.toString(chunk.wide ? 'utf16le' : 'latin1');
 }
 
 /**
@@ -104,14 +101,21 @@ class LineHash {
  * duplicates collapsed; two different entries under one key fail the list, naming the key.
  *
  * Services nearly always serve a list in key order, so while the keys arrive sorted the lines are
- * hashed as they come and nothing per entry is kept but the packed pair. The first key out of
- * order switches to the plain definition: sort every pair at the end. Both give the same bytes.
+ * hashed as they come, in chunks, and the chunks are kept (about 45 bytes per entry, a few strings
+ * in all). The first key out of order moves every line so far into a PairArena and switches to
+ * the plain definition: sort every pair at the end. Both give the same bytes.
  */
 export class ContentHasher {
   readonly #listKey: string;
-  readonly #arena = new PairArena();
   /** The streaming hash while keys ascend; undefined once one did not. */
-  #hash: LineHash | undefined = new LineHash();
+  #hash: Hash | undefined = createHash('sha256');
+  /**
+   * Lines hashed so far, in chunks copied out of the JS heap: kept as strings, 45 MB at a million
+   * entries would sit in the old generation and let V8 grow the heap by about twice that.
+   */
+  #kept: KeptChunk[] = [];
+  #chunk = '';
+  #arena: PairArena | undefined;
   #lastKey: string | undefined;
   #lastDigest: string | undefined;
   #count = 0;
@@ -121,35 +125,53 @@ export class ContentHasher {
   }
 
   add(key: string, digest: string): void {
-    this.#arena.add(key, digest);
-    if (!this.#hash) return;
+    if (this.#arena) return this.#arena.add(key, digest);
     const lastKey = this.#lastKey;
     if (lastKey !== undefined && key <= lastKey) {
-      if (key !== lastKey) return this.#unordered();
+      if (key !== lastKey) return this.#unordered(key, digest);
       if (digest === this.#lastDigest) return;
       throw this.#duplicate(key);
     }
-    // Lines sort as their keys do unless a key holds NUL, the separator; such a list is sorted whole.
-    if (key.includes('\u0000')) return this.#unordered();
-    this.#hash.add(`${key}\u0000${digest}`);
+    // Lines sort as their keys do unless a key holds NUL, the separator, and the kept chunks are
+    // split on newlines: a key with either is sorted the plain way.
+    if (lineBreaking.test(key)) return this.#unordered(key, digest);
+    this.#chunk += `${key}\u0000${digest}\n`;
+    if (this.#chunk.length >= HASH_CHUNK_CHARS) {
+      this.#hash!.update(this.#chunk);
+      this.#kept.push(keptChunk(this.#chunk));
+      this.#chunk = '';
+    }
     this.#lastKey = key;
     this.#lastDigest = digest;
     this.#count += 1;
   }
 
-  #unordered(): void {
+  #unordered(key: string, digest: string): void {
+    const arena = new PairArena();
+    for (const chunk of [...this.#kept.map(chunkText), this.#chunk]) {
+      let at = 0;
+      for (let end = chunk.indexOf('\n'); end !== -1; at = end + 1, end = chunk.indexOf('\n', at)) {
+        const nul = chunk.indexOf('\u0000', at);
+        arena.add(chunk.slice(at, nul), chunk.slice(nul + 1, end));
+      }
+    }
+    arena.add(key, digest);
+    this.#arena = arena;
     this.#hash = undefined;
+    this.#kept = [];
+    this.#chunk = '';
   }
 
   /** The hex content hash and the number of distinct entries. */
   finish(): { contentHash: string; entryCount: number } {
-    if (this.#hash) return { contentHash: this.#hash.hex(), entryCount: this.#count };
-    return this.#sorted();
+    if (!this.#arena) return { contentHash: this.#hash!.update(this.#chunk).digest('hex'), entryCount: this.#count };
+    return this.#sorted(this.#arena);
   }
 
-  #sorted(): { contentHash: string; entryCount: number } {
-    const lines = this.#arena.lines().sort();
-    const hash = new LineHash();
+  #sorted(arena: PairArena): { contentHash: string; entryCount: number } {
+    const lines = arena.lines().sort();
+    const hash = createHash('sha256');
+    let chunk = '';
     let previous: string | undefined;
     let previousKey: string | undefined;
     let count = 0;
@@ -157,12 +179,16 @@ export class ContentHasher {
       if (line === previous) continue;
       const key = line.slice(0, line.indexOf('\u0000'));
       if (key === previousKey) throw this.#duplicate(key);
-      hash.add(line);
+      chunk += `${line}\n`;
+      if (chunk.length >= HASH_CHUNK_CHARS) {
+        hash.update(chunk);
+        chunk = '';
+      }
       previous = line;
       previousKey = key;
       count += 1;
     }
-    return { contentHash: hash.hex(), entryCount: count };
+    return { contentHash: hash.update(chunk).digest('hex'), entryCount: count };
   }
 
   #duplicate(key: string): DuplicateKeyError {

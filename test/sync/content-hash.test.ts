@@ -44,11 +44,18 @@ describe('ContentHasher', () => {
     expect(hashed(shuffled)).toEqual(reference(many));
   });
 
-  it('keeps keys outside latin1 exactly (wide characters, emoji, a lone surrogate), in any order', () => {
-    const keys = ['abc', 'é-latin1', '€uro', '😀 emoji', 'lone \ud800 surrogate', '', 'a|b|', 'zz\u00ff'];
+  it('keeps keys outside latin1 exactly (wide characters, emoji, a lone surrogate, newlines), in any order', () => {
+    const keys = ['abc', 'é-latin1', '€uro', '😀 emoji', 'lone \ud800 surrogate', '', 'a|b|', 'zz\u00ff', 'two\nlines', 'nul\u0000'];
     const pairs = keys.map((k, i): [string, string] => [k, digest(i)]);
     expect(hashed(pairs)).toEqual(reference(pairs));
     expect(hashed([...pairs].sort(([a], [b]) => (a < b ? -1 : 1)))).toEqual(reference(pairs));
+    // A key with a newline in the middle of a long ordered run, then a key out of order: every
+    // line hashed before the newline key must survive the switch to sorting.
+    const newlineInside: Array<[string, string]> = [...ordered.slice(0, 3000), ['K002999\nx', digest(-3)], ...ordered.slice(3000), ordered[0]!];
+    expect(hashed(newlineInside)).toEqual(reference(newlineInside));
+    // The same across chunks of wide keys (kept as UTF-16, a lone surrogate among them).
+    const wide: Array<[string, string]> = ordered.map(([k, d], i) => [`€${k}${i === 2500 ? '\ud800' : ''}`, d]);
+    expect(hashed([...wide, wide[0]!, ['€', digest(-4)]])).toEqual(reference([...wide, ['€', digest(-4)]]));
   });
 
   it('fails on two different entries under one key, whether they are adjacent or far apart', () => {
