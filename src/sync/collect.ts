@@ -9,7 +9,7 @@ export interface CollectedList {
   entryCount: number;
   pages: number;
   fields: string[];
-  /** Rows not yet written to staging (all of them for small lists). */
+  /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
   /**
    * Set when the rows were checked against an index of the current rows: only the rows that are
@@ -22,6 +22,12 @@ export interface CollectorOptions {
   /** Rows kept in memory before they are handed to `spill` (large lists stream through). */
   spillThreshold: number;
   spill: (rows: NormalizedEntry[]) => Promise<void>;
+  /**
+   * Whether a row must be kept for the database (default: all). A row already current as fetched
+   * is hashed and counted, then dropped at once: held until a spill, a million of them would
+   * outlive the young generation and cost the collector's GC most of its time.
+   */
+  keep?: (row: NormalizedEntry) => boolean;
 }
 
 /**
@@ -51,12 +57,13 @@ export class ListCollector {
 
   async addPage(entries: readonly unknown[]): Promise<void> {
     this.#pages += 1;
+    const keep = this.#options.keep;
     for (const raw of entries) {
       const row = normalizeEntry(this.#list, raw, this.#received);
       this.#received += 1;
       this.#fields.observe(raw);
       this.#hasher.add(row.entryKey, row.digest);
-      this.#buffer.push(row);
+      if (!keep || keep(row)) this.#buffer.push(row);
     }
     if (this.#buffer.length >= this.#options.spillThreshold) {
       const rows = this.#buffer;

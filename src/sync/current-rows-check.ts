@@ -19,6 +19,8 @@ export class CurrentRowsCheck {
   readonly #target: Target;
   readonly #enabled: boolean;
   #index: Promise<CurrentRowIndex> | undefined;
+  /** The index once it has been read. */
+  #ready: CurrentRowIndex | undefined;
 
   constructor(conn: Connection, target: Target, enabled: boolean) {
     this.#conn = conn;
@@ -34,7 +36,12 @@ export class CurrentRowsCheck {
   #start(): Promise<CurrentRowIndex> {
     this.#index = CurrentRowIndex.read(this.#conn, this.#target);
     // Awaited by the first spill or at the end; until then a failure must not count as unhandled.
-    this.#index.catch(() => undefined);
+    this.#index.then(
+      (index) => {
+        this.#ready = index;
+      },
+      () => undefined,
+    );
     return this.#index;
   }
 
@@ -46,6 +53,14 @@ export class CurrentRowsCheck {
     if (!this.#enabled) return false;
     const index = await (this.#index ?? this.#start());
     return index.size === 0 && index.generation === 0;
+  }
+
+  /**
+   * Whether a fetched row may need staging: true until the index is in, then only for a row that
+   * is not current as fetched. Never waits: rows kept before the index came are checked at the spill.
+   */
+  keeps(row: NormalizedEntry): boolean {
+    return this.#ready === undefined || !this.#ready.match(row);
   }
 
   /** The rows to stage: all of them, or with an index the ones not current as fetched. */

@@ -86,6 +86,7 @@ export async function syncTarget(
         const current = new CurrentRowsCheck(conn, target, indexed);
         const collector = new ListCollector(target.list, {
           spillThreshold: options.spillThreshold ?? 20_000,
+          keep: (row) => current.keeps(row),
           spill: async (rows) => {
             if (firstSpill) {
               firstSpill = false;
