@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import { canonicalJson } from '../../src/sync/canonical.ts';
 import { CurrentRowIndex } from '../../src/sync/current-index.ts';
+import { CurrentRowsCheck } from '../../src/sync/current-rows-check.ts';
 import { normalizeEntry } from '../../src/sync/normalize.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -119,5 +120,35 @@ describe('the current-row index', () => {
       [LIST],
     );
     expect(rows).toEqual([{ entry_key: 'G0000042', n: 2 }, { entry_key: 'G0011990', n: 2 }]);
+  }, 120_000);
+
+  it('drops fetched rows that are current as soon as the index is in, without holding them to a spill', async () => {
+    sb.control.modifyEntry(LIST, 'G0011000', { description: 'changed on the last page' });
+    const read = vi.spyOn(CurrentRowIndex, 'read');
+    const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
+    const keeps = vi.spyOn(CurrentRowsCheck.prototype, 'keeps');
+    try {
+      const waiting: PageSource = {
+        async *pages(request) {
+          let page = 0;
+          for await (const entries of fx.client.pages(request)) {
+            // The index read starts once 5,000 entries are in (five pages): let it finish first.
+            if (++page === 6) await read.mock.results[0]!.value;
+            yield entries;
+          }
+        },
+      };
+      const outcome = await syncTarget(t.db, waiting, target, { runId: null, spillThreshold: 20_000 });
+      expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+      // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
+      expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);
+      expect(keeps).toHaveBeenCalledTimes(sb.control.getEntries(LIST).length);
+    } finally {
+      read.mockRestore();
+      unmatched.mockRestore();
+      keeps.mockRestore();
+    }
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
   }, 120_000);
 });
