@@ -107,8 +107,8 @@ function chunkText(chunk: KeptChunk): string {
  */
 export class ContentHasher {
   readonly #listKey: string;
-  /** The streaming hash while keys ascend; undefined once one did not. */
-  #hash: Hash | undefined = createHash('sha256');
+  /** The streaming hash while keys ascend; unused once one did not (#arena set). */
+  readonly #hash: Hash = createHash('sha256');
   /**
    * Lines hashed so far, in chunks copied out of the JS heap: kept as strings, 45 MB at a million
    * entries would sit in the old generation and let V8 grow the heap by about twice that.
@@ -137,7 +137,7 @@ export class ContentHasher {
     if (lineBreaking.test(key)) return this.#unordered(key, digest);
     this.#chunk += `${key}\u0000${digest}\n`;
     if (this.#chunk.length >= HASH_CHUNK_CHARS) {
-      this.#hash!.update(this.#chunk);
+      this.#hash.update(this.#chunk);
       this.#kept.push(keptChunk(this.#chunk));
       this.#chunk = '';
     }
@@ -157,14 +157,13 @@ export class ContentHasher {
     }
     arena.add(key, digest);
     this.#arena = arena;
-    this.#hash = undefined;
     this.#kept = [];
     this.#chunk = '';
   }
 
   /** The hex content hash and the number of distinct entries. */
   finish(): { contentHash: string; entryCount: number } {
-    if (!this.#arena) return { contentHash: this.#hash!.update(this.#chunk).digest('hex'), entryCount: this.#count };
+    if (!this.#arena) return { contentHash: this.#hash.update(this.#chunk).digest('hex'), entryCount: this.#count };
     return this.#sorted(this.#arena);
   }
 

@@ -3,6 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { Target } from '../catalog/targets.ts';
 import type { Connection, Queryable } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
+import { previousSnapshots } from './previous.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),
@@ -55,17 +56,6 @@ export async function rowsGeneration(q: Queryable, target: Target): Promise<numb
     [target.source.environment, target.list.key, target.variant],
   );
   return Number(rows[0]?.g ?? 0);
-}
-
-/** The entry count of the target's last ok snapshot: how many current rows to expect. */
-async function lastEntryCount(q: Queryable, target: Target): Promise<number> {
-  const { rows } = await q.query<{ n: number | null }>(
-    `select entry_count as n from refdata.snapshots
-     where environment = $1 and list_key = $2 and variant = $3 and status = 'ok'
-     order by id desc limit 1`,
-    [target.source.environment, target.list.key, target.variant],
-  );
-  return rows[0]?.n ?? 0;
 }
 
 /**
@@ -163,7 +153,8 @@ export class CurrentRowIndex {
     return conn.transaction(async (tx) => {
       await tx.query('set transaction isolation level repeatable read, read only');
       const generation = await rowsGeneration(tx, target);
-      const rows = new GrowingRows(await lastEntryCount(tx, target));
+      const { lastOk } = await previousSnapshots(tx, target.source.environment, target.list.key, target.variant);
+      const rows = new GrowingRows(lastOk?.entryCount ?? 0);
       const lit = pg.escapeLiteral;
       const stream = copyTo(
         `copy (select id, entry_key, entry_hash from refdata.entries
