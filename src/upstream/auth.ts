@@ -29,6 +29,20 @@ export interface AuthAttempt {
   keyTried: boolean;
 }
 
+/** Longest token or key a login answer may hand out (JWTs are a few hundred bytes to a few KB). */
+const MAX_CREDENTIAL_LENGTH = 8192;
+
+/**
+ * Why a token or key from the service cannot go into an Authorization header, or undefined when it
+ * can: it must be visible ASCII (no space, control character or line break that could split the
+ * header) and of a sane length. Never quotes the value.
+ */
+export function unusableCredential(value: string): string | undefined {
+  if (value.length > MAX_CREDENTIAL_LENGTH) return `${value.length} characters, more than ${MAX_CREDENTIAL_LENGTH}`;
+  if (!/^[\x21-\x7e]+$/.test(value)) return 'holds characters other than visible ASCII (control characters, spaces or line breaks)';
+  return undefined;
+}
+
 function keyHeader(scheme: ApiKeyScheme, key: string): string {
   if (scheme === 'bearer') return `Bearer ${key}`;
   if (scheme === 'basic') return `Basic ${Buffer.from(`${key}:`).toString('base64')}`;

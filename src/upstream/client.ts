@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent } from 'undici';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { Session, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
+import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
 import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
 import {
   AuthError,
@@ -306,6 +306,10 @@ export class UpstreamClient {
       throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer has no token`, { endpoint: LOGIN_PATH });
     }
     const apiKey = isObject(json) && typeof json.api_key === 'string' && json.api_key !== '' ? json.api_key : undefined;
+    for (const [field, value] of [['token', token], ['api_key', apiKey]] as const) {
+      const problem = value === undefined ? undefined : unusableCredential(value);
+      if (problem) throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer's ${field} is not a usable credential (${problem}); refused`, { endpoint: LOGIN_PATH });
+    }
     this.#logger.info({ endpoint: LOGIN_PATH }, 'logged in to the upstream');
     return apiKey ? { token, apiKey } : { token };
   }
@@ -332,7 +336,7 @@ export class UpstreamClient {
         const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers };
         if (ex.body !== undefined) sendReq.body = ex.body;
         if (ex.signal) sendReq.signal = ex.signal;
-        const res = await send(this.#agent, sendReq);
+        const res = await send(this.#agent, this.#origin, sendReq);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
           let buf: Buffer;

@@ -14,7 +14,8 @@ export type UpstreamErrorCode =
   | 'size'
   | 'paging'
   | 'network'
-  | 'config';
+  | 'config'
+  | 'origin_mismatch';
 
 /** Where a transport failure happened: `connect` means the request surely never reached the service. */
 export type FailurePhase = 'connect' | 'request' | 'response';
@@ -111,6 +112,13 @@ export class SizeError extends UpstreamError {
 export class PagingError extends UpstreamError {
   constructor(message: string, options: UpstreamErrorOptions) {
     super('paging', message, options);
+  }
+}
+
+/** A request (or a `next` link) aimed somewhere other than the configured origin: refused before sending. */
+export class OriginError extends UpstreamError {
+  constructor(message: string, options: UpstreamErrorOptions) {
+    super('origin_mismatch', message, { ...options, retryable: false });
   }
 }
 

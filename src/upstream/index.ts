@@ -11,6 +11,7 @@ export {
   SizeError,
   PagingError,
   NetworkError,
+  OriginError,
   UpstreamConfigError,
   type UpstreamErrorCode,
 } from './errors.ts';

@@ -1,4 +1,5 @@
 import { PagingError, ProtocolError } from './errors.ts';
+import { checkOrigin } from './origin.ts';
 
 /** One response of a list, whatever its shape. */
 export interface ListPage {
@@ -64,7 +65,7 @@ export function interpretPage(json: unknown, ctx: PageContext): ListPage {
 
 /**
  * The URL a `next` link points at, accepted only on the configured origin over https and without
- * user info — checked before any byte is sent there, so credentials never go anywhere else.
+ * user info (the transport's own check, run as soon as the link is read).
  */
 export function resolveNextLink(raw: string, current: URL, origin: URL, ctx: PageContext): URL {
   let url: URL;
@@ -73,15 +74,7 @@ export function resolveNextLink(raw: string, current: URL, origin: URL, ctx: Pag
   } catch {
     throw new PagingError(`${ctx.where}: 'next' link is not a URL; refused`, { endpoint: ctx.endpoint, retryable: false });
   }
-  if (url.username || url.password) {
-    throw new PagingError(`${ctx.where}: 'next' link carries user info; refused`, { endpoint: ctx.endpoint, retryable: false });
-  }
-  if (url.protocol !== 'https:' || url.origin !== origin.origin) {
-    throw new PagingError(
-      `${ctx.where}: 'next' link points to another origin (${url.protocol}//${url.host}), not ${origin.origin}; refused`,
-      { endpoint: ctx.endpoint, retryable: false },
-    );
-  }
+  checkOrigin(url, origin, ctx, "'next' link");
   url.hash = '';
   return url;
 }

@@ -6,6 +6,7 @@ import {
   TimeoutError,
   TlsError,
 } from './errors.ts';
+import { checkOrigin } from './origin.ts';
 
 export interface TransportTimeouts {
   connectMs: number;
@@ -47,11 +48,16 @@ export function createAgent(timeouts: TransportTimeouts, extraCa: string[], conn
   });
 }
 
-/** Sends one request; every low-level failure comes back as an UpstreamError without a header in it. */
-export async function send(agent: Agent, req: SendRequest): Promise<SendResponse> {
+/**
+ * Sends one request to the configured origin; every low-level failure comes back as an UpstreamError
+ * without a header in it. The one place every upstream request leaves from, so the origin check is
+ * here: a URL elsewhere (whatever built it) is refused before a byte, and its credential, is sent.
+ */
+export async function send(agent: Agent, origin: URL, req: SendRequest): Promise<SendResponse> {
+  checkOrigin(req.url, origin, req);
   try {
     return await agent.request({
-      origin: req.url.origin,
+      origin: origin.origin,
       path: req.url.pathname + req.url.search,
       method: req.method,
       headers: req.headers,

@@ -154,7 +154,7 @@ describe('17. links and redirects elsewhere', () => {
         expect(plainConnections).toBe(seen.plain);
         // Only page 1 was asked for, on the sandbox.
         expect(sb.control.requestLog().filter((r) => r.path === '/v2/shipments/piece-types/')).toHaveLength(1);
-        const outcome = await expectFailedThenRecovered(sb, t.db, fx, 'piece_types', before, run, 'paging');
+        const outcome = await expectFailedThenRecovered(sb, t.db, fx, 'piece_types', before, run, 'origin_mismatch');
         expect(outcome.error).toMatch(/refused/);
       } finally {
         sb.control.setPaging('piece_types', 'envelope');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
-import { HttpStatusError, PagingError, ProtocolError, UpstreamClient } from '../../src/upstream/index.ts';
+import { HttpStatusError, OriginError, PagingError, ProtocolError, UpstreamClient } from '../../src/upstream/index.ts';
 import { client, collect, failure, fast, json, useResetSandbox, tinyServer, type TinyServer } from './fixtures.ts';
 
 let sb: Sandbox;
@@ -121,7 +121,7 @@ describe('paging that cannot be trusted', () => {
     const c = client(sb, { pageSize: 3, credentials: { email: 'keyed@sandbox.test', password: 'keyed-password', apiKeyScheme: 'apikey' } });
     try {
       const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/hazmat/' })));
-      expect(err).toBeInstanceOf(PagingError);
+      expect(err).toBeInstanceOf(OriginError);
       expect(err.message).toContain(`points to another origin (${foreign.url})`);
       expect(err.retryable).toBe(false);
       expect(foreign.connections()).toBe(0);
@@ -140,7 +140,7 @@ describe('paging that cannot be trusted', () => {
       const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast });
       try {
         const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/hazmat/' })));
-        expect(err).toBeInstanceOf(PagingError);
+        expect(err).toBeInstanceOf(OriginError);
         expect(server.requests).toHaveLength(1);
       } finally {
         await c.close();
