@@ -114,8 +114,8 @@ function firstIssue(error: z.ZodError, describe: (field: string) => string, raw?
     const at = [...issue.path.map(String), key];
     return new ConfigError(`${describe(at[0]!)}${at.slice(1).map((p) => `.${p}`).join('')}: is not a setting refsync knows`);
   }
-  const [field, ...rest] = issue.path.map(String);
-  const where = field ? describe(field) + rest.map((p) => `[${p}]`).join('') : 'configuration';
+  const [field, ...rest] = issue.path;
+  const where = field !== undefined ? describe(String(field)) + rest.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') : 'configuration';
   if (issue.code === 'invalid_type' && issue.message.includes('undefined')) {
     return new ConfigError(`${where}: is required`);
   }
@@ -205,7 +205,9 @@ function sourcesFromFile(path: string, envSource: Record<string, unknown>): Arra
     throw new ConfigError(`REFSYNC_CONFIG: '${path}' is not valid JSON (${(err as Error).message.split('\n')[0]})`);
   }
   const file = configFileSchema.safeParse(json);
-  if (!file.success) throw firstIssue(file.error, (f) => `REFSYNC_CONFIG ${f}`);
+  if (!file.success) throw firstIssue(file.error, (f) => `REFSYNC_CONFIG ${f}`, json);
+  // A file without sources only adds to the one source the environment defines.
+  if (!file.data.sources) return [[{ ...envSource, listOverrides: file.data.catalog ?? {} }, (f: string) => envNames[f] ?? f]];
   return file.data.sources.map((raw, index) => {
     const label = typeof raw.name === 'string' ? raw.name : typeof raw.environment === 'string' ? raw.environment : String(index);
     const describe = (field: string) => `REFSYNC_CONFIG sources[${index}] (${label}).${field}`;

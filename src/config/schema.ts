@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
+import { basePathProblem, listPathProblem } from './list-path.ts';
 import { alertKinds } from './types.ts';
 
 const commaList = (value: unknown) =>
@@ -63,17 +64,16 @@ const timezone = z.string().refine(
 
 const listKey = z.string().refine(isListKey, { message: `must be one of: ${listKeys.join(', ')}` });
 
+/** A zod string checked by one of the list-path rules (see list-path.ts). */
+const checkedPath = (problem: (value: string) => string | undefined) =>
+  z.string().superRefine((value, ctx) => {
+    const message = problem(value);
+    if (message) ctx.addIssue({ code: 'custom', message });
+  });
+
 const listOverride = z.strictObject({
-  basePath: z
-    .string()
-    .refine((p) => p === '' || (p.startsWith('/') && !p.endsWith('/')), {
-      message: "must be '' or a path like /v2",
-    })
-    .optional(),
-  path: z
-    .string()
-    .refine((p) => p.startsWith('/') && p.endsWith('/'), { message: 'must start and end with /' })
-    .optional(),
+  basePath: checkedPath(basePathProblem).optional(),
+  path: checkedPath(listPathProblem).optional(),
 });
 
 /** One source after secrets were resolved; both env and REFSYNC_CONFIG sources are checked by it. */
@@ -104,8 +104,11 @@ export const sourceSchema = z.strictObject({
 export type RawSource = z.input<typeof sourceSchema>;
 export type ParsedSource = z.output<typeof sourceSchema>;
 
-/** REFSYNC_CONFIG: a file listing sources; every field optional where the environment gives a default. */
+/**
+ * REFSYNC_CONFIG: a file listing sources (every field optional where the environment gives a default),
+ * and catalog overrides; without sources, the environment's one source takes the catalog.
+ */
 export const configFileSchema = z.strictObject({
-  sources: z.array(z.record(z.string(), z.unknown())).min(1),
+  sources: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
   catalog: z.record(listKey, listOverride).optional(),
 });

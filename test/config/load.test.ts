@@ -128,3 +128,12 @@ describe('several sources from REFSYNC_CONFIG', () => {
     expect(configError({ REFSYNC_CONFIG: file('broken.json', '{"sources": [') })).toMatch(/^REFSYNC_CONFIG: '.*broken.json' is not valid JSON/);
   });
 });
+
+describe('a REFSYNC_CONFIG file with only catalog overrides', () => {
+  it('applies them to the one source the environment defines', () => {
+    const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_API_KEY: 'k-0001' };
+    const config = loadConfig({ ...base, REFSYNC_CONFIG: file('catalog-only.json', JSON.stringify({ catalog: { hazmat: { basePath: '', path: '/v3/hazmat/' } } })) });
+    expect(config.sources).toHaveLength(1);
+    expect(targetsFor(config.sources[0]!, ['hazmat']).map((t) => [t.list.basePath, t.path])).toEqual([['', '/v3/hazmat/']]);
+  });
+});
