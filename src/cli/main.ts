@@ -2,6 +2,7 @@ import { loadDotEnv } from '../config/dotenv.ts';
 import { ConfigError } from '../config/errors.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
+import { guardTerminalOutput } from './terminal.ts';
 
 function printHelp(): void {
   const width = Math.max(...commands.map((c) => c.usage.length));
@@ -24,6 +25,10 @@ async function main(argv: string[]): Promise<number> {
   const mod = await command.load();
   return mod.run(rest);
 }
+
+// Upstream text reaches these streams (errors, entries, who check-auth names): never as control.
+guardTerminalOutput(process.stdout);
+guardTerminalOutput(process.stderr);
 
 // Bad configuration and bad arguments end with one line and exit 2; anything else is a bug or an
 // outage and keeps its message (never a secret: errors are built without them) on one line too.

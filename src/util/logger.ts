@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { escapeControls } from './control-chars.ts';
 
 export type { Logger };
 
@@ -37,6 +38,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     name: options.name ?? 'refsync',
     redact: { paths: redactPaths, censor: '[redacted]' },
     base: { pid: process.pid },
+    // pino escapes C0 controls in strings but not C1 or bidi overrides, which a terminal tailing the
+    // log would act on; escaped the JSON way, each line stays the same JSON.
+    hooks: { streamWrite: escapeControls },
   };
   return options.destination ? pino(config, options.destination) : pino(config, pino.destination(2));
 }

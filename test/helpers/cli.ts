@@ -7,6 +7,9 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** The bytes as written, for checks the decoded text would hide. */
+  stdoutBytes: Buffer;
+  stderrBytes: Buffer;
 }
 
 /**
@@ -18,15 +21,16 @@ export function runCli(args: string[], options: { env?: Record<string, string | 
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, ...options.env })) if (v !== undefined) env[k] = v;
     const child = spawn(process.execPath, [refsyncBin, ...args], { env, cwd: options.cwd ?? process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => stdout.push(d));
+    child.stderr.on('data', (d: Buffer) => stderr.push(d));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      const [stdoutBytes, stderrBytes] = [Buffer.concat(stdout), Buffer.concat(stderr)];
+      resolve({ code, stdout: stdoutBytes.toString('utf8'), stderr: stderrBytes.toString('utf8'), stdoutBytes, stderrBytes });
     });
   });
 }
