@@ -287,6 +287,14 @@ describe('upstream text never becomes terminal control', () => {
     expect(changes.stdout).toContain('UN\\u001b]0;x\\u0007');
   });
 
+  it('check-auth: who /v2/auth/me/ says the user is, printed escaped', async () => {
+    answer = (req, res) => (req.url === '/v2/auth/me/' ? json(res, 200, { id: 7, email: `ops${ansi}@x.example` }) : fineAnswer(req, res));
+    const r = await runCli(['check-auth'], { env: { ...sandboxEnv(sb), REFSYNC_BASE_URL: rogue.url, REFSYNC_CA_FILE: caFile } });
+    expect(r.code).toBe(0);
+    expectTerminalSafe(r);
+    expect(r.stdout).toBe('sandbox: ok — user 7 ops\\u001b[2J\\u001b]0;owned title\\u0007\\u009b31m\\u202e@x.example via token\n');
+  });
+
   it('response header values with CR, LF or control bytes: the answer is refused or shown escaped, one line', async () => {
     const raw = (head: string) => (req: IncomingMessage) => {
       req.socket.end(Buffer.from(`HTTP/1.1 200 OK\r\n${head}\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]`, 'latin1'));
