@@ -4,7 +4,7 @@
 // local HTTPS server standing in for the upstream) and asserts what the user sees; a second local
 // HTTPS origin records every request it receives and must receive none.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([other?.close(), rogue?.close()]);
+  rmSync(dir, { recursive: true, force: true });
 });
 let otherConnectionsSeen = 0;
 afterEach(() => {
