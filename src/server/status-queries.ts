@@ -1,0 +1,83 @@
+// The SQL behind the status page at `/`, by name. Read-only; each query is bounded.
+import type { Queryable } from '../db/database.ts';
+
+/** The latest snapshot of every target, with the run's source and the last ok snapshot. */
+export interface TargetSyncRow {
+  source: string | null;
+  environment: string;
+  list_key: string;
+  variant: string;
+  fetched_at: Date;
+  status: string;
+  added: number;
+  removed: number;
+  modified: number;
+  reappeared: number;
+  error: string | null;
+  /** Entries in the last ok snapshot: what readers see now. */
+  entries: number | null;
+  last_ok_at: Date | null;
+}
+
+export interface FailureRow {
+  id: number;
+  source: string | null;
+  environment: string;
+  list_key: string;
+  variant: string;
+  fetched_at: Date;
+  status: string;
+  error_code: string | null;
+  error: string | null;
+}
+
+export interface ChangeRow {
+  id: number;
+  detected_at: Date;
+  environment: string;
+  list_key: string;
+  variant: string;
+  change: string;
+  entry_key: string;
+  code: string | null;
+  description: string | null;
+  changed_fields: string[] | null;
+}
+
+export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {
+  const { rows } = await q.query<TargetSyncRow>(`
+    select distinct on (s.environment, s.list_key, s.variant)
+           r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
+           s.added, s.removed, s.modified, s.reappeared, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at
+    from refdata.snapshots s
+    left join refdata.sync_runs r on r.id = s.run_id
+    left join lateral (
+      select o.entry_count, o.fetched_at from refdata.snapshots o
+      where o.environment = s.environment and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok'
+      order by o.id desc limit 1) ok on true
+    order by s.environment, s.list_key, s.variant, s.id desc`);
+  return rows;
+}
+
+/** The newest failed or unavailable snapshots, newest first. */
+export async function recentFailures(q: Queryable, limit: number): Promise<FailureRow[]> {
+  const { rows } = await q.query<FailureRow>(
+    `select s.id, r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status, s.error_code, s.error
+     from refdata.snapshots s left join refdata.sync_runs r on r.id = s.run_id
+     where s.status in ('failed', 'unavailable')
+     order by s.id desc limit $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/** The newest entry changes, newest first. */
+export async function recentChanges(q: Queryable, limit: number): Promise<ChangeRow[]> {
+  const { rows } = await q.query<ChangeRow>(
+    `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields,
+            coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description
+     from refdata.entry_changes order by id desc limit $1`,
+    [limit],
+  );
+  return rows;
+}

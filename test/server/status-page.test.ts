@@ -1,0 +1,142 @@
+// The status page at `/` in a real browser: Debian's Chromium driven by playwright-core (no browser
+// download). Three syncs against the sandbox leave one list changed (an entry's name carrying markup),
+// one held (a mass removal) and one failing twice in a row; the page must show each, run no upstream
+// text as code, load every asset, and trip no Content-Security-Policy violation. The bull-board
+// dashboard is loaded the same way. Skipped, saying so, where no Chromium is installed.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Entry } from '../../src/sandbox/types.ts';
+import { runSync } from '../../src/sync/run-sync.ts';
+import { createUpstreamClient } from '../../src/upstream/factory.ts';
+import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { onCleanup, startTestWorker, workerConfig } from '../queue/helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`[status page] browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
+
+const tdb = useTestDatabase();
+const PASSWORD = 'page-pass';
+// Upstream text that would run as code if any interpolation were left unescaped.
+const MARKUP = `<script>window.__injected = 1</script><img src="x" onerror="window.__injected = 2">Reefer`;
+
+/** A page that records every failed or refused request, console error and CSP violation. */
+async function watchedPage(context: BrowserContext) {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  // Browser-side code as text: this project's TypeScript has no DOM types.
+  await page.addInitScript({
+    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI))",
+  });
+  return { page, problems };
+}
+
+const rowText = (page: Page, list: string) => page.locator('section.source tbody tr', { has: page.locator(`td:text-is("${list}")`) }).innerText();
+
+describe.skipIf(!haveChromium)('status page in Chromium', () => {
+  it('shows every list with its last sync, the held list with its command, the failure reason and the changes, as text', async () => {
+    const sb = await useSandbox();
+    const config = workerConfig(sb, tdb.url, {
+      REFSYNC_ENVIRONMENT: 'page-env',
+      REFSYNC_LISTS: 'shipment_modes,equipment_types,accessorials',
+      REFSYNC_DASHBOARD_PASSWORD: PASSWORD,
+    });
+    const source = config.sources[0]!;
+    const client = createUpstreamClient(source, undefined, { retry: { attempts: 1, baseDelayMs: 5, maxDelayMs: 20 } });
+    onCleanup(() => client.close());
+    const sync = (lists?: Array<'shipment_modes'>) =>
+      runSync({ db: tdb.db, sources: [source], clientFor: () => client, trigger: 'cli', ...(lists ? { lists } : {}) });
+
+    await sync();
+    sb.control.modifyEntry('equipment_types', 'REEFER', { name: MARKUP });
+    sb.control.setEntries('accessorials', sb.control.getEntries('accessorials').slice(0, 1) as Entry[]);
+    sb.control.setFaults({ duplicateKey: { list: 'shipment_modes', mode: 'conflicting' } });
+    await sync();
+    await sync(['shipment_modes']);
+
+    const snapshot = async (list: string) =>
+      (
+        await tdb.db.query<{ status: string; error: string | null; entry_count: number | null }>(
+          `select status, error, entry_count from refdata.snapshots where list_key = $1 order by id desc limit 1`,
+          [list],
+        )
+      ).rows[0]!;
+    const failed = await snapshot('shipment_modes');
+    expect(failed.status).toBe('failed');
+    expect((await snapshot('accessorials')).status).toBe('held');
+    const reefer = await snapshot('equipment_types');
+    expect(reefer.status).toBe('ok');
+
+    const worker = await startTestWorker(config, testQueuePrefix());
+    const base = `http://127.0.0.1:${worker.http.port}`;
+    const plain = await fetch(`${base}/`);
+    expect(plain.status).toBe(401);
+    const authed = await fetch(`${base}/`, { headers: { authorization: `Basic ${btoa(`admin:${PASSWORD}`)}` } });
+    expect(authed.status).toBe(200);
+    expect(authed.headers.get('content-security-policy')).toBe("default-src 'self'");
+    expect(authed.headers.get('x-content-type-options')).toBe('nosniff');
+
+    const dir = mkdtempSync(join(tmpdir(), 'refsync-status-page-'));
+    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      httpCredentials: { username: 'admin', password: PASSWORD },
+    });
+    onCleanup(() => context.close());
+
+    const { page, problems } = await watchedPage(context);
+    const response = await page.goto(`${base}/`, { waitUntil: 'networkidle' });
+    expect(response!.status()).toBe(200);
+    expect(await page.title()).toBe('refsync status');
+    // The stylesheet applied (same origin, allowed by the CSP): the held section has its border.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('#held')).borderLeftStyle")).toBe('solid');
+
+    await expect.poll(() => page.locator('section.source h2').innerText()).toContain('Source page-env');
+    const reeferRow = await rowText(page, 'equipment_types');
+    expect(reeferRow).toMatch(/\tok\t/);
+    expect(reeferRow).toContain(`\t${reefer.entry_count}\t0\t0\t1\t`);
+    const heldRow = await rowText(page, 'accessorials');
+    expect(heldRow).toMatch(/\theld\t/);
+    const failedRow = await rowText(page, 'shipment_modes');
+    expect(failedRow).toMatch(/\tfailed\t/);
+    expect(failedRow).toContain(`\t2\t`);
+    const reason = failed.error!.split('\n')[0]!;
+    expect(failedRow).toContain(reason);
+    expect(await page.locator('#failures tbody tr').count()).toBe(2);
+    expect(await page.locator('#failures').innerText()).toContain(reason);
+
+    const held = await page.locator('#held').innerText();
+    expect(held).toContain('accessorials');
+    expect(await page.locator('#held code.command').innerText()).toBe('refsync sync --list accessorials --accept-removals');
+
+    // The entry's markup is shown as text and nothing of it ran or rendered as an element.
+    expect(await page.locator('#changes').innerText()).toContain(MARKUP);
+    expect(await page.evaluate('window.__injected')).toBeUndefined();
+    expect(await page.locator('main img, main script').count()).toBe(0);
+    expect(await page.locator('script').count()).toBe(0);
+
+    await page.screenshot({ path: join(dir, 'status-page.png'), fullPage: true });
+    console.log(`[status page] screenshot: ${join(dir, 'status-page.png')}`);
+    expect(problems).toEqual([]);
+
+    const board = await watchedPage(context);
+    await board.page.goto(`${base}/admin/queues`, { waitUntil: 'networkidle' });
+    expect(await board.page.title()).toBe('refsync');
+    await expect.poll(() => board.page.locator('body').innerText()).toContain('sync');
+    await board.page.screenshot({ path: join(dir, 'admin-queues.png'), fullPage: true });
+    expect(board.problems).toEqual([]);
+  });
+});
