@@ -1,8 +1,8 @@
-// The status page at `/` in a real browser: Debian's Chromium driven by playwright-core (no browser
-// download). Three syncs against the sandbox leave one list changed (an entry's name carrying markup),
-// one held (a mass removal) and one failing twice in a row; the page must show each, run no upstream
-// text as code, load every asset, and trip no Content-Security-Policy violation. The bull-board
-// dashboard is loaded the same way. Skipped, saying so, where no Chromium is installed.
+// What operators see of the targets' state: the status page at `/` in a real browser (Debian's
+// Chromium driven by playwright-core, no browser download) and the per-target gauges of /metrics.
+// The page must show each list's state, run no upstream text as code, load every asset, and trip no
+// Content-Security-Policy violation; the bull-board dashboard is loaded the same way. The browser
+// test is skipped, saying so, where no Chromium is installed.
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,42 +45,67 @@ async function watchedPage(context: BrowserContext) {
 
 const rowText = (page: Page, list: string) => page.locator('section.source tbody tr', { has: page.locator(`td:text-is("${list}")`) }).innerText();
 
+/**
+ * Three syncs leave equipment_types changed (an entry's name carrying markup), accessorials held
+ * (a mass removal) and shipment_modes failed twice in a row; then a worker serves the result.
+ */
+async function syncedWorker() {
+  const sb = await useSandbox();
+  const config = workerConfig(sb, tdb.url, {
+    REFSYNC_ENVIRONMENT: 'page-env',
+    REFSYNC_LISTS: 'shipment_modes,equipment_types,accessorials',
+    REFSYNC_DASHBOARD_PASSWORD: PASSWORD,
+  });
+  const source = config.sources[0]!;
+  const client = createUpstreamClient(source, undefined, { retry: { attempts: 1, baseDelayMs: 5, maxDelayMs: 20 } });
+  onCleanup(() => client.close());
+  const sync = (lists?: Array<'shipment_modes'>) =>
+    runSync({ db: tdb.db, sources: [source], clientFor: () => client, trigger: 'cli', ...(lists ? { lists } : {}) });
+
+  await sync();
+  sb.control.modifyEntry('equipment_types', 'REEFER', { name: MARKUP });
+  sb.control.setEntries('accessorials', sb.control.getEntries('accessorials').slice(0, 1) as Entry[]);
+  sb.control.setFaults({ duplicateKey: { list: 'shipment_modes', mode: 'conflicting' } });
+  await sync();
+  await sync(['shipment_modes']);
+
+  const latest = async (list: string) =>
+    (
+      await tdb.db.query<{ status: string; error: string | null; entry_count: number | null }>(
+        `select status, error, entry_count from refdata.snapshots where list_key = $1 order by id desc limit 1`,
+        [list],
+      )
+    ).rows[0]!;
+  const [failed, held, reefer] = [await latest('shipment_modes'), await latest('accessorials'), await latest('equipment_types')];
+  expect([failed.status, held.status, reefer.status]).toEqual(['failed', 'held', 'ok']);
+
+  const worker = await startTestWorker(config, testQueuePrefix());
+  return { base: `http://127.0.0.1:${worker.http.port}`, failed, reefer };
+}
+
+let fixture: ReturnType<typeof syncedWorker> | undefined;
+const synced = () => (fixture ??= syncedWorker());
+
+describe('per-target gauges', () => {
+  it('/metrics says which target is held and how many times in a row one failed, and which build runs', async () => {
+    const { base } = await synced();
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const labels = (list: string) => `{source="page-env",list="${list}",variant=""}`;
+    expect(text).toContain(`refsync_list_held${labels('accessorials')} 1\n`);
+    expect(text).toContain(`refsync_list_held${labels('shipment_modes')} 0\n`);
+    expect(text).toContain(`refsync_list_consecutive_failures${labels('shipment_modes')} 2\n`);
+    expect(text).toContain(`refsync_list_consecutive_failures${labels('equipment_types')} 0\n`);
+    expect(text).toContain(`refsync_build_info{version="0.1.0",node="${process.version}"} 1\n`);
+    // Default process metrics under their stock names, so ready-made Node.js dashboards match.
+    expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
+    expect(text).not.toContain('refsync_process_');
+  });
+});
+
 describe.skipIf(!haveChromium)('status page in Chromium', () => {
   it('shows every list with its last sync, the held list with its command, the failure reason and the changes, as text', async () => {
-    const sb = await useSandbox();
-    const config = workerConfig(sb, tdb.url, {
-      REFSYNC_ENVIRONMENT: 'page-env',
-      REFSYNC_LISTS: 'shipment_modes,equipment_types,accessorials',
-      REFSYNC_DASHBOARD_PASSWORD: PASSWORD,
-    });
-    const source = config.sources[0]!;
-    const client = createUpstreamClient(source, undefined, { retry: { attempts: 1, baseDelayMs: 5, maxDelayMs: 20 } });
-    onCleanup(() => client.close());
-    const sync = (lists?: Array<'shipment_modes'>) =>
-      runSync({ db: tdb.db, sources: [source], clientFor: () => client, trigger: 'cli', ...(lists ? { lists } : {}) });
-
-    await sync();
-    sb.control.modifyEntry('equipment_types', 'REEFER', { name: MARKUP });
-    sb.control.setEntries('accessorials', sb.control.getEntries('accessorials').slice(0, 1) as Entry[]);
-    sb.control.setFaults({ duplicateKey: { list: 'shipment_modes', mode: 'conflicting' } });
-    await sync();
-    await sync(['shipment_modes']);
-
-    const snapshot = async (list: string) =>
-      (
-        await tdb.db.query<{ status: string; error: string | null; entry_count: number | null }>(
-          `select status, error, entry_count from refdata.snapshots where list_key = $1 order by id desc limit 1`,
-          [list],
-        )
-      ).rows[0]!;
-    const failed = await snapshot('shipment_modes');
-    expect(failed.status).toBe('failed');
-    expect((await snapshot('accessorials')).status).toBe('held');
-    const reefer = await snapshot('equipment_types');
-    expect(reefer.status).toBe('ok');
-
-    const worker = await startTestWorker(config, testQueuePrefix());
-    const base = `http://127.0.0.1:${worker.http.port}`;
+    const { base, failed, reefer } = await synced();
     const plain = await fetch(`${base}/`);
     expect(plain.status).toBe(401);
     const authed = await fetch(`${base}/`, { headers: { authorization: `Basic ${btoa(`admin:${PASSWORD}`)}` } });
