@@ -1,12 +1,13 @@
 // The read-only status page at `/` of the worker's HTTP server: per source, every list and variant
 // with its last sync; held lists with the command that accepts them; the last failures with their
 // reasons; the latest changes. Plain server-rendered HTML (no script), styled by status.css.
+import { recentChanges, type ChangeRow } from '../cli/changes-query.ts';
 import { lastRuns, type RunRow } from '../cli/status-query.ts';
 import { formatTime } from '../cli/table.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { html, type SafeHtml } from './html.ts';
-import { latestTargetSyncs, recentChanges, recentFailures, type ChangeRow, type FailureRow, type TargetSyncRow } from './status-queries.ts';
+import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from './status-queries.ts';
 import { targetHealth } from './target-health.ts';
 
 const FAILURES_SHOWN = 20;
@@ -37,7 +38,7 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
     targetHealth(db),
     lastRuns(db),
     recentFailures(db, FAILURES_SHOWN),
-    recentChanges(db, CHANGES_SHOWN),
+    recentChanges(db, { lists: null, since: null, environment: null, limit: CHANGES_SHOWN }),
   ]);
   const key = (r: { environment: string; list_key: string; variant: string }) => `${r.environment}\0${r.list_key}\0${r.variant}`;
   const healthOf = new Map(health.map((h) => [key(h), h]));

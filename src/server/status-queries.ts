@@ -31,19 +31,6 @@ export interface FailureRow {
   error: string | null;
 }
 
-export interface ChangeRow {
-  id: number;
-  detected_at: Date;
-  environment: string;
-  list_key: string;
-  variant: string;
-  change: string;
-  entry_key: string;
-  code: string | null;
-  description: string | null;
-  changed_fields: string[] | null;
-}
-
 export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {
   const { rows } = await q.query<TargetSyncRow>(`
     select distinct on (s.environment, s.list_key, s.variant)
@@ -66,17 +53,6 @@ export async function recentFailures(q: Queryable, limit: number): Promise<Failu
      from refdata.snapshots s left join refdata.sync_runs r on r.id = s.run_id
      where s.status in ('failed', 'unavailable')
      order by s.id desc limit $1`,
-    [limit],
-  );
-  return rows;
-}
-
-/** The newest entry changes, newest first. */
-export async function recentChanges(q: Queryable, limit: number): Promise<ChangeRow[]> {
-  const { rows } = await q.query<ChangeRow>(
-    `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields,
-            coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description
-     from refdata.entry_changes order by id desc limit $1`,
     [limit],
   );
   return rows;
