@@ -4,6 +4,7 @@
 // Content-Security-Policy violation; the bull-board dashboard is loaded the same way. The browser
 // test is skipped, saying so, where no Chromium is installed.
 import { existsSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -114,6 +115,8 @@ describe.skipIf(!haveChromium)('status page in Chromium', () => {
     expect(authed.headers.get('x-content-type-options')).toBe('nosniff');
 
     const dir = mkdtempSync(join(tmpdir(), 'refsync-status-page-'));
+    // The screenshots stay for a look; the browser profile goes (after the browser closed: cleanups run in reverse).
+    onCleanup(() => rm(join(dir, 'profile'), { recursive: true, force: true }));
     const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
