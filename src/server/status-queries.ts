@@ -1,34 +1,31 @@
 // The SQL behind the status page at `/`, by name. Read-only; each query is bounded.
 import type { Queryable } from '../db/database.ts';
 
-/** The latest snapshot of every target, with the run's source and the last ok snapshot. */
-export interface TargetSyncRow {
+/** One snapshot of a target, with the source of the run that recorded it. */
+interface SnapshotRow {
   source: string | null;
   environment: string;
   list_key: string;
   variant: string;
   fetched_at: Date;
   status: string;
+  error: string | null;
+}
+
+/** The latest snapshot of every target, with the last ok snapshot. */
+export interface TargetSyncRow extends SnapshotRow {
   added: number;
   removed: number;
   modified: number;
   reappeared: number;
-  error: string | null;
   /** Entries in the last ok snapshot: what readers see now. */
   entries: number | null;
   last_ok_at: Date | null;
 }
 
-export interface FailureRow {
+export interface FailureRow extends SnapshotRow {
   id: number;
-  source: string | null;
-  environment: string;
-  list_key: string;
-  variant: string;
-  fetched_at: Date;
-  status: string;
   error_code: string | null;
-  error: string | null;
 }
 
 export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {
