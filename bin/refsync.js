@@ -4,10 +4,25 @@
 // peaked at 288 MiB instead of 391 MiB, no slower (docs/performance.md). The flag cannot be set
 // from inside the process; `node bin/refsync.js` (as the Dockerfile runs it) passes it itself.
 // The CLI is TypeScript run directly by Node 24's type stripping: no build step stands between a
-// checkout and a working command. Older Node cannot load it, so say that plainly first.
+// checkout and a working command. `npm ci` brings Node 24 itself (the node-<platform> package of
+// package.json's optionalDependencies, linked as node_modules/.bin/node, which npx and npm scripts
+// put first on PATH). Older Node cannot load the CLI, so when we got one anyway, say why and what to do.
+import { existsSync, readFileSync } from 'node:fs';
+
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
-  process.stderr.write(`refsync: needs Node.js 24 or newer (this is ${process.version}); see .nvmrc\n`);
+  const root = new URL('../', import.meta.url);
+  const platform = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+  const bundled = Object.keys(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).optionalDependencies ?? {});
+  let hint;
+  if (!bundled.includes(platform)) {
+    hint = `npm has no Node 24 package for ${process.platform}-${process.arch} (refsync brings one for ${bundled.map((p) => p.slice(5)).join(', ')}): install Node.js 24 yourself (see .nvmrc) and run again`;
+  } else if (!existsSync(new URL(`node_modules/${platform}`, root))) {
+    hint = `run \`npm ci\` (with optional dependencies) in ${root.pathname}: it installs Node 24 as ${platform}`;
+  } else {
+    hint = 'run it as `npx refsync ...` or `npm exec refsync`, which put the Node 24 in node_modules/.bin first on PATH';
+  }
+  process.stderr.write(`refsync: needs Node.js 24 or newer (this is ${process.version}); ${hint}\n`);
   process.exit(2);
 }
 await import('../src/cli/main.ts');

@@ -1,22 +1,8 @@
 import { parseCommandArgs, UsageError } from './args.ts';
+import { recentChanges } from './changes-query.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { parseListArgs } from './list-args.ts';
 import { formatTable, formatTime } from './table.ts';
-
-interface ChangeRow {
-  id: number;
-  detected_at: Date;
-  environment: string;
-  list_key: string;
-  variant: string;
-  change: string;
-  entry_key: string;
-  code: string | null;
-  changed_fields: string[] | null;
-  description: string | null;
-  before: unknown;
-  after: unknown;
-}
 
 function parseSince(value: string | undefined): Date | null {
   if (value === undefined) return null;
@@ -44,18 +30,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const db = await openCliDatabase({ databaseUrl: databaseUrlFromEnv(), readOnly: true });
   try {
-    const { rows } = await db.query<ChangeRow>(
-      `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields,
-              coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description,
-              before, after
-       from refdata.entry_changes
-       where ($1::text[] is null or list_key = any($1))
-         and ($2::timestamptz is null or detected_at >= $2)
-         and ($3::text is null or environment = $3)
-       order by detected_at desc, id desc
-       limit $4`,
-      [lists, since, values.environment ?? null, limit],
-    );
+    const rows = await recentChanges(db, { lists, since, environment: values.environment ?? null, limit });
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ changes: rows }, null, 2)}\n`);
       return 0;

@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel, name: 'refsync' });
 
   const service = await startWorkerService(config, { logger, shutdownTimeoutMs });
-  process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (/healthz /readyz /metrics /admin/queues)\n`);
+  process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);

@@ -8,6 +8,7 @@ import type { AppConfig, SourceConfig } from '../config/types.ts';
 import { openDatabase, type Database } from '../db/database.ts';
 import { createHttpApp, startHttpServer, type HttpServer, type ReadyReport } from '../server/http.ts';
 import { WorkerMetrics } from '../server/metrics.ts';
+import { loadStatusPage, renderStatusPage } from '../server/status-page.ts';
 import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.ts';
 import { createUpstreamClient } from '../upstream/factory.ts';
 import type { Logger } from '../util/logger.ts';
@@ -171,6 +172,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     const web = createHttpApp({
       readiness,
       metrics,
+      statusPage: async () => renderStatusPage(await loadStatusPage(db, config.sources)),
       ...(config.dashboardPassword ? { dashboardPassword: config.dashboardPassword } : {}),
     });
     const http = await startHttpServer(web.app, config.httpHost, config.httpPort).catch((err: NodeJS.ErrnoException) => {

@@ -1,6 +1,8 @@
 // The worker's HTTP side: /healthz (the process answers), /readyz (its dependencies answer),
-// /metrics (Prometheus) and the BullMQ dashboard at /admin/queues (basic auth, user `admin`, when
-// REFSYNC_DASHBOARD_PASSWORD is set). Bound to REFSYNC_HTTP_HOST (127.0.0.1 by default).
+// /metrics (Prometheus), the status page at / and the BullMQ dashboard at /admin/queues (both
+// behind basic auth, user `admin`, when REFSYNC_DASHBOARD_PASSWORD is set). Bound to
+// REFSYNC_HTTP_HOST (127.0.0.1 by default).
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -8,7 +10,7 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serve, type ServerType } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { basicAuth } from 'hono/basic-auth';
 import type { WorkerMetrics } from './metrics.ts';
 
@@ -25,13 +27,32 @@ export interface HttpAppOptions {
   readiness(): Promise<ReadyReport>;
   metrics: WorkerMetrics;
   dashboardPassword?: string;
+  /** The status page's HTML (src/server/status-page.ts). */
+  statusPage(): Promise<string>;
 }
+
+// The status page has no script and no inline style: its CSP allows only same-origin resources.
+const pageHeaders = { 'content-security-policy': "default-src 'self'", 'x-content-type-options': 'nosniff' };
+const asset = (name: string) => readFileSync(new URL(name, import.meta.url), 'utf8');
+const statusCss = asset('status-page.css');
+const favicon = asset('favicon.svg');
 
 export interface HttpApp {
   app: Hono;
   /** Shows these queues on the dashboard (the server starts before Redis is connected). */
   setQueues(queues: Queue[]): void;
 }
+
+/**
+ * bull-board's page links Google Fonts: every view of the dashboard would call out to Google, and
+ * offline or behind an egress firewall the request fails. Its stylesheet falls back to sans-serif.
+ */
+const withoutExternalFonts: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
+  const page = await c.res.text();
+  c.res = new Response(page.replace(/<link [^>]*href="https:\/\/fonts\.googleapis\.com\/[^>]*>/g, ''), c.res);
+};
 
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Hono();
@@ -54,9 +75,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   board.setBasePath(DASHBOARD_PATH);
   if (options.dashboardPassword) {
     const auth = basicAuth({ username: DASHBOARD_USER, password: options.dashboardPassword, realm: 'refsync' });
-    app.use(DASHBOARD_PATH, auth);
-    app.use(`${DASHBOARD_PATH}/*`, auth);
+    for (const path of ['/', '/status.css', '/favicon.svg', DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, auth);
   }
+  app.get('/', async (c) => {
+    try {
+      return c.html(await options.statusPage(), 200, pageHeaders);
+    } catch (err) {
+      const why = (err as Error).message.split('\n')[0]!;
+      return c.text(`refsync: the status page cannot read Postgres: ${why}\n`, 503, pageHeaders);
+    }
+  });
+  app.get('/status.css', (c) => c.body(statusCss, 200, { ...pageHeaders, 'content-type': 'text/css; charset=utf-8' }));
+  app.get('/favicon.svg', (c) => c.body(favicon, 200, { ...pageHeaders, 'content-type': 'image/svg+xml' }));
+  for (const path of [DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, withoutExternalFonts);
   app.route(DASHBOARD_PATH, board.registerPlugin());
   return {
     app,

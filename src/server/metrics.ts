@@ -7,6 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
+import { registerBuildInfo, registerTargetHealthGauges } from './operator-gauges.ts';
 
 /** The last ok snapshot of a target, as the per-target gauges read it at scrape time. */
 interface LastOkRow {
@@ -53,7 +54,9 @@ export class WorkerMetrics {
 
   constructor(from: MetricsSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'refsync_process_' });
+    // Unprefixed (process_cpu_seconds_total, nodejs_*), so stock Node.js dashboards match.
+    collectDefaultMetrics({ register: this.registry });
+    registerBuildInfo(this.registry);
     this.#syncDuration = new Histogram({
       name: 'refsync_sync_duration_seconds',
       help: 'Time to sync one target (fetch, diff, apply), by outcome status.',
@@ -153,6 +156,7 @@ export class WorkerMetrics {
     targetGauge('refsync_last_success_timestamp_seconds', 'When each target last synced ok (unix time); alert on time() minus this.', (r) => r.at, true);
     // Errors are reported once, by the gauge above.
     targetGauge('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);
+    registerTargetHealthGauges(this.registry, from.db, sourceOf, log);
   }
 
   target(input: TargetMetricsInput): void {

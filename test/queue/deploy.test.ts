@@ -81,6 +81,8 @@ describe('Dockerfile', () => {
   it('is multi-stage on node:24-slim, installs production dependencies only, runs as non-root `refsync worker`', () => {
     expect(text.match(/^FROM node:24-slim/gm)).toHaveLength(2);
     expect(text).toMatch(/^RUN npm ci --omit=dev/m);
+    // The base image's node is the only runtime: the Node binary packages of optionalDependencies stay out.
+    expect(text).toMatch(/^RUN npm ci .*--omit=optional/m);
     expect(text).toMatch(/^USER node$/m);
     expect(text).toContain('ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/refsync.js"]');
     expect(text).toContain('CMD ["worker"]');
