@@ -135,6 +135,8 @@ describe('numbers are kept as served', () => {
     const run = await fx.sync();
     expect(run.status).toBe('succeeded');
     expect((await storedRow(fx, '12345678901234567891')).code).toBe('12345678901234567891');
+    const { rows } = await t.db.query<{ fields: string[] }>('select fields from refdata.snapshots where id = $1', [fx.outcome(run, LIST).snapshotId]);
+    expect(rows[0]!.fields).toContain('code:number|string');
     await expectRerunAddsNothing(t.db, fx);
   });
 });
