@@ -81,13 +81,15 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
   let entry = raw as Record<string, unknown>;
   let key: string;
   let canonical: string;
-  const replaced = { count: 0 };
+  let replaced = 0;
   try {
     canonical = canonicalJson(entry);
     if (canonical.length > MAX_KEY_CHARS) checkSizes(entry);
     if (mayHoldUnstorable(canonical)) {
-      entry = storableValue(entry, replaced) as Record<string, unknown>;
-      if (replaced.count > 0) canonical = canonicalJson(entry);
+      const counted = { count: 0 };
+      entry = storableValue(entry, counted) as Record<string, unknown>;
+      replaced = counted.count;
+      if (replaced > 0) canonical = canonicalJson(entry);
     }
     key = entryKey(list, entry, index);
     checkEntryKey(key);
@@ -101,7 +103,7 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
     description: firstText(entry, list.descriptionFields),
     payload: canonical,
     digest: entryDigest(canonical),
-    replaced: replaced.count,
+    replaced,
   };
 }
 
