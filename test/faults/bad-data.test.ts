@@ -246,5 +246,16 @@ describe('refsync sync', () => {
       [LIST, firstKey()],
     );
     expect(rows).toEqual([{ description: 'before\ufffdafter' }]);
+
+    // An entry past a limit: exit 1, one line for the list, no top-level error.
+    sb.control.setFaults({ badValue: { list: LIST, kind: 'deep' } });
+    const failed = await runCli(['sync', '--list', `${LIST},equipment_types`], { env });
+    expect(failed.stderr).toBe('');
+    expect(failed.code).toBe(1);
+    const lines = failed.stdout.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('failed '))).toEqual([
+      expect.stringMatching(new RegExp(`^failed +${LIST} .* ${LIST}: entry '${firstKey()}' nests deeper than 64 levels \\(limit 64\\)$`)),
+    ]);
+    expect(lines.at(-1)).toMatch(/: partial — 0 changed, 1 unchanged, 0 held, 1 failed, of 2 lists$/);
   });
 });
