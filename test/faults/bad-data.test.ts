@@ -198,31 +198,41 @@ describe('past a limit, or refused by Postgres, only that list fails: recorded, 
 });
 
 describe('the worker', () => {
-  it('fails a target whose data Postgres refuses at once, without retries; the other lists sync', async () => {
+  it('stores replaced text, and fails a target past a limit or refused by Postgres at once, without retries', async () => {
     const prefix = testQueuePrefix();
     const extra = { REFSYNC_ENVIRONMENT: 'bad-data-worker', REFSYNC_LISTS: `${LIST},equipment_types` };
     const config = workerConfig(sb, t.url, extra);
     const worker = await startTestWorker(config, prefix);
-    sb.control.setFaults({ badValue: { list: LIST, json: '1e1000000' } });
-    await enqueueManualRuns(worker.queue, config.sources, { slot: 'bad-data-1' });
-    const run = await waitFor(async () => {
-      const { rows } = await t.db.query<{ id: number; status: string }>(
-        "select id, status from refdata.sync_runs where environment = 'bad-data-worker' and slot = 'bad-data-1'",
+    const cases: Array<{ faults: SandboxFaults; run: string; code: string | null }> = [
+      { faults: { badValue: { list: LIST, kind: 'nul' } }, run: 'succeeded', code: null },
+      { faults: { badValue: { list: LIST, kind: 'deep' } }, run: 'partial', code: 'limit' },
+      { faults: { badValue: { list: LIST, kind: 'longKey' } }, run: 'partial', code: 'limit' },
+      { faults: { badValue: { list: LIST, json: '1e1000000' } }, run: 'partial', code: 'sqlstate_22003' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const slot = `bad-data-${i}`;
+      sb.control.setFaults(c.faults);
+      await enqueueManualRuns(worker.queue, config.sources, { slot });
+      const run = await waitFor(async () => {
+        const { rows } = await t.db.query<{ id: number; status: string }>(
+          "select id, status from refdata.sync_runs where environment = 'bad-data-worker' and slot = $1",
+          [slot],
+        );
+        return rows[0] && rows[0].status !== 'running' && rows[0];
+      }, `the run of ${slot} to close`);
+      expect(run.status, slot).toBe(c.run);
+      const snaps = await t.db.query<{ list_key: string; status: string; error_code: string | null }>(
+        'select list_key, status, error_code from refdata.snapshots where run_id = $1 order by list_key',
+        [run.id],
       );
-      return rows[0] && rows[0].status !== 'running' && rows[0];
-    }, 'the run to close');
-    expect(run.status).toBe('partial');
-    const snaps = await t.db.query<{ list_key: string; status: string; error_code: string | null }>(
-      'select list_key, status, error_code from refdata.snapshots where run_id = $1 order by list_key',
-      [run.id],
-    );
-    expect(snaps.rows).toEqual([
-      { list_key: 'equipment_types', status: 'ok', error_code: null },
-      { list_key: LIST, status: 'failed', error_code: 'sqlstate_22003' },
-    ]);
-    const job = await testQueue(prefix).getJob(`target~bad-data-worker~${LIST}~~bad-data-1`);
-    expect(await job!.getState()).toBe('failed');
-    expect(job!.attemptsMade).toBe(1);
+      expect(snaps.rows, slot).toEqual([
+        { list_key: 'equipment_types', status: 'ok', error_code: null },
+        { list_key: LIST, status: c.code ? 'failed' : 'ok', error_code: c.code },
+      ]);
+      const job = await testQueue(prefix).getJob(`target~bad-data-worker~${LIST}~~${slot}`);
+      expect(await job!.getState(), slot).toBe(c.code ? 'failed' : 'completed');
+      expect(job!.attemptsMade, slot).toBe(1);
+    }
   });
 });
 
