@@ -67,6 +67,8 @@ export const snapshots = refdata.table(
     fields: text('fields').array(),
     pages: integer('pages'),
     durationMs: integer('duration_ms'),
+    /** Strings whose NUL or lone surrogates were replaced by U+FFFD (Postgres cannot store them). */
+    replacedValues: integer('replaced_values').notNull().default(0),
   },
   (t) => [
     index('snapshots_target_idx').on(t.environment, t.listKey, t.variant, t.id),

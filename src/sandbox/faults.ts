@@ -2,6 +2,7 @@
 // per request; errorRate draws from a seeded sequence so runs repeat; list faults stay until cleared.
 import type { SandboxFaults } from './types.ts';
 import { SandboxError } from './store.ts';
+import { badValueText, checkBadValue } from './bad-values.ts';
 
 /** What a request gets before or instead of its normal response. */
 export type Fault =
@@ -69,6 +70,8 @@ export function validateFaults(f: SandboxFaults): void {
   checkList('hugeBody', f.hugeBody);
   if (f.foreignNext && typeof f.foreignNext.url !== 'string') throw new SandboxError('faults.foreignNext.url must be an absolute URL');
   if (f.hugeBody) checkCount('hugeBody.bytes', f.hugeBody.bytes);
+  checkList('badValue', f.badValue);
+  if (f.badValue) checkBadValue(f.badValue);
   if (f.paths !== undefined && !(Array.isArray(f.paths) && f.paths.every((p) => typeof p === 'string'))) {
     throw new SandboxError('faults.paths must be an array of list keys or paths');
   }
@@ -135,6 +138,7 @@ export class FaultState {
     endless: boolean;
     foreignNext?: string;
     hugeBytes?: number;
+    badValue?: { field: string; json: string };
   } {
     const f = this.faults;
     return {
@@ -143,6 +147,7 @@ export class FaultState {
       endless: f.endlessPages?.list === listKey,
       ...(f.foreignNext?.list === listKey ? { foreignNext: f.foreignNext.url } : {}),
       ...(f.hugeBody?.list === listKey ? { hugeBytes: f.hugeBody.bytes } : {}),
+      ...(f.badValue?.list === listKey ? { badValue: { field: f.badValue.field ?? 'remark', json: badValueText(f.badValue) } } : {}),
     };
   }
 }

@@ -35,6 +35,15 @@ export interface BodyPlan {
   padToBytes?: number;
   /** The entry the padding is added to. */
   padEntry?: Entry;
+  /** badValue fault: the first entry serves this field as this JSON text. */
+  firstEntryField?: { field: string; json: string };
+}
+
+/** An entry's JSON with one member's value written as given JSON text (replacing the member if present). */
+function withRawMember(entry: Entry, field: string, json: string): string {
+  const { [field]: _replaced, ...rest } = entry;
+  const head = JSON.stringify(rest).slice(0, -1);
+  return `${head}${head.length > 1 ? ',' : ''}${JSON.stringify(field)}:${json}}`;
 }
 
 /** Total pages of a list of `count` entries (at least 1: an empty list has one empty page). */
@@ -73,7 +82,9 @@ export function* jsonChunks(plan: BodyPlan): Generator<string> {
   }
   let first = true;
   for (const entry of plan.entries) {
-    yield emit((first ? '' : ',') + JSON.stringify(entry));
+    const raw = first && plan.firstEntryField;
+    const text = raw ? withRawMember(entry, raw.field, raw.json) : JSON.stringify(entry);
+    yield emit((first ? '' : ',') + text);
     first = false;
   }
   if (plan.padToBytes !== undefined && plan.padEntry) {

@@ -227,6 +227,7 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
       plan.meta = meta;
       plan.entries = range((page - 1) * pageSize, page * pageSize);
     }
+    if (lf.badValue && (paging.shape === 'array' || page === 1)) plan.firstEntryField = lf.badValue;
     if (lf.hugeBytes !== undefined) {
       plan.padToBytes = lf.hugeBytes;
       plan.padEntry = list.generate(ENDLESS_BASE * 2);

@@ -1,5 +1,6 @@
 // The sandbox's public types. Other modules (tests, the demo, benchmarks) code against these names.
 import type { Logger } from '../util/logger.ts';
+import type { BadValueKind } from './bad-values.ts';
 
 /** A fake account of the sandbox. Its password and key are sandbox-only values, not secrets. */
 export interface SandboxAccount {
@@ -98,6 +99,12 @@ export interface SandboxFaults {
   foreignNext?: { list: string; url: string };
   /** The body is padded with one more entry until it is at least `bytes` long, streamed. */
   hugeBody?: { list: string; bytes: number };
+  /**
+   * The list's first entry serves `field` (default `remark`) as a value Postgres or JavaScript
+   * cannot take as is: a named case (NUL, lone surrogates, 50,000-deep nesting, big numbers, a 1 MB
+   * string, a 10 KB key; see bad-values.ts) or any JSON text.
+   */
+  badValue?: { list: string; kind?: BadValueKind; json?: string; field?: string };
   /** Restricts the count faults and errorRate to these list keys or paths (default: every list). */
   paths?: string[];
 }

@@ -53,9 +53,9 @@ async function insertSnapshot(
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values)
      values (coalesce($19::bigint, ${nextSnapshotId}),
-             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20)
      returning id`,
     [
       options.runId,
@@ -77,6 +77,7 @@ async function insertSnapshot(
       collected.pages,
       Math.round(options.durationMs()),
       row.id ?? null,
+      collected.replacedValues,
     ],
   );
   return Number(rows[0]!.id);

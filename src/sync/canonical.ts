@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { EntryLimitError, MAX_DEPTH } from './entry-limits.ts';
 
 /** An object shape seen before: its keys as Object.keys gave them, sorted, and JSON-quoted. */
 interface Shape {
@@ -38,19 +39,26 @@ function shapeOf(keys: string[]): Shape {
 /** Returned by sortedCopy for a value JSON.stringify would not serialise as the definition does. */
 const NOT_COPYABLE = Symbol('not copyable');
 
+/** Checked before each step down, so a hostile nesting fails its list instead of the stack. */
+function tooDeep(): EntryLimitError {
+  return new EntryLimitError(`nests deeper than ${MAX_DEPTH} levels (limit ${MAX_DEPTH})`);
+}
+
 /**
  * The value with every object rebuilt with its keys in sorted order, for JSON.stringify to
  * serialise in one native pass: a flat string, about a third cheaper to build and to hash than
  * one concatenated piece by piece. Gives up on anything where JSON.stringify and the definition
- * differ (undefined members, toJSON, class instances, keys an object would reorder).
+ * differ (undefined members, toJSON, class instances, keys an object would reorder). A number
+ * kept as raw JSON (every digit as served) is kept as it is: JSON.stringify writes it verbatim.
  */
-function sortedCopy(value: unknown): unknown {
+function sortedCopy(value: unknown, depth: number): unknown {
   if (value === undefined) return NOT_COPYABLE;
   if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) throw tooDeep();
   if (Array.isArray(value)) {
     const out = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) {
-      const item = sortedCopy(value[i]);
+      const item = sortedCopy(value[i], depth + 1);
       if (item === NOT_COPYABLE) return NOT_COPYABLE;
       out[i] = item;
     }
@@ -58,11 +66,12 @@ function sortedCopy(value: unknown): unknown {
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return NOT_COPYABLE;
+  if (proto === null && JSON.isRawJSON(value)) return value;
   const { sorted, rebuildable } = shapeOf(Object.keys(value));
   if (!rebuildable) return NOT_COPYABLE;
   const out: Record<string, unknown> = {};
   for (const key of sorted) {
-    const member = sortedCopy((value as Record<string, unknown>)[key]);
+    const member = sortedCopy((value as Record<string, unknown>)[key], depth + 1);
     if (member === NOT_COPYABLE) return NOT_COPYABLE;
     out[key] = member;
   }
@@ -70,28 +79,30 @@ function sortedCopy(value: unknown): unknown {
 }
 
 /** The definition, piece by piece: for the values sortedCopy gives up on. */
-function concatenated(value: unknown): string {
+function concatenated(value: unknown, depth: number): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (JSON.isRawJSON(value)) return value.rawJSON;
+  if (depth > MAX_DEPTH) throw tooDeep();
   if (Array.isArray(value)) {
     let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + concatenated(value[i]);
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + concatenated(value[i], depth + 1);
     return `${out}]`;
   }
   const { sorted, quoted } = shapeOf(Object.keys(value));
   let out = '{';
   for (let i = 0; i < sorted.length; i++) {
-    out += `${i ? ',' : ''}${quoted[i]}:${concatenated((value as Record<string, unknown>)[sorted[i]!])}`;
+    out += `${i ? ',' : ''}${quoted[i]}:${concatenated((value as Record<string, unknown>)[sorted[i]!], depth + 1)}`;
   }
   return `${out}}`;
 }
 
 /**
  * JSON with object keys sorted at every depth, so that two entries equal in content serialise to the
- * same bytes whatever key order the service used.
+ * same bytes whatever key order the service used. Throws EntryLimitError past MAX_DEPTH levels.
  */
 export function canonicalJson(value: unknown): string {
-  const copy = sortedCopy(value);
-  return copy === NOT_COPYABLE ? concatenated(value) : JSON.stringify(copy);
+  const copy = sortedCopy(value, 1);
+  return copy === NOT_COPYABLE ? concatenated(value, 1) : JSON.stringify(copy);
 }
 
 /** sha-256 of the canonical entry, base64: the entry's identity of content. */

@@ -9,6 +9,12 @@ export interface CollectedList {
   entryCount: number;
   pages: number;
   fields: string[];
+  /** Strings whose NUL or lone surrogates were replaced by U+FFFD, across the list. */
+  replacedValues: number;
+  /** Entries holding such a string. */
+  replacedEntries: number;
+  /** The first REPLACED_KEYS_LOGGED entries with a replacement, for the log line. */
+  replacedKeys: string[];
   /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
   /**
@@ -30,6 +36,9 @@ export interface CollectorOptions {
   keep?: (row: NormalizedEntry) => boolean;
 }
 
+/** Entry keys named in the log line about replacements: enough to find them, bounded for a million. */
+export const REPLACED_KEYS_LOGGED = 20;
+
 /**
  * Reads a list page by page: normalises each entry, tracks its fields, and feeds its key and digest
  * to the canonical hash; the rows themselves are buffered up to a threshold and then spilled to
@@ -43,6 +52,9 @@ export class ListCollector {
   #received = 0;
   #buffer: NormalizedEntry[] = [];
   #pages = 0;
+  #replacedValues = 0;
+  #replacedEntries = 0;
+  readonly #replacedKeys: string[] = [];
 
   constructor(list: ListDefinition, options: CollectorOptions) {
     this.#list = list;
@@ -61,6 +73,7 @@ export class ListCollector {
     for (const raw of entries) {
       const row = normalizeEntry(this.#list, raw, this.#received);
       this.#received += 1;
+      if (row.replaced > 0) this.#noteReplaced(row);
       this.#fields.observe(raw);
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
@@ -72,6 +85,12 @@ export class ListCollector {
     }
   }
 
+  #noteReplaced(row: NormalizedEntry): void {
+    this.#replacedValues += row.replaced;
+    this.#replacedEntries += 1;
+    if (this.#replacedKeys.length < REPLACED_KEYS_LOGGED) this.#replacedKeys.push(row.entryKey);
+  }
+
   /** The fetch as a whole, once every page has been added; throws on two entries under one key. */
   finish(): CollectedList {
     const { contentHash, entryCount } = this.#hasher.finish();
@@ -80,6 +99,9 @@ export class ListCollector {
       entryCount,
       pages: this.#pages,
       fields: this.#fields.signature(),
+      replacedValues: this.#replacedValues,
+      replacedEntries: this.#replacedEntries,
+      replacedKeys: this.#replacedKeys,
       pending: this.#buffer,
     };
   }

@@ -3,14 +3,58 @@ import type { Database, Queryable } from '../db/database.ts';
 import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { DuplicateKeyError } from './content-hash.ts';
+import { EntryLimitError } from './entry-limits.ts';
 import { EntryShapeError } from './normalize.ts';
 import { alertFor } from './alert-row.ts';
+import { storableText } from './storable-text.ts';
 import { previousSnapshots } from './previous.ts';
 import { lockTarget } from './target-lock.ts';
 
+/** Postgres refused what one list's data asked it to store: that list fails, not the run. */
+export class DataRefusedError extends Error {
+  readonly code: string;
+  readonly sqlstate: string;
+
+  constructor(listKey: string, sqlstate: string, reason: string) {
+    super(`${listKey}: Postgres refused the list's data: ${reason.split('\n')[0]!.slice(0, 300)} (SQLSTATE ${sqlstate})`);
+    this.code = `sqlstate_${sqlstate}`;
+    this.sqlstate = sqlstate;
+  }
+}
+
+/**
+ * SQLSTATE classes the data of one list can provoke: 22 data exception (a value Postgres cannot
+ * hold), 23 integrity constraint violation, 54 program limit exceeded (an index row too large).
+ * Everything else (08 connection, 57 operator intervention, 53 resources, 40 rollback...) is the
+ * database's state, not the list's, and is retried as an outage.
+ */
+const dataSqlstate = /^(?:22|23|54)[0-9A-Z]{3}$/;
+
+function sqlstateOf(err: unknown): string | undefined {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && dataSqlstate.test(code) ? code : undefined;
+}
+
+/**
+ * The one place that decides whether an error is the list's failure: the list failures proper
+ * (service, answer, data shape, limits) as they are, and a Postgres error caused by the list's
+ * data as a DataRefusedError. Undefined for anything else (a database outage, a bug).
+ */
+export function listFailureOf(err: unknown, listKey: string): (Error & { code: string }) | undefined {
+  if (isListFailure(err)) return err;
+  const sqlstate = sqlstateOf(err);
+  return sqlstate ? new DataRefusedError(listKey, sqlstate, (err as Error).message) : undefined;
+}
+
 /** Failures that belong to one list (the service, its answer, its data): recorded, never thrown. */
 export function isListFailure(err: unknown): err is Error & { code: string } {
-  return err instanceof UpstreamError || err instanceof DuplicateKeyError || err instanceof EntryShapeError;
+  return (
+    err instanceof UpstreamError ||
+    err instanceof DuplicateKeyError ||
+    err instanceof EntryShapeError ||
+    err instanceof EntryLimitError ||
+    err instanceof DataRefusedError
+  );
 }
 
 /** A list the service does not serve here (404): recorded as unavailable rather than failed. */
@@ -56,7 +100,8 @@ export async function recordFailureUnlessDone(
   const env = target.source.environment;
   const listKey = target.list.key;
   const status = isUnavailable(err) ? 'unavailable' : 'failed';
-  const message = err.message.split('\n')[0]!.slice(0, 1000);
+  // Storable even when the error quotes the data that Postgres refused.
+  const message = storableText(err.message.split('\n')[0]!.slice(0, 1000));
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
     if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;

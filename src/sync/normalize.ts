@@ -1,5 +1,7 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
+import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
+import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';
 
 /** One entry ready to store: identity, the two columns data teams read most, and the entry as served. */
 export interface NormalizedEntry {
@@ -9,6 +11,8 @@ export interface NormalizedEntry {
   /** The entry as served (JSON text; unknown fields kept). */
   payload: string;
   digest: string;
+  /** Strings (values and keys) whose NUL or lone surrogates were replaced by U+FFFD; 0 nearly always. */
+  replaced: number;
 }
 
 export class EntryShapeError extends Error {
@@ -18,6 +22,8 @@ export class EntryShapeError extends Error {
 function scalarText(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // A number kept with every digit (see upstream/lossless-json.ts) reads as served.
+  if (value !== null && typeof value === 'object' && JSON.isRawJSON(value)) return value.rawJSON;
   return null;
 }
 
@@ -52,18 +58,52 @@ function entryKey(list: ListDefinition, entry: Record<string, unknown>, index: n
   );
 }
 
+/** Names an entry in an error: its key when it has a readable one, else its position. */
+function entryName(list: ListDefinition, entry: Record<string, unknown>, index: number): string {
+  let key: string;
+  try {
+    key = storableText(entryKey(list, entry, index));
+  } catch {
+    return `entry ${index}`;
+  }
+  return key.length > 80 ? `entry ${index} (key '${key.slice(0, 80)}…')` : `entry '${key}'`;
+}
+
+/**
+ * The entry as it will be stored. Limits are checked first (depth inside canonicalJson, before it
+ * steps down; sizes only for entries long enough to break one); NUL and lone surrogates are
+ * replaced only when the canonical text shows one, so the common entry costs one indexOf more.
+ */
 export function normalizeEntry(list: ListDefinition, raw: unknown, index: number): NormalizedEntry {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new EntryShapeError(`${list.key}: entry ${index} is ${Array.isArray(raw) ? 'an array' : typeof raw}, not an object`);
   }
-  const entry = raw as Record<string, unknown>;
-  const canonical = canonicalJson(entry);
+  let entry = raw as Record<string, unknown>;
+  let key: string;
+  let canonical: string;
+  let replaced = 0;
+  try {
+    canonical = canonicalJson(entry);
+    if (canonical.length > MAX_KEY_CHARS) checkSizes(entry);
+    if (mayHoldUnstorable(canonical)) {
+      const counted = { count: 0 };
+      entry = storableValue(entry, counted) as Record<string, unknown>;
+      replaced = counted.count;
+      if (replaced > 0) canonical = canonicalJson(entry);
+    }
+    key = entryKey(list, entry, index);
+    checkEntryKey(key);
+  } catch (err) {
+    if (!(err instanceof EntryLimitError)) throw err;
+    throw new EntryLimitError(`${list.key}: ${entryName(list, entry, index)} ${err.message}`);
+  }
   return {
-    entryKey: entryKey(list, entry, index),
+    entryKey: key,
     code: firstText(entry, list.codeFields),
     description: firstText(entry, list.descriptionFields),
     payload: canonical,
     digest: entryDigest(canonical),
+    replaced,
   };
 }
 
@@ -79,14 +119,15 @@ export class FieldTracker {
       let types = this.#types.get(field);
       if (!types) this.#types.set(field, (types = new Set()));
       if (value === null) continue;
-      types.add(Array.isArray(value) ? 'array' : typeof value);
+      if (typeof value !== 'object') types.add(typeof value);
+      else types.add(Array.isArray(value) ? 'array' : JSON.isRawJSON(value) ? 'number' : 'object');
     }
   }
 
-  /** Sorted `field:type` strings; a field only ever null reads `field:null`. */
+  /** Sorted `field:type` strings; a field only ever null reads `field:null`; names made storable as in payloads. */
   signature(): string[] {
     return [...this.#types.entries()]
-      .map(([field, types]) => `${field}:${types.size ? [...types].sort().join('|') : 'null'}`)
+      .map(([field, types]) => `${storableText(field)}:${types.size ? [...types].sort().join('|') : 'null'}`)
       .sort();
   }
 }

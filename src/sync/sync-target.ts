@@ -8,7 +8,7 @@ import { ListCollector, type CollectedList } from './collect.ts';
 import { CurrentRowsCheck } from './current-rows-check.ts';
 import { StaleIndexError } from './current-index.ts';
 import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
-import { isListFailure, isUnavailable, recordFailure } from './failure.ts';
+import { isListFailure, isUnavailable, listFailureOf, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
 
 /** What the pipeline needs of the upstream client: the pages of one list. */
@@ -120,6 +120,19 @@ export async function syncTarget(
           outcome.error = applied.error;
           outcome.errorCode = 'held';
         }
+        if (collected.replacedValues > 0) {
+          logger.warn(
+            {
+              target: `${target.list.key}:${target.variant}`,
+              snapshotId: applied.snapshotId,
+              replacedValues: collected.replacedValues,
+              replacedEntries: collected.replacedEntries,
+              // The first few keys: enough to find the entries, bounded for a million-entry list.
+              entries: collected.replacedKeys,
+            },
+            'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD',
+          );
+        }
         return outcome;
       } catch (err) {
         // A list failure says nothing about the session; anything else may have left it unfit.
@@ -143,8 +156,9 @@ export async function syncTarget(
       logger.info({ target: `${target.list.key}:${target.variant}`, reason: err.message }, 'fetching the list again through staging');
       return await fetchAndApply(false);
     }
-  } catch (err) {
-    if (!isListFailure(err)) throw err;
+  } catch (thrown) {
+    const err = listFailureOf(thrown, target.list.key);
+    if (!err) throw thrown;
     if (options.recordFailure === false) throw err;
     logger.warn({ target: `${target.list.key}:${target.variant}`, code: err.code, err: err.message }, 'list failed');
     const snapshotId = await recordFailure(db, target, options.runId, err, elapsed());

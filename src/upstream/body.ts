@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { ProtocolError, SizeError } from './errors.ts';
+import { parseKeepingNumbers } from './lossless-json.ts';
 
 export interface BodyContext {
   /** e.g. `GET /v2/shipments/nmfc/ page 7`, used as the message prefix. */
@@ -80,6 +81,7 @@ const forbiddenKey = /forbidden prototype property/;
 /**
  * Parses a 2xx body as JSON: refuses an HTML (or other non-JSON) content type, an empty or truncated
  * body, and `__proto__` / `constructor.prototype` keys. Never returns a default value on failure.
+ * Numbers a double would round are kept with every digit (see lossless-json.ts).
  */
 export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: BodyContext): unknown {
   const type = (header(headers, 'content-type') ?? '').toLowerCase();
@@ -99,7 +101,7 @@ export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: Bo
     throw new ProtocolError(`${ctx.where}: answered an empty body instead of JSON`, { endpoint: ctx.endpoint, retryable: true });
   }
   try {
-    return sjson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
+    return parseKeepingNumbers(text, (reviver) => sjson.parse(text, reviver, { protoAction: 'error', constructorAction: 'error' }));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (forbiddenKey.test(message)) {

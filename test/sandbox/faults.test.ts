@@ -221,4 +221,21 @@ describe('list faults', () => {
     const entries = JSON.parse(Buffer.concat(parts).toString()) as unknown[];
     expect(entries.length).toBe(sb.control.getEntries('hazmat').length + 1);
   });
+
+  it('badValue: the first entry of page 1 serves the field as the JSON text of the case, escapes as served', async () => {
+    sb.control.setFaults({ badValue: { list: 'shipment_modes', kind: 'nul', field: 'description' } });
+    const first = await get('/v2/shipments/shipment-modes/');
+    expect(first.text).toContain('"description":"before\\u0000after"}');
+    expect(first.json<{ results: { description: string }[] }>().results[0]!.description).toBe('before\u0000after');
+    const second = await get('/v2/shipments/shipment-modes/?page-size=1&page=2');
+    expect(second.status).toBe(200);
+    expect(second.text).not.toContain('\\u0000');
+    sb.control.setFaults({ badValue: { list: 'shipment_modes', kind: 'bigNumbers' } });
+    expect((await get('/v2/shipments/shipment-modes/')).text).toContain('"big":12345678901234567891,');
+    sb.control.setFaults({ badValue: { list: 'shipment_modes', kind: 'deep' } });
+    expect((await get('/v2/shipments/shipment-modes/')).text).toContain(`"remark":${'['.repeat(50_000)}]`);
+    expect(() => sb.control.setFaults({ badValue: { list: 'shipment_modes', kind: 'nope' as 'nul' } })).toThrow(/kind must be one of nul, surrogate/);
+    expect(() => sb.control.setFaults({ badValue: { list: 'shipment_modes' } })).toThrow(/needs a kind or a json text/);
+    sb.control.clearFaults();
+  });
 });
