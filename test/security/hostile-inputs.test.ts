@@ -253,6 +253,15 @@ describe('upstream text never becomes terminal control', () => {
     expect((await lastSnapshot(lastEnvironment())).error).toContain(ansi);
   });
 
+  it('an error body with a NUL: printed escaped, and the failure is recorded with U+FFFD in its place', async () => {
+    answer = (_req, res) => json(res, 404, { detail: 'Not\u0000found' });
+    const r = await sync('rogue');
+    expect(r.code).toBe(1);
+    expectTerminalSafe(r);
+    expect(hazmatLine(r)).toMatch(/404: Not\\u0000found$/);
+    expect((await lastSnapshot(lastEnvironment())).error).toContain('Not\ufffdfound');
+  });
+
   it('an HTML error page with control characters in its title: escaped', async () => {
     answer = (_req, res) => {
       res.writeHead(400, { 'content-type': 'text/html' });
