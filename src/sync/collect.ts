@@ -1,4 +1,5 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
+import type { ColumnType } from '../columns/column-type.ts';
 import { ContentHasher } from './content-hash.ts';
 import type { IndexMatch } from './current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
@@ -9,6 +10,8 @@ export interface CollectedList {
   entryCount: number;
   pages: number;
   fields: string[];
+  /** The column type each top-level field's values infer (the views' typed columns follow them). */
+  columnTypes: Map<string, ColumnType>;
   /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
   /**
@@ -80,6 +83,7 @@ export class ListCollector {
       entryCount,
       pages: this.#pages,
       fields: this.#fields.signature(),
+      columnTypes: this.#fields.columnTypes(),
       pending: this.#buffer,
     };
   }

@@ -4,13 +4,14 @@ import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 import { DuplicateKeyError } from './content-hash.ts';
 import { EntryShapeError } from './normalize.ts';
+import { ViewDependencyError } from '../columns/list-views.ts';
 import { alertFor } from './alert-row.ts';
 import { previousSnapshots } from './previous.ts';
 import { lockTarget } from './target-lock.ts';
 
-/** Failures that belong to one list (the service, its answer, its data): recorded, never thrown. */
+/** Failures that belong to one list (the service, its answer, its data, its views): recorded, never thrown. */
 export function isListFailure(err: unknown): err is Error & { code: string } {
-  return err instanceof UpstreamError || err instanceof DuplicateKeyError || err instanceof EntryShapeError;
+  return err instanceof UpstreamError || err instanceof DuplicateKeyError || err instanceof EntryShapeError || err instanceof ViewDependencyError;
 }
 
 /** A list the service does not serve here (404): recorded as unavailable rather than failed. */
