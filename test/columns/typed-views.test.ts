@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { sqlType, type ColumnType } from '../../src/columns/column-type.ts';
@@ -49,7 +49,7 @@ describe('typed columns of the per-list views', () => {
     const variantColumn = key === 'charge_codes' ? 'version' : key === 'carrier_package_types' ? 'carrier' : 'variant';
     const list = catalog.find((l) => l.key === key)!;
     for (const selector of variants) {
-      const served = sb.control.getEntries(key, selector);
+      const served = sb.control.getEntries(key, selector) as Array<Record<string, unknown>>;
       const variant = Object.values(selector)[0] ?? '';
       const { rows } = await t.db.query<{ entry_key: string; row: Record<string, unknown> }>(
         `select entry_key, to_jsonb(v) as row from refdata.${key} v where ${variantColumn} = $1`,
@@ -69,6 +69,53 @@ describe('typed columns of the per-list views', () => {
         }
       }
     }
+  }
+
+  const clients: pg.Client[] = [];
+  async function connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    clients.push(client);
+    return client;
+  }
+  afterAll(async () => {
+    for (const c of clients) await c.end().catch(() => undefined);
+  });
+
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  /**
+   * Runs `change` (a sync) while a reader in another session queries `view` at the worst moment:
+   * a first session holds the view, so the sync's DDL queues for it, and the reader's query queues
+   * behind the DDL. Then the first session lets go. Returns the reader's rows (or its error).
+   */
+  async function readWhileViewChanges<T>(view: string, readerSql: string, change: () => Promise<T>) {
+    const holder = await connect();
+    const reader = await connect();
+    await reader.query('set role refdata_reader');
+    await holder.query('begin');
+    await holder.query(`select count(*) from refdata.${view}`);
+    const changing = change();
+    const waitingOn = async (granted: boolean, pid?: number) =>
+      (
+        await t.db.query(
+          `select 1 from pg_locks where relation = $1::regclass and not granted ${pid ? 'and pid = $2' : ''} and ${granted ? 'true' : 'true'}`,
+          pid ? [`refdata.${view}`, pid] : [`refdata.${view}`],
+        )
+      ).rows.length > 0;
+    await until('the sync to wait for the view', () => waitingOn(false));
+    const readerPid = (await reader.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    const reading = reader.query(readerSql).then((r) => r.rows, (err: Error) => err);
+    await until('the reader to queue behind the sync', () => waitingOn(false, readerPid));
+    await holder.query('commit');
+    const result = await changing;
+    return { result, read: await reading };
   }
 
   beforeAll(async () => {
@@ -98,7 +145,7 @@ describe('typed columns of the per-list views', () => {
     expect(await typeOf('appointment_types', 'applies_to')).toBe('jsonb');
     expect(await typeOf('equipment_types', 'length_ft')).toBe('bigint');
     for (const { key } of catalog) {
-      const served = new Set(sb.control.getEntries(key).flatMap((e) => Object.keys(e)));
+      const served = new Set((sb.control.getEntries(key) as object[]).flatMap((e) => Object.keys(e)));
       const { rows } = await t.db.query<{ field: string; column_name: string; data_type: ColumnType }>(
         'select field, column_name, data_type from refdata.list_columns where list_key = $1 and replaced_at is null',
         [key],
@@ -107,5 +154,119 @@ describe('typed columns of the per-list views', () => {
       for (const r of rows) expect(await typeOf(key, r.column_name), `${key}.${r.column_name}`).toBe(sqlType(r.data_type).replace('timestamptz', 'timestamp with time zone'));
       await expectServedValues(key);
     }
+  });
+
+  it('a field the service adds becomes a column at the next sync: filled, recorded, alerted, readable by the reader role, also mid-sync', async () => {
+    sb.control.addField('accessorials', 'is_hazardous', true);
+    const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, is_hazardous from refdata.accessorials', () => sync(['accessorials']));
+    expect(run.status).toBe('succeeded');
+    expect(read).not.toBeInstanceOf(Error);
+    expect((read as Array<{ is_hazardous: boolean }>).map((r) => r.is_hazardous)).toEqual(Array(42).fill(true));
+    expect(await typeOf('accessorials', 'is_hazardous')).toBe('boolean');
+    expect(await typeOf('accessorials_history', 'is_hazardous')).toBe('boolean');
+    await expectServedValues('accessorials');
+    const snapshotId = run.outcomes[0]!.snapshotId;
+    const { rows: recorded } = await t.db.query('select column_name, data_type, first_snapshot_id, last_snapshot_id from refdata.list_columns where list_key = $1 and field = $2', ['accessorials', 'is_hazardous']);
+    expect(recorded).toEqual([{ column_name: 'is_hazardous', data_type: 'boolean', first_snapshot_id: snapshotId, last_snapshot_id: snapshotId }]);
+    const { rows: alerts } = await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshotId]);
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        kind: 'schema_changed',
+        payload: expect.objectContaining({
+          fields_added: ['is_hazardous:boolean'],
+          columns: [{ field: 'is_hazardous', column: 'is_hazardous', change: 'added', to: 'boolean' }],
+        }),
+      }),
+    ]);
+  });
+
+  it('a field whose values turn from numbers to strings widens its column, keeps every value and every grant, also mid-sync', async () => {
+    await t.db.query(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'refsync_t17_bi') then create role refsync_t17_bi nologin; end if; end $$`);
+    await t.db.query('grant select on refdata.accessorials to refsync_t17_bi');
+    try {
+      const before = await t.db.query<{ entry_key: string; id: string }>('select entry_key, id from refdata.accessorials order by entry_key');
+      sb.control.retypeField('accessorials', 'id');
+      const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, id from refdata.accessorials order by entry_key', () => sync(['accessorials']));
+      expect(run.status).toBe('succeeded');
+      expect(read).not.toBeInstanceOf(Error);
+      // The reader saw the re-created view: the ids as text, the same values.
+      expect(read).toEqual(before.rows.map((r) => ({ entry_key: r.entry_key, id: String(r.id) })));
+      expect(await typeOf('accessorials', 'id')).toBe('text');
+      expect(await typeOf('accessorials_history', 'id')).toBe('text');
+      await expectServedValues('accessorials');
+      // The closed versions (ids served as numbers) read as text through the history view.
+      const { rows: old } = await t.db.query<{ id: string }>('select id from refdata.accessorials_history where valid_to is not null order by entry_key');
+      expect(old.length).toBeGreaterThan(0);
+      for (const r of old) expect(typeof r.id).toBe('string');
+      const { rows: grants } = await t.db.query(
+        `select grantee, privilege_type from information_schema.role_table_grants where table_schema = 'refdata' and table_name = 'accessorials' and grantee <> current_user order by grantee`,
+      );
+      expect(grants).toEqual([
+        { grantee: 'refdata_reader', privilege_type: 'SELECT' },
+        { grantee: 'refsync_t17_bi', privilege_type: 'SELECT' },
+      ]);
+      const { rows: history } = await t.db.query('select data_type, replaced_at is null as current from refdata.list_columns where list_key = $1 and field = $2 order by id', ['accessorials', 'id']);
+      expect(history).toEqual([
+        { data_type: 'bigint', current: false },
+        { data_type: 'text', current: true },
+      ]);
+      const { rows: alerts } = await t.db.query<{ payload: { columns: unknown } }>("select payload from refdata.alerts where snapshot_id = $1 and kind = 'schema_changed'", [run.outcomes[0]!.snapshotId]);
+      expect(alerts[0]!.payload.columns).toEqual([{ field: 'id', column: 'id', change: 'widened', from: 'bigint', to: 'text' }]);
+    } finally {
+      await t.db.query('revoke all on refdata.accessorials from refsync_t17_bi');
+      await t.db.query('drop role refsync_t17_bi');
+    }
+  });
+
+  it('an unchanged sync, and a changed one with the same columns, take no DDL and no lock on the views', async () => {
+    const definition = () =>
+      t.db.query(`select c.oid::int, c.xmin::text as class_xmin, r.xmin::text as rule_xmin from pg_class c join pg_rewrite r on r.ev_class = c.oid where c.oid = any($1::regclass[]) order by c.oid`, [
+        catalog.flatMap((l) => [`refdata.${l.key}`, `refdata.${l.key}_history`]),
+      ]);
+    const before = (await definition()).rows;
+    const holder = await connect();
+    await holder.query('begin');
+    // LOCK TABLE on a view locks the tables under it too, so the unchanged sync, which writes no
+    // entries, runs while the views and their tables are locked; any lock it took would wait.
+    for (const l of catalog) await holder.query(`lock table refdata.${l.key}, refdata.${l.key}_history in access exclusive mode`);
+    try {
+      const unchanged = await sync();
+      expect(unchanged.outcomes.map((o) => o.status)).toEqual(unchanged.outcomes.map(() => 'unchanged'));
+    } finally {
+      await holder.query('rollback');
+    }
+    // A changed sync writes entries; a reader holding every view (ACCESS SHARE) would block any DDL.
+    await holder.query('begin');
+    for (const l of catalog) await holder.query(`select from refdata.${l.key}, refdata.${l.key}_history limit 0`);
+    try {
+      sb.control.modifyEntry('hazmat', '1.1', { description: 'Explosives (mass explosion hazard)' });
+      const changed = await sync(['hazmat']);
+      expect(changed.outcomes.map((o) => o.status)).toEqual(['changed']);
+    } finally {
+      await holder.query('rollback');
+    }
+    expect((await definition()).rows).toEqual(before);
+  });
+
+  it('a widening blocked by a user view fails that list only, leaves its data as it was, and says what depends on it', async () => {
+    await t.db.query('create view public.t17_equipment as select entry_key, length_ft from refdata.equipment_types');
+    try {
+      const before = await t.db.query('select entry_key, length_ft from refdata.equipment_types order by entry_key');
+      sb.control.retypeField('equipment_types', 'length_ft');
+      const run = await sync(['equipment_types', 'hazmat']);
+      const [equipment, hazmat] = run.outcomes;
+      expect(equipment!.status).toBe('failed');
+      expect(equipment!.errorCode).toBe('view_dependency');
+      expect(equipment!.error).toMatch(/refdata\.equipment_types must be re-created .*view t17_equipment depends on view refdata\.equipment_types/);
+      expect(hazmat!.status).toBe('unchanged');
+      expect((await t.db.query('select entry_key, length_ft from refdata.equipment_types order by entry_key')).rows).toEqual(before.rows);
+      expect(await typeOf('equipment_types', 'length_ft')).toBe('bigint');
+    } finally {
+      await t.db.query('drop view public.t17_equipment');
+    }
+    const run = await sync(['equipment_types']);
+    expect(run.outcomes[0]!.status).toBe('changed');
+    expect(await typeOf('equipment_types', 'length_ft')).toBe('text');
+    await expectServedValues('equipment_types');
   });
 });
