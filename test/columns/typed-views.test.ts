@@ -64,8 +64,13 @@ describe('typed columns of the per-list views', () => {
         for (const c of recorded) {
           const value = entry[c.field] ?? null;
           const read = row![c.column_name];
+          const what = `${key}.${c.column_name} of ${entryKey}`;
+          if (c.data_type === 'timestamptz' && value !== null) {
+            expect(new Date(read as string).getTime(), what).toBe(new Date(value as string).getTime());
+            continue;
+          }
           const expected = value === null ? null : c.data_type === 'text' && typeof value !== 'string' ? JSON.stringify(value) : value;
-          expect(read, `${key}.${c.column_name} of ${entryKey}`).toEqual(expected);
+          expect(read, what).toEqual(expected);
         }
       }
     }
@@ -268,5 +273,40 @@ describe('typed columns of the per-list views', () => {
     expect(run.outcomes[0]!.status).toBe('changed');
     expect(await typeOf('equipment_types', 'length_ft')).toBe('text');
     await expectServedValues('equipment_types');
+  });
+
+  it('every inferred type reads back through the view exactly as served', async () => {
+    const added = [
+      { code: 'A', description: 'a', flag: true, n: 9007199254740991, x: 1.5, d: '2000-02-29', ts: '2024-06-11T10:00:00+05:30', local: '2024-06-11T10:00:00', o: { a: 1 }, mixed: 1, bools: true, nothing: null, 'Odd Name': 'x' },
+      { code: 'B', description: 'b', flag: false, n: -5, x: 2, d: '2024-06-11', ts: '2024-06-11T10:00:00.123456Z', local: 'later', o: [1, 'two'], mixed: 'one', bools: 'yes', nothing: null, 'Odd Name': 'y' },
+    ];
+    for (const entry of added) sb.control.addEntry('piece_types', entry);
+    expect((await sync(['piece_types'])).outcomes[0]!.status).toBe('changed');
+    const types = Object.fromEntries((await columnsOf('piece_types')).map((c) => [c.column_name, c.data_type]));
+    expect(types).toMatchObject({
+      flag: 'boolean',
+      n: 'bigint',
+      x: 'numeric',
+      d: 'date',
+      ts: 'timestamp with time zone',
+      local: 'text',
+      o: 'jsonb',
+      mixed: 'text',
+      bools: 'jsonb',
+      nothing: 'text',
+      odd_name: 'text',
+    });
+    await expectServedValues('piece_types');
+  });
+
+  it('Postgres casts every string the inference calls a date or a timestamptz', async () => {
+    const { valueType } = await import('../../src/columns/column-type.ts');
+    const samples = ['2000-02-29', '0001-01-01', '9999-12-31', '2024-06-11T10:00Z', '2024-06-11T10:00+0530', '2024-06-11 23:59:59.999999999-15:59', '2024-06-11T00:00:00+14'];
+    for (const s of samples) {
+      const type = valueType(s);
+      expect(['date', 'timestamptz'], s).toContain(type);
+      const { rows } = await t.db.query<{ ok: boolean }>(`select $1::${type} is not null as ok`, [s]);
+      expect(rows[0]!.ok, s).toBe(true);
+    }
   });
 });
