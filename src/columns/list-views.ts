@@ -65,6 +65,18 @@ function plan(existing: Array<{ name: string; type: string }> | null, wanted: Ar
   return 'recreate';
 }
 
+/**
+ * The statements as one DO block: the view, its comments and grants cost one round trip instead of
+ * one each (a first sync creates the columns of every list at once). The dollar-quote tag is one
+ * the text does not contain, since comments quote field names as served.
+ */
+function inOneRoundTrip(statements: string[]): string {
+  const body = statements.join(';\n');
+  let tag = 'ddl';
+  for (let n = 0; body.includes(`$${tag}$`); n++) tag = `ddl${n}`;
+  return `DO $${tag}$ BEGIN\n${body};\nEND $${tag}$`;
+}
+
 /** A DROP the views' dependents prevent: a failure of the list, with what depends on the view. */
 export class ViewDependencyError extends Error {
   readonly code = 'view_dependency';
@@ -106,12 +118,14 @@ async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescr
     }
   }
   const create = action === 'replace' ? 'CREATE OR REPLACE VIEW' : 'CREATE VIEW';
-  await q.query(`${create} refdata.${ident(view)} AS\n${viewQuery(key, relation, typed, history)}`);
-  await q.query(`COMMENT ON VIEW refdata.${ident(view)} IS ${literal(relation.description)}`);
-  for (const c of relation.columns) {
-    await q.query(`COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`);
-  }
-  for (const grant of [...grants, `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`]) await q.query(grant);
+  const statements = [
+    `${create} refdata.${ident(view)} AS\n${viewQuery(key, relation, typed, history)}`,
+    `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(relation.description)}`,
+    ...relation.columns.map((c) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`),
+    ...grants,
+    `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`,
+  ];
+  await q.query(inOneRoundTrip(statements));
   return true;
 }
 

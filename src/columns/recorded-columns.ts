@@ -63,17 +63,17 @@ export async function evolveListColumns(
   const newFields = [...observed.keys()].filter((f) => !byField.has(f));
   const reserved = listHistoryView(key).columns.map((c) => c.name);
   const names = nameNewFields(newFields, reserved, recorded.map((c) => c.column));
-  let position = recorded.reduce((max, c) => Math.max(max, c.position), 0);
-  for (const [field, column] of [...names].sort((a, b) => (a[1] < b[1] ? -1 : 1))) {
-    const type = observed.get(field)!;
-    position += 1;
+  const added = [...names].sort((a, b) => (a[1] < b[1] ? -1 : 1));
+  const first = recorded.reduce((max, c) => Math.max(max, c.position), 0) + 1;
+  if (added.length) {
     await q.query(
       `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
-       values ($1, $2, $3, $4, $5, $6, $6, $7)`,
-      [key, field, column, position, type, snapshotId, now],
+       select $1, f.field, f.column_name, $2::int + f.n::int - 1, f.data_type, $3::bigint, $3::bigint, $4::timestamptz
+       from unnest($5::text[], $6::text[], $7::text[]) with ordinality as f(field, column_name, data_type, n)`,
+      [key, first, snapshotId, now, added.map((a) => a[0]), added.map((a) => a[1]), added.map((a) => observed.get(a[0])!)],
     );
-    changes.push({ field, column, change: 'added', to: type });
   }
+  for (const [field, column] of added) changes.push({ field, column, change: 'added', to: observed.get(field)! });
   for (const c of recorded) {
     const seen = observed.get(c.field);
     if (seen === undefined) continue;
