@@ -105,7 +105,8 @@ export function valueType(value: unknown): ColumnType {
     case 'boolean':
       return 'boolean';
     case 'number':
-      return numberType(String(value));
+      // A safe integer is a bigint without building its text (once per entry on large lists).
+      return Number.isSafeInteger(value) ? 'bigint' : numberType(String(value));
     case 'string':
       return stringType(value);
     default:
