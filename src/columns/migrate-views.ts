@@ -4,7 +4,7 @@ import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
 import { FieldTracker } from '../sync/normalize.ts';
-import { evolveListColumns, readTypedColumns } from './recorded-columns.ts';
+import { evolveListColumns, lockListColumns, readTypedColumns } from './recorded-columns.ts';
 import { reconcileListViews } from './list-views.ts';
 
 const BATCH = 5000;
@@ -40,6 +40,8 @@ export async function migrateListViews(db: Database): Promise<void> {
   for (const { key } of catalog) {
     const history = unrecorded.has(key) ? await inferFromHistory(db, key) : undefined;
     await db.transaction(async (tx) => {
+      // A sync changing this list's columns meanwhile would otherwise race this reconcile.
+      await lockListColumns(tx, key);
       if (history) {
         const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
         await evolveListColumns(tx, key, history.columnTypes(), null, clock[0]!.now);

@@ -39,7 +39,7 @@ export async function readTypedColumns(q: Queryable, key: ListKey): Promise<Type
 }
 
 /** Serialises the column changes of one list (its variants and environments share the views). */
-async function lockListColumns(q: Queryable, key: ListKey): Promise<void> {
+export async function lockListColumns(q: Queryable, key: ListKey): Promise<void> {
   await q.query(`select pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext($1))`, [key]);
 }
 
