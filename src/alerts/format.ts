@@ -121,9 +121,19 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
     const parts = [];
     if (added.length) parts.push(`fields added: ${escape(added.join(', '))}`);
     if (removed.length) parts.push(`fields removed: ${escape(removed.join(', '))}`);
+    const columns = columnChanges(p);
+    if (columns.length) parts.push(`view columns: ${escape(columns.join(', '))}`);
     return `${noun} changed shape ${where}${parts.length ? `: ${parts.join('; ')}` : ''}`;
   }
   return `${escape(alert.kind)} ${where}`;
+}
+
+/** The typed view columns a schema_changed alert reports: `+name type` added, `name from→to` widened. */
+function columnChanges(p: Record<string, unknown>): string[] {
+  if (!Array.isArray(p.columns)) return [];
+  return (p.columns as Array<Record<string, unknown>>).map((c) =>
+    c.change === 'widened' ? `${String(c.column)} ${String(c.from)}→${String(c.to)}` : `+${String(c.column)} ${String(c.to)}`,
+  );
 }
 
 /** One readable line for logs and the CLI, without markup. */

@@ -133,7 +133,7 @@ export async function run(argv: string[]): Promise<number> {
     print('\nTry next:');
     print('  npx refsync status            # last run and last change per list');
     print('  npx refsync changes --list charge_codes');
-    print(`  SQL: select code, description from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
+    print(`  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
     return second.status === 'succeeded' ? 0 : 1;
   } finally {
     await alerts.close();

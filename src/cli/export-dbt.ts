@@ -1,13 +1,32 @@
-// `refsync export-dbt [--out FILE]`: the dbt sources.yml of schema refdata. It needs no database and
-// no configuration: the descriptions are the ones the migrations put on the relations (a test holds
-// them to the live schema), so the file can be generated anywhere, e.g. in the dbt project's CI.
-import { writeFileSync } from 'node:fs';
+// `refsync export-dbt [--out FILE]`: the dbt sources.yml of schema refdata. The contract's columns
+// and their descriptions need no database; the typed columns of each list view (with data_type)
+// come from the recorded schema of DATABASE_URL, or of the embedded database when there is one.
+// Without either, the file lists the contract's columns only.
+import { existsSync, writeFileSync } from 'node:fs';
+import { listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { readTypedColumns } from '../columns/recorded-columns.ts';
+import type { TypedColumn } from '../columns/typed-column.ts';
+import { EMBEDDED_DATA_DIR } from '../db/database.ts';
 import { dbtSourcesYaml } from '../dbt/sources.ts';
 import { parseCommandArgs } from './args.ts';
+import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
+
+async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
+  const databaseUrl = databaseUrlFromEnv();
+  const typed = new Map<ListKey, TypedColumn[]>();
+  if (!databaseUrl && !existsSync(EMBEDDED_DATA_DIR)) return typed;
+  const db = await openCliDatabase({ databaseUrl, readOnly: true });
+  try {
+    for (const key of listKeys) typed.set(key, await readTypedColumns(db, key));
+  } finally {
+    await db.close();
+  }
+  return typed;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('export-dbt', argv, { out: { type: 'string' } });
-  const text = dbtSourcesYaml();
+  const text = dbtSourcesYaml(await recordedColumns());
   if (!values.out) {
     process.stdout.write(text);
     return 0;

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { migrateListViews } from '../columns/migrate-views.ts';
 import type { Database } from './database.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -8,7 +9,8 @@ const MIGRATION_LOCK = 7_302_611;
 const pgliteLocks = new WeakMap<Database, Promise<unknown>>();
 
 /**
- * Applies the committed migrations. Idempotent (drizzle records what ran), and safe from two
+ * Applies the committed migrations, then brings the per-list views to their recorded typed columns
+ * (generated in TypeScript, so their SQL lives in one place). Idempotent (drizzle records what ran), and safe from two
  * processes at once: a session advisory lock serialises them, so the second finds nothing to do.
  */
 export async function migrateDatabase(db: Database): Promise<void> {
@@ -18,6 +20,7 @@ export async function migrateDatabase(db: Database): Promise<void> {
     const run = previous.then(async () => {
       const { migrate } = await import('drizzle-orm/pglite/migrator');
       await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
+      await migrateListViews(db);
     });
     pgliteLocks.set(db, run.catch(() => undefined));
     return run;
@@ -27,6 +30,7 @@ export async function migrateDatabase(db: Database): Promise<void> {
     try {
       const { migrate } = await import('drizzle-orm/node-postgres/migrator');
       await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
+      await migrateListViews(db);
     } finally {
       await lockConn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }

@@ -167,3 +167,27 @@ export const webhookEndpoints = refdata.table('webhook_endpoints', {
   reason: text('reason'),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * The typed columns of each per-list view: one row per field and type it has had. The row with no
+ * `replaced_at` is the column as the view has it now; a widening closes it and opens the next.
+ */
+export const listColumns = refdata.table(
+  'list_columns',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    listKey: text('list_key').notNull(),
+    field: text('field').notNull(),
+    columnName: text('column_name').notNull(),
+    position: integer('position').notNull(),
+    dataType: text('data_type').notNull(),
+    firstSnapshotId: bigint('first_snapshot_id', { mode: 'number' }),
+    lastSnapshotId: bigint('last_snapshot_id', { mode: 'number' }),
+    recordedAt: tstz('recorded_at').notNull().defaultNow(),
+    replacedAt: tstz('replaced_at'),
+  },
+  (t) => [
+    uniqueIndex('list_columns_field_uq').on(t.listKey, t.field).where(sql`replaced_at is null`),
+    uniqueIndex('list_columns_name_uq').on(t.listKey, t.columnName).where(sql`replaced_at is null`),
+  ],
+);

@@ -1,11 +1,16 @@
 // What data teams read about schema refdata: the relations they query, their columns, and the words
-// of the COMMENTs the migrations put on them. test/reader/dbt.test.ts holds this against the live
+// of the COMMENTs on them. The per-list views are created from these descriptions plus the recorded
+// typed columns (src/columns/list-views.ts); test/reader/dbt.test.ts holds the rest against the live
 // database, so a column added, renamed or re-described in a migration has to be described here too.
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { sqlType } from '../columns/column-type.ts';
+import type { TypedColumn } from '../columns/typed-column.ts';
 
 export interface ColumnDescription {
   name: string;
   description: string;
+  /** The Postgres type, given for the typed columns (dbt's data_type). */
+  dataType?: string;
 }
 
 export interface RelationDescription {
@@ -39,7 +44,7 @@ const listViewDescriptions: Record<ListKey, string> = {
 };
 
 /** The variant column of a list view: named after what the variant is for that list. */
-function variantColumn(key: ListKey): ColumnDescription {
+export function variantColumn(key: ListKey): ColumnDescription {
   if (key === 'charge_codes') {
     return { name: 'version', description: 'Charge-code version: a date sent as X-Service-Version, or unpinned (the account setting, else the latest).' };
   }
@@ -73,14 +78,45 @@ const currentEntries: RelationDescription = {
   key: ['environment', 'list_key', 'variant', 'entry_key'],
 };
 
-function listView(key: ListKey): RelationDescription {
+/** A typed column's comment: the field as served, its inferred type, and since when it is there. */
+export function typedColumnDescription(c: TypedColumn): string {
+  const type = c.type === 'null' ? 'text (only nulls served so far)' : c.type;
+  const since = c.since.toISOString().slice(0, 10);
+  const origin = c.sinceSnapshot === null ? 'inferred from the stored history' : `snapshot ${c.sinceSnapshot}`;
+  return `Field ${JSON.stringify(c.field)} as served, typed ${type} (inferred from its values); since ${since} (${origin}).`;
+}
+
+function typedColumns(typed: readonly TypedColumn[]): ColumnDescription[] {
+  return typed.map((c) => ({ name: c.column, description: typedColumnDescription(c), dataType: sqlType(c.type) }));
+}
+
+/** The current entries of one list (refdata.<list>): the contract's columns first, then one per field. */
+export function listView(key: ListKey, typed: readonly TypedColumn[] = []): RelationDescription {
   const variant = variantColumn(key);
   return {
     name: key,
     kind: 'view',
     description: listViewDescriptions[key],
-    columns: [{ name: 'environment', description: environment }, variant, ...currentTail()],
+    columns: [{ name: 'environment', description: environment }, variant, ...currentTail(), ...typedColumns(typed)],
     key: ['environment', variant.name, 'entry_key'],
+  };
+}
+
+/** Every version of the entries of one list (refdata.<list>_history), typed like the current view. */
+export function listHistoryView(key: ListKey, typed: readonly TypedColumn[] = []): RelationDescription {
+  const variant = variantColumn(key);
+  return {
+    name: `${key}_history`,
+    kind: 'view',
+    description: `Every version of every entry of ${key}, with the typed columns of refdata.${key}: valid from valid_from until valid_to (null while current). As of time t: valid_from <= t and (valid_to is null or valid_to > t).`,
+    columns: [
+      { name: 'environment', description: environment },
+      variant,
+      ...currentTail().map((c) => (c.name === 'valid_from' ? { name: 'valid_from', description: 'When this version of the entry became current.' } : c)),
+      { name: 'valid_to', description: 'When this version stopped being current; null while it is current.' },
+      ...typedColumns(typed),
+    ],
+    key: ['environment', variant.name, 'entry_key', 'valid_from'],
   };
 }
 
@@ -133,15 +169,19 @@ const entryChanges: RelationDescription = {
 };
 
 /**
- * The relations data teams query, in the order a reader meets them: the current views, then the
- * history and the change log. The operational tables (sync_runs, snapshots, alerts) are left out.
+ * The relations data teams query, in the order a reader meets them: the current views, the typed
+ * history per list, then the history and the change log. The operational tables (sync_runs,
+ * snapshots, alerts) are left out. `typed` holds the recorded typed columns of each list.
  */
-export const readerRelations: readonly RelationDescription[] = [
-  currentEntries,
-  ...listKeys.map(listView),
-  entries,
-  entryChanges,
-];
+export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn[]> = new Map()): RelationDescription[] {
+  return [
+    currentEntries,
+    ...listKeys.map((k) => listView(k, typed.get(k))),
+    ...listKeys.map((k) => listHistoryView(k, typed.get(k))),
+    entries,
+    entryChanges,
+  ];
+}
 
 /** The values entry_changes.change takes (CONTRACT.md). */
 export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;

@@ -24,6 +24,7 @@ export function createControl(state: SandboxState): SandboxControl {
     renameField: (listKey, from, to) => store.renameField(listKey, from, to),
     removeField: (listKey, field) => store.removeField(listKey, field),
     retypeField: (listKey, field) => store.retypeField(listKey, field),
+    addField: (listKey, field, value) => store.addField(listKey, field, value),
     setEntries: (listKey, entries, variant) => store.setEntries(listKey, entries, variant),
     setGenerated: (listKey, count) => store.setGenerated(listKey, count),
     changeGenerated: (listKey, opts) => store.changeGenerated(listKey, opts?.everyNth),
@@ -86,6 +87,7 @@ const httpMethods: Record<string, (c: SandboxControl, b: Body) => unknown> = {
   renameField: (c, b) => c.renameField(listKey(b), str(b, 'from'), str(b, 'to')),
   removeField: (c, b) => c.removeField(listKey(b), str(b, 'field')),
   retypeField: (c, b) => c.retypeField(listKey(b), str(b, 'field')),
+  addField: (c, b) => c.addField(listKey(b), str(b, 'field'), b.value ?? true),
   setEntries: (c, b) => {
     if (!Array.isArray(b.entries)) throw new SandboxError("'entries' must be an array");
     c.setEntries(listKey(b), b.entries as Entry[], variant(b));

@@ -8,7 +8,11 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
 
 /** A schema change applied to generated entries as they are produced. */
-type Drift = { op: 'rename'; from: string; to: string } | { op: 'remove'; field: string } | { op: 'retype'; field: string };
+type Drift =
+  | { op: 'rename'; from: string; to: string }
+  | { op: 'remove'; field: string }
+  | { op: 'retype'; field: string }
+  | { op: 'add'; field: string; value: unknown };
 
 /** A generated list: entries 0..count-1 from the list's generator, plus edits. */
 interface Generated {
@@ -71,6 +75,8 @@ function applyDrift(entry: Entry, drift: Drift): Entry {
     }
     case 'retype':
       return drift.field in entry ? { ...entry, [drift.field]: retypeValue(entry[drift.field]) } : entry;
+    case 'add':
+      return { ...entry, [drift.field]: drift.value };
   }
 }
 
@@ -293,6 +299,11 @@ export class DataStore {
 
   retypeField(listKey: string, field: string): void {
     this.drift(listKey, { op: 'retype', field });
+  }
+
+  /** A new field on every entry of every variant, with one value (e.g. a new boolean flag). */
+  addField(listKey: string, field: string, value: unknown): void {
+    this.drift(listKey, { op: 'add', field, value });
   }
 
   /** Schema drift on every variant of a list: stored entries change now; generated ones as produced. */

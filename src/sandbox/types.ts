@@ -163,6 +163,7 @@ export interface SandboxControl {
   renameField(listKey: string, from: string, to: string): void;
   removeField(listKey: string, field: string): void;
   retypeField(listKey: string, field: string): void;
+  addField(listKey: string, field: string, value: unknown): void;
   setEntries(listKey: string, entries: Entry[], variant?: VariantSelector): void;
   setGenerated(listKey: string, count: number): void;
   changeGenerated(listKey: string, opts: { everyNth: number }): void;

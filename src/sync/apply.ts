@@ -8,6 +8,7 @@ import { previousSnapshots } from './previous.ts';
 import { unnestRows, type RowSource, type StagingTable } from './staging.ts';
 import { alertFor } from './alert-row.ts';
 import { lockTarget } from './target-lock.ts';
+import { evolveListColumns, type ColumnChange } from '../columns/recorded-columns.ts';
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'reappeared';
 const changeKinds: ChangeKind[] = ['added', 'removed', 'modified', 'reappeared'];
@@ -92,10 +93,16 @@ function fieldDrift(before: string[], after: string[]): { added: string[]; remov
   return added.length || removed.length ? { added, removed } : undefined;
 }
 
+/** The schema_changed digest: fields that came and went (with their JSON types) and the view columns added or widened. */
+function schemaChange(drift: { added: string[]; removed: string[] } | undefined, columns: ColumnChange[]): Record<string, unknown> {
+  return { fields_added: drift?.added ?? [], fields_removed: drift?.removed ?? [], columns };
+}
+
 /**
  * Applies one fetched list in ONE transaction under the target's advisory lock: compares hashes,
  * diffs set-based against the current rows, and writes the snapshot, the SCD2 close/open, the change
- * rows, the alert outbox rows and the NOTIFY together. Either all of it commits or none of it.
+ * rows, the typed columns of the list's views, the alert outbox rows and the NOTIFY together.
+ * Either all of it commits or none of it.
  */
 export async function applyList(
   conn: Connection,
@@ -239,6 +246,7 @@ export async function applyList(
        from ${diff} where change <> 'removed'`,
       [...scope, now, snapshotId],
     );
+    const columns = await evolveListColumns(tx, listKey, collected.columnTypes, snapshotId, now);
 
     if (!baseline) {
       await tx.query(
@@ -256,11 +264,8 @@ export async function applyList(
       );
       await writeChangeAlerts(tx, target, diff, snapshotId, counts);
       const drift = lastOk?.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
-      if (drift && wantsAlert(target.source, 'schema_changed', listKey)) {
-        await writeAlert(
-          tx,
-          alertFor(target, 'schema_changed', snapshotId, { fields_added: drift.added, fields_removed: drift.removed }),
-        );
+      if ((drift || columns.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
+        await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns)));
       }
     }
 
@@ -365,6 +370,8 @@ export async function recordFirstLoad(
   const row: SnapshotInsert = { status: 'ok', changed: true, counts };
   if (snapshotId !== undefined) row.id = snapshotId;
   const id = await insertSnapshot(tx, target, collected, options, now, row);
+  // A baseline records no changes and no alerts, but the list's views must show its columns.
+  await evolveListColumns(tx, target.list.key, collected.columnTypes, id, now);
   await notifyChange(tx, {
     environment: target.source.environment,
     list_key: target.list.key,

@@ -1,4 +1,5 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
+import type { ColumnType } from '../columns/column-type.ts';
 import { ContentHasher } from './content-hash.ts';
 import type { IndexMatch } from './current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
@@ -15,6 +16,8 @@ export interface CollectedList {
   replacedEntries: number;
   /** The first REPLACED_KEYS_LOGGED entries with a replacement, for the log line. */
   replacedKeys: string[];
+  /** The column type each top-level field's values infer (the views' typed columns follow them). */
+  columnTypes: Map<string, ColumnType>;
   /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
   /**
@@ -102,6 +105,7 @@ export class ListCollector {
       replacedValues: this.#replacedValues,
       replacedEntries: this.#replacedEntries,
       replacedKeys: this.#replacedKeys,
+      columnTypes: this.#fields.columnTypes(),
       pending: this.#buffer,
     };
   }

@@ -5,6 +5,7 @@ import { UpstreamError } from '../upstream/errors.ts';
 import { DuplicateKeyError } from './content-hash.ts';
 import { EntryLimitError } from './entry-limits.ts';
 import { EntryShapeError } from './normalize.ts';
+import { ViewDependencyError } from '../columns/list-views.ts';
 import { alertFor } from './alert-row.ts';
 import { storableText } from './storable-text.ts';
 import { previousSnapshots } from './previous.ts';
@@ -46,14 +47,15 @@ export function listFailureOf(err: unknown, listKey: string): (Error & { code: s
   return sqlstate ? new DataRefusedError(listKey, sqlstate, (err as Error).message) : undefined;
 }
 
-/** Failures that belong to one list (the service, its answer, its data): recorded, never thrown. */
+/** Failures that belong to one list (the service, its answer, its data, its views): recorded, never thrown. */
 export function isListFailure(err: unknown): err is Error & { code: string } {
   return (
     err instanceof UpstreamError ||
     err instanceof DuplicateKeyError ||
     err instanceof EntryShapeError ||
     err instanceof EntryLimitError ||
-    err instanceof DataRefusedError
+    err instanceof DataRefusedError ||
+    err instanceof ViewDependencyError
   );
 }
 

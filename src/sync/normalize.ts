@@ -1,4 +1,5 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
+import { isRawJson, widen, type ColumnType } from '../columns/column-type.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
 import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
 import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';
@@ -107,9 +108,12 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
   };
 }
 
-/** Records the top-level fields and the JSON types their values take, for schema-drift detection. */
+/**
+ * Records the top-level fields, the JSON types their values take (for schema-drift detection) and
+ * the column type they infer (src/columns/column-type.ts), in the one pass over the entries.
+ */
 export class FieldTracker {
-  readonly #types = new Map<string, Set<string>>();
+  readonly #types = new Map<string, { json: Set<string>; column: ColumnType }>();
 
   observe(entry: unknown): void {
     if (entry === null || typeof entry !== 'object') return;
@@ -117,17 +121,22 @@ export class FieldTracker {
     for (const field in entry) {
       const value = (entry as Record<string, unknown>)[field];
       let types = this.#types.get(field);
-      if (!types) this.#types.set(field, (types = new Set()));
+      if (!types) this.#types.set(field, (types = { json: new Set(), column: 'null' }));
       if (value === null) continue;
-      if (typeof value !== 'object') types.add(typeof value);
-      else types.add(Array.isArray(value) ? 'array' : JSON.isRawJSON(value) ? 'number' : 'object');
+      types.json.add(Array.isArray(value) ? 'array' : isRawJson(value) ? 'number' : typeof value);
+      types.column = widen(types.column, value);
     }
   }
 
   /** Sorted `field:type` strings; a field only ever null reads `field:null`; names made storable as in payloads. */
   signature(): string[] {
     return [...this.#types.entries()]
-      .map(([field, types]) => `${storableText(field)}:${types.size ? [...types].sort().join('|') : 'null'}`)
+      .map(([field, types]) => `${storableText(field)}:${types.json.size ? [...types.json].sort().join('|') : 'null'}`)
       .sort();
+  }
+
+  /** The column type each field's values infer, under the field's name as stored in payloads. */
+  columnTypes(): Map<string, ColumnType> {
+    return new Map([...this.#types].map(([field, types]) => [storableText(field), types.column]));
   }
 }

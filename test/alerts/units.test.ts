@@ -104,6 +104,13 @@ describe('formats', () => {
     expect(alertText(alert('schema_changed', { fields_added: ['x'], fields_removed: ['y'] }, 'hazmat', ''))).toBe(
       'hazmat changed shape in production (hazmat): fields added: x; fields removed: y',
     );
+    const columns = [
+      { field: 'x', column: 'x', change: 'added', to: 'boolean' },
+      { field: 'Id', column: 'id', change: 'widened', from: 'bigint', to: 'text' },
+    ];
+    expect(alertText(alert('schema_changed', { fields_added: ['x:boolean'], fields_removed: [], columns }, 'hazmat', ''))).toBe(
+      'hazmat changed shape in production (hazmat): fields added: x:boolean; view columns: +x boolean, id bigint→text',
+    );
     expect(alertText(alert('held', { message: 'held: too many removals' }))).toContain('charge codes update held in production');
   });
 

@@ -10,6 +10,7 @@ import { refsync, root, syncSandbox } from './fixture.ts';
 interface DbtColumn {
   name: string;
   description: string;
+  data_type?: string;
   data_tests?: unknown[];
 }
 interface DbtTable {
@@ -25,7 +26,7 @@ describe('dbt sources.yml', () => {
   const t = useTestDatabase();
   beforeAll(async () => syncSandbox(t.db, await useSandbox()));
 
-  it('the committed dbt/sources.yml is what refsync export-dbt prints (and writes with --out)', async () => {
+  it('the committed dbt/sources.yml is what refsync export-dbt prints without a database (and writes with --out)', async () => {
     const res = await refsync(['export-dbt'], {});
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
@@ -36,8 +37,10 @@ describe('dbt sources.yml', () => {
     expect(readFileSync(out, 'utf8')).toBe(committed());
   });
 
-  it('names every view of schema refdata with every column, in order, with the words of the COMMENTs', async () => {
-    const doc = parse(committed());
+  it('with DATABASE_URL: names every view of schema refdata with every column, in order, with the words of the COMMENTs and the typed columns\' data_type', async () => {
+    const exported = await refsync(['export-dbt'], { DATABASE_URL: t.url });
+    expect(exported.stderr).toBe('');
+    const doc = parse(exported.stdout);
     expect(doc.version).toBe(2);
     expect(doc.sources).toHaveLength(1);
     const source = doc.sources[0];
@@ -48,15 +51,24 @@ describe('dbt sources.yml', () => {
       select c.relname as name, c.relkind::text as kind, obj_description(c.oid, 'pg_class') as description
       from pg_class c join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'refdata'
       where c.relkind in ('r', 'v')`);
-    const { rows: columns } = await t.db.query<{ table_name: string; column_name: string; description: string | null }>(`
-      select c.table_name, c.column_name, col_description(format('refdata.%I', c.table_name)::regclass, c.ordinal_position) as description
+    const { rows: columns } = await t.db.query<{ table_name: string; column_name: string; description: string | null; data_type: string }>(`
+      select c.table_name, c.column_name, col_description(format('refdata.%I', c.table_name)::regclass, c.ordinal_position) as description,
+             format_type(a.atttypid, a.atttypmod) as data_type
       from information_schema.columns c
+      join pg_attribute a on a.attrelid = format('refdata.%I', c.table_name)::regclass and a.attname = c.column_name
       where c.table_schema = 'refdata'
       order by c.table_name, c.ordinal_position`);
 
     const views = relations.filter((r) => r.kind === 'v').map((r) => r.name).sort();
     const described = tables.map((x) => x.name);
     for (const view of views) expect(described, `view ${view}`).toContain(view);
+    const accessorials = tables.find((x) => x.name === 'accessorials')!;
+    expect(accessorials.columns.find((c) => c.name === 'is_charge_code')).toEqual({
+      name: 'is_charge_code',
+      data_type: 'boolean',
+      description: expect.stringMatching(/^Field "is_charge_code" as served, typed boolean \(inferred from its values\); since \d{4}-\d{2}-\d{2} \(snapshot \d+\)\.$/),
+    });
+    expect(tables.find((x) => x.name === 'charge_codes_history')!.columns.find((c) => c.name === 'is_active')?.data_type).toBe('boolean');
     expect(described).toContain('entries');
     expect(described).toContain('entry_changes');
 
@@ -69,6 +81,7 @@ describe('dbt sources.yml', () => {
       for (const column of table.columns) {
         const db = dbColumns.find((c) => c.column_name === column.name)!;
         expect(column.description, `${table.name}.${column.name}`).toBe(db.description);
+        if (column.data_type) expect(column.data_type.replace('timestamptz', 'timestamp with time zone'), `${table.name}.${column.name}`).toBe(db.data_type);
       }
     }
   });

@@ -28,4 +28,20 @@ describe('on embedded PGlite', () => {
     const { rows: cc } = await db.query<{ n: number }>('select count(*)::int as n from refdata.charge_codes_as_of(now(), $1)', [V2024]);
     expect(cc[0]!.n).toBe(44);
   });
+
+  it('types the charge codes view from the served values, as on Postgres', async () => {
+    const { rows } = await db.query<{ attname: string; type: string }>(
+      `select attname, format_type(atttypid, atttypmod) as type from pg_attribute
+       where attrelid = 'refdata.charge_codes'::regclass and attname in ('is_active', 'category') order by attname`,
+    );
+    expect(rows).toEqual([
+      { attname: 'category', type: 'text' },
+      { attname: 'is_active', type: 'boolean' },
+    ]);
+    const { rows: inactive } = await db.query<{ code: string }>(
+      'select code from refdata.charge_codes_history where version = $1 and not is_active and valid_to is null',
+      [V2025],
+    );
+    expect(inactive.map((r) => r.code)).toEqual(['MSC']);
+  });
 });

@@ -48,6 +48,15 @@ describe('data changes', () => {
     expect((sb.control.getEntries('charge_codes', { version: '2025-09-01' }) as { code: string; description: string }[]).find((e) => e.code === 'CLN')?.description).toBe('Cleaning');
   });
 
+  it('schema drift: addField puts a new field with one value on every entry of every variant', async () => {
+    sb.control.addField('carrier_package_types', 'is_returnable', false);
+    for (const carrier of ['fedex', 'ups']) {
+      const entries = sb.control.getEntries('carrier_package_types', { carrier }) as Array<Record<string, unknown>>;
+      expect(entries.length).toBeGreaterThan(0);
+      for (const e of entries) expect(e.is_returnable).toBe(false);
+    }
+  });
+
   it('schema drift: renameField, removeField, retypeField on every variant', async () => {
     sb.control.renameField('accessorials', 'long_description', 'details');
     sb.control.removeField('accessorials', 'stop_type');
@@ -134,6 +143,7 @@ describe('control API over HTTP', () => {
     await ok('renameField', { listKey: 'hazmat', from: 'division', to: 'hazard_division' });
     await ok('removeField', { listKey: 'hazmat', field: 'hazard_class' });
     await ok('retypeField', { listKey: 'hazmat', field: 'description' });
+    await ok('addField', { listKey: 'hazmat', field: 'is_toxic', value: true });
     await ok('setEntries', { listKey: 'charge_codes', version: '2024-06-11', entries: [{ code: 'A', description: 'A' }] });
     expect(await ok('getEntries', { listKey: 'charge_codes', version: '2024-06-11' })).toEqual([{ code: 'A', description: 'A' }]);
     await ok('setGenerated', { listKey: 'nmfc_codes', count: 10 });
@@ -142,7 +152,7 @@ describe('control API over HTTP', () => {
     expect(await ok('chargeCodeVersions')).toEqual(['2024-06-11', '2025-09-01']);
     const page = (await sandboxRequest(sb, '/v2/shipments/hazmat/', { headers: auth })).json<{ page_size: number; next: string; results: Record<string, unknown>[] }>();
     expect(page.page_size).toBe(5);
-    expect(page.results[0]).toEqual({ code: '1.2', description: { text: 'Explosives with a projection hazard' }, hazard_division: '1.2' });
+    expect(page.results[0]).toEqual({ code: '1.2', description: { text: 'Explosives with a projection hazard' }, hazard_division: '1.2', is_toxic: true });
     expect(await ok('requestLog')).toEqual(expect.any(Array));
     await ok('resetRequestLog');
     await ok('reset');

@@ -69,8 +69,11 @@ const addedIn2025: Row[] = [
   ['CRB', 'Carbon Offset', 'other'],
 ];
 
+// Miscellaneous is kept for old invoices but no longer billed.
+const inactive = new Set(['MSC']);
+
 function entries(rows: Row[]): Entry[] {
-  return rows.map(([code, description, category]) => ({ code, description, category }));
+  return rows.map(([code, description, category]) => ({ code, description, category, is_active: !inactive.has(code) }));
 }
 
 /** The bundled versions, oldest first. */

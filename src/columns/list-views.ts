@@ -1,0 +1,137 @@
+// The per-list views, generated from one definition: the contract's columns and comments
+// (src/dbt/descriptions.ts) plus the recorded typed columns. Used at migrate time and by the sync
+// that changes a list's columns, inside its transaction.
+import type { ListKey } from '../catalog/list-keys.ts';
+import type { Queryable } from '../db/database.ts';
+import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
+import type { TypedColumn } from './typed-column.ts';
+
+export const READER_ROLE = 'refdata_reader';
+
+const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/** The expression of a typed column: the field's JSON value cast to the column's type. */
+function typedExpression(c: TypedColumn): string {
+  const field = literal(c.field);
+  switch (c.type) {
+    case 'jsonb':
+      return `payload -> ${field}`;
+    case 'text':
+    case 'null':
+      return `payload ->> ${field}`;
+    default:
+      return `(payload ->> ${field})::${c.type}`;
+  }
+}
+
+/** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
+function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
+  const variant = relation.columns[1]!.name;
+  const contract = ['environment', `variant AS ${variant}`, 'entry_key', 'code', 'description', 'payload', 'valid_from'];
+  if (history) contract.push('valid_to');
+  const columns = [...contract, ...typed.map((c) => `${typedExpression(c)} AS ${ident(c.column)}`)];
+  const from = history ? 'refdata.entries' : 'refdata.current_entries';
+  return `SELECT ${columns.join(',\n       ')}\nFROM ${from}\nWHERE list_key = ${literal(key)}`;
+}
+
+/** A view's columns as Postgres has them: name and type (format_type), in order; null if it is missing. */
+async function existingColumns(q: Queryable, view: string): Promise<Array<{ name: string; type: string }> | null> {
+  const { rows } = await q.query<{ name: string | null; type: string | null }>(
+    `select a.attname as name, format_type(a.atttypid, a.atttypmod) as type
+     from (select to_regclass($1) as oid) v
+     left join pg_attribute a on a.attrelid = v.oid and a.attnum > 0 and not a.attisdropped
+     order by a.attnum`,
+    [`refdata.${view}`],
+  );
+  if (rows.length === 1 && rows[0]!.name === null) return null;
+  return rows.map((r) => ({ name: r.name!, type: r.type! }));
+}
+
+const formatTypes: Record<string, string> = { timestamptz: 'timestamp with time zone' };
+
+/** The columns wanted, named and typed as existingColumns reads them (contract columns by name only). */
+function wantedColumns(relation: RelationDescription): Array<{ name: string; type?: string }> {
+  return relation.columns.map((c) => (c.dataType ? { name: c.name, type: formatTypes[c.dataType] ?? c.dataType } : { name: c.name }));
+}
+
+type Plan = 'none' | 'create' | 'replace' | 'recreate';
+
+function plan(existing: Array<{ name: string; type: string }> | null, wanted: Array<{ name: string; type?: string }>): Plan {
+  if (!existing) return 'create';
+  const same = (i: number) => existing[i]!.name === wanted[i]!.name && (wanted[i]!.type === undefined || existing[i]!.type === wanted[i]!.type);
+  const prefix = existing.length <= wanted.length && existing.every((_, i) => same(i));
+  if (prefix) return existing.length === wanted.length ? 'none' : 'replace';
+  return 'recreate';
+}
+
+/**
+ * The statements as one DO block: the view, its comments and grants cost one round trip instead of
+ * one each (a first sync creates the columns of every list at once). The dollar-quote tag is one
+ * the text does not contain, since comments quote field names as served.
+ */
+function inOneRoundTrip(statements: string[]): string {
+  const body = statements.join(';\n');
+  let tag = 'ddl';
+  for (let n = 0; body.includes(`$${tag}$`); n++) tag = `ddl${n}`;
+  return `DO $${tag}$ BEGIN\n${body};\nEND $${tag}$`;
+}
+
+/** A DROP the views' dependents prevent: a failure of the list, with what depends on the view. */
+export class ViewDependencyError extends Error {
+  readonly code = 'view_dependency';
+}
+
+/** The grants on a view other than its owner's, as GRANT statements, to give back after a re-create. */
+async function grantsOf(q: Queryable, view: string): Promise<string[]> {
+  const { rows } = await q.query<{ grantee: string; privilege: string; grantable: boolean }>(
+    `select case when a.grantee = 0 then 'PUBLIC' else quote_ident(r.rolname) end as grantee,
+            a.privilege_type as privilege, a.is_grantable as grantable
+     from pg_class c cross join lateral aclexplode(c.relacl) a left join pg_roles r on r.oid = a.grantee
+     where c.oid = $1::regclass and a.grantee <> c.relowner`,
+    [`refdata.${view}`],
+  );
+  return rows.map((r) => `GRANT ${r.privilege} ON refdata.${ident(view)} TO ${r.grantee}${r.grantable ? ' WITH GRANT OPTION' : ''}`);
+}
+
+/**
+ * Brings one view to its definition, with the least DDL that does it: nothing when its columns
+ * already match (no lock taken), CREATE OR REPLACE when columns are only appended, DROP and CREATE
+ * when a column's type changed (Postgres cannot change it in place). A re-created view gets back
+ * its grants; a view another object depends on is never dropped with CASCADE: the DROP fails and
+ * so does the transaction. Returns whether DDL ran.
+ */
+async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): Promise<boolean> {
+  const view = relation.name;
+  const action = plan(await existingColumns(q, view), wantedColumns(relation));
+  if (action === 'none') return false;
+  const grants = action === 'recreate' ? await grantsOf(q, view) : [];
+  if (action === 'recreate') {
+    try {
+      await q.query(`DROP VIEW refdata.${ident(view)}`);
+    } catch (err) {
+      const e = err as { code?: string; detail?: string };
+      if (e.code !== '2BP01') throw err;
+      throw new ViewDependencyError(
+        `refdata.${view} must be re-created to change a column's type, but other objects depend on it (${(e.detail ?? '').replace(/\n/g, '; ')}); drop or change them, then sync again`,
+      );
+    }
+  }
+  const create = action === 'replace' ? 'CREATE OR REPLACE VIEW' : 'CREATE VIEW';
+  const statements = [
+    `${create} refdata.${ident(view)} AS\n${viewQuery(key, relation, typed, history)}`,
+    `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(relation.description)}`,
+    ...relation.columns.map((c) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`),
+    ...grants,
+    `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`,
+  ];
+  await q.query(inOneRoundTrip(statements));
+  return true;
+}
+
+/** Brings refdata.<list> and refdata.<list>_history to the recorded typed columns. Returns whether DDL ran. */
+export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<boolean> {
+  const current = await reconcileView(q, key, listView(key, typed), typed, false);
+  const history = await reconcileView(q, key, listHistoryView(key, typed), typed, true);
+  return current || history;
+}

@@ -1,0 +1,52 @@
+// At migrate time: the typed columns of lists synced before they existed are inferred once from the
+// stored history, and every per-list view is brought to its recorded columns.
+import { catalog } from '../catalog/catalog.ts';
+import type { ListKey } from '../catalog/list-keys.ts';
+import type { Database } from '../db/database.ts';
+import { FieldTracker } from '../sync/normalize.ts';
+import { evolveListColumns, lockListColumns, readTypedColumns } from './recorded-columns.ts';
+import { reconcileListViews } from './list-views.ts';
+
+const BATCH = 5000;
+
+/**
+ * The column types of a list's stored entries, every version of them, read in batches by id.
+ * Only for lists that have entries but no recorded columns: once per list, at the upgrade.
+ */
+async function inferFromHistory(db: Database, key: ListKey): Promise<FieldTracker | undefined> {
+  const tracker = new FieldTracker();
+  let after = 0;
+  let seen = false;
+  for (;;) {
+    const { rows } = await db.query<{ id: string; payload: unknown }>(
+      'select id, payload from refdata.entries where list_key = $1 and id > $2 order by id limit $3',
+      [key, after, BATCH],
+    );
+    for (const r of rows) tracker.observe(r.payload);
+    if (rows.length) seen = true;
+    if (rows.length < BATCH) return seen ? tracker : undefined;
+    after = Number(rows[rows.length - 1]!.id);
+  }
+}
+
+/** Records and creates what the per-list views lack; does nothing (no DDL) when they are up to date. */
+export async function migrateListViews(db: Database): Promise<void> {
+  // Lists with data but no recorded columns: synced before typed columns existed.
+  const { rows } = await db.query<{ list_key: string }>(
+    `select distinct list_key from refdata.snapshots where status = 'ok'
+     except select list_key from refdata.list_columns`,
+  );
+  const unrecorded = new Set(rows.map((r) => r.list_key));
+  for (const { key } of catalog) {
+    const history = unrecorded.has(key) ? await inferFromHistory(db, key) : undefined;
+    await db.transaction(async (tx) => {
+      // A sync changing this list's columns meanwhile would otherwise race this reconcile.
+      await lockListColumns(tx, key);
+      if (history) {
+        const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
+        await evolveListColumns(tx, key, history.columnTypes(), null, clock[0]!.now);
+      }
+      await reconcileListViews(tx, key, await readTypedColumns(tx, key));
+    });
+  }
+}
