@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { alertKinds } from './types.ts';
+import { usageSchema } from './usage.ts';
 
 const commaList = (value: unknown) =>
   typeof value === 'string'
@@ -104,8 +105,12 @@ export const sourceSchema = z.strictObject({
 export type RawSource = z.input<typeof sourceSchema>;
 export type ParsedSource = z.output<typeof sourceSchema>;
 
-/** REFSYNC_CONFIG: a file listing sources; every field optional where the environment gives a default. */
+/**
+ * REFSYNC_CONFIG: a file listing sources (every field optional where the environment gives a
+ * default), or holding only `usage` and `catalog`, the source then coming from the environment.
+ */
 export const configFileSchema = z.strictObject({
-  sources: z.array(z.record(z.string(), z.unknown())).min(1),
+  sources: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
   catalog: z.record(listKey, listOverride).optional(),
+  usage: z.array(usageSchema).optional(),
 });
