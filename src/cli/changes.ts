@@ -14,6 +14,8 @@ interface ChangeRow {
   entry_key: string;
   code: string | null;
   changed_fields: string[] | null;
+  /** Per usage column, the facts in use with a removed or modified code (null when none). */
+  impact: unknown;
   description: string | null;
   before: unknown;
   after: unknown;
@@ -36,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
   const db = await openCliDatabase({ databaseUrl: databaseUrlFromEnv(), readOnly: true });
   try {
     const { rows } = await db.query<ChangeRow>(
-      `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields,
+      `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields, impact,
               coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description,
               before, after
        from refdata.entry_changes

@@ -257,8 +257,8 @@ export async function applyList(
          from ${diff}`,
         [...scope, snapshotId, now],
       );
-      impactError = await recordImpact(tx, target, diff, snapshotId, now);
       await writeChangeAlerts(tx, target, diff, snapshotId, counts);
+      impactError = await recordImpact(tx, target, diff, snapshotId, now);
       const drift = lastOk?.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
       if (drift && wantsAlert(target.source, 'schema_changed', listKey)) {
         await writeAlert(
