@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
@@ -164,5 +166,64 @@ describe('a sync that retires or modifies codes in use', () => {
     expect(alerts[1]!.payload.impact).toEqual([
       { column: shipments, code: 'TON', change: 'removed', rows: 1, from: ago(3).toISOString(), to: ago(3).toISOString(), top: null },
     ]);
+  });
+
+  it('reads through a role with SELECT on the usage columns only, as the README grants; a table not granted is an impact error', async () => {
+    const shipments = await createFacts(t.db, 'shipments_g', [
+      ['TON', 2, 'acme'],
+      ['TON', 4, 'globex'],
+    ]);
+    await t.db.query('alter table public.shipments_g add column amount numeric');
+    await createFacts(t.db, 'shipments_h', [['TON', 2, 'acme']]);
+    // refsync's own role: everything in refdata (as its owner would have), and on the user's data only the grant.
+    const role = `refsync_t22_${randomBytes(4).toString('hex')}`;
+    await t.db.query(`create role ${role} login`);
+    try {
+      for (const grant of [
+        `grant usage on schema refdata, public to ${role}`,
+        `grant all on all tables in schema refdata to ${role}`,
+        `grant all on all sequences in schema refdata to ${role}`,
+        `grant execute on all functions in schema refdata to ${role}`,
+        `grant select (charge_code, shipped_at, customer) on public.shipments_g to ${role}`,
+      ]) {
+        await t.db.query(grant);
+      }
+      const url = new URL(t.url);
+      url.username = role;
+      const db = await openDatabase({ url: url.toString(), poolSize: 2, applicationName: 'refsync-test' });
+      try {
+        const fx = fixture('impact-g', [
+          { list: 'charge_codes', column: shipments, at: 'shipped_at', groupBy: 'customer' },
+          { list: 'charge_codes', column: 'public.shipments_h.charge_code' },
+        ]);
+        await fx.sync(db);
+        retire('TON');
+        const run = await fx.sync(db);
+        expect(run.outcomes[0]!.status).toBe('changed');
+        expect(run.outcomes[0]!.impactError).toBe('impact on public.shipments_h.charge_code not computed: permission denied for table shipments_h');
+        const alerts = await alertsOf('impact-g');
+        expect(alerts[1]!.payload.impact).toEqual([
+          {
+            column: shipments,
+            code: 'TON',
+            change: 'removed',
+            rows: 2,
+            from: ago(4).toISOString(),
+            to: ago(2).toISOString(),
+            top: [
+              { value: 'acme', rows: 1 },
+              { value: 'globex', rows: 1 },
+            ],
+          },
+        ]);
+        // The grant is on those columns only: the rest of the table stays closed to refsync.
+        await expect(db.query('select amount from public.shipments_g')).rejects.toThrow(/permission denied for table shipments_g/);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await t.db.query(`drop owned by ${role}`);
+      await t.db.query(`drop role ${role}`);
+    }
   });
 });
