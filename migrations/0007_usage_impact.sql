@@ -25,6 +25,8 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
+COMMENT ON FUNCTION refdata.usage_column(text) IS 'Splits a usage column ''schema.table.column'' into its three names as Postgres reads them (unquoted names fold to lower case); raises unless there are exactly three. Used by refdata.code_usage and refdata.orphans.';
+--> statement-breakpoint
 -- A column of the usage table, by its plain name.
 CREATE FUNCTION refdata.usage_field(p_name text)
 RETURNS text
@@ -40,6 +42,8 @@ BEGIN
   RETURN parts[1];
 END
 $$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.usage_field(text) IS 'A column name of a usage table (the at and group_by arguments) as Postgres reads it; raises unless it is a single name.';
 --> statement-breakpoint
 -- One set-based pass over the facts: the rows whose code is one of p_codes (an index on the code
 -- column, or on (code, at), serves the filter), counted per code, with their time range and the
@@ -128,6 +132,11 @@ $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) IS 'Values of p_column (schema.table.column) that match the code of no entry of list p_list_key, variant p_variant, current now (or valid at p_at), with how many facts hold each. p_environment narrows the entries; null means any. Empty when every fact matches: as a dbt test, select * from refdata.orphans(''public.shipments.charge_code'', ''charge_codes'', ''2024-06-11'').';
 --> statement-breakpoint
+-- The reader calls code_usage and orphans with its own rights, and they call the two name helpers.
+REVOKE EXECUTE ON FUNCTION refdata.usage_column(text) FROM PUBLIC;
+--> statement-breakpoint
+REVOKE EXECUTE ON FUNCTION refdata.usage_field(text) FROM PUBLIC;
+--> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.code_usage(text, text[], text, timestamptz, text, integer) FROM PUBLIC;
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) FROM PUBLIC;
@@ -135,3 +144,7 @@ REVOKE EXECUTE ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) 
 GRANT EXECUTE ON FUNCTION refdata.code_usage(text, text[], text, timestamptz, text, integer) TO refdata_reader;
 --> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) TO refdata_reader;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION refdata.usage_column(text) TO refdata_reader;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION refdata.usage_field(text) TO refdata_reader;

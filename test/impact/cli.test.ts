@@ -78,6 +78,15 @@ describe('refsync impact orphans', () => {
       { value: 'QQQ', rows: 1 },
     ]);
 
+    // As an analyst's dbt test runs it: as refdata_reader, granted the usage column only.
+    await t.db.query('grant usage on schema public to refdata_reader');
+    await t.db.query('grant select (charge_code) on public.shipments_o to refdata_reader');
+    const asReader = await t.db.transaction(async (tx) => {
+      await tx.query('set local role refdata_reader');
+      return (await tx.query("select value, rows::int from refdata.orphans($1, 'charge_codes', '2024-06-11', 'impact-o')", [column])).rows;
+    });
+    expect(asReader).toEqual(rows);
+
     const table = await runCli(['impact', 'orphans'], { env });
     expect(table.code).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^column\s+value\s+rows\s+list\s+variant\s+environment$/);
