@@ -9,41 +9,25 @@ ALTER TABLE refdata.snapshots ADD COLUMN impact_error text;
 --> statement-breakpoint
 COMMENT ON COLUMN refdata.snapshots.impact_error IS 'Why the impact of this snapshot''s changes on a usage column could not be computed (missing table, no privilege, ...); the snapshot itself was applied.';
 --> statement-breakpoint
--- 'schema.table.column' as Postgres reads it (unquoted names fold to lower case, "Quoted" ones keep theirs).
-CREATE FUNCTION refdata.usage_column(p_column text)
+-- A usage name as Postgres reads it (unquoted names fold to lower case, "Quoted" ones keep theirs),
+-- checked to have as many parts as its place needs: 3 for schema.table.column, 1 for a column.
+CREATE FUNCTION refdata.usage_name(p_name text, p_parts integer)
 RETURNS text[]
-LANGUAGE plpgsql
-IMMUTABLE
-AS $$
-DECLARE
-  parts text[] := parse_ident(p_column);
-BEGIN
-  IF array_length(parts, 1) <> 3 THEN
-    RAISE EXCEPTION 'usage column ''%'' must be schema.table.column', p_column USING ERRCODE = '22023';
-  END IF;
-  RETURN parts;
-END
-$$;
---> statement-breakpoint
-COMMENT ON FUNCTION refdata.usage_column(text) IS 'Splits a usage column ''schema.table.column'' into its three names as Postgres reads them (unquoted names fold to lower case); raises unless there are exactly three. Used by refdata.code_usage and refdata.orphans.';
---> statement-breakpoint
--- A column of the usage table, by its plain name.
-CREATE FUNCTION refdata.usage_field(p_name text)
-RETURNS text
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
 DECLARE
   parts text[] := parse_ident(p_name);
 BEGIN
-  IF array_length(parts, 1) <> 1 THEN
-    RAISE EXCEPTION 'usage field ''%'' must be a column name', p_name USING ERRCODE = '22023';
+  IF array_length(parts, 1) <> p_parts THEN
+    RAISE EXCEPTION 'usage name ''%'' must be %', p_name,
+      CASE p_parts WHEN 3 THEN 'schema.table.column' ELSE 'a column name' END USING ERRCODE = '22023';
   END IF;
-  RETURN parts[1];
+  RETURN parts;
 END
 $$;
 --> statement-breakpoint
-COMMENT ON FUNCTION refdata.usage_field(text) IS 'A column name of a usage table (the at and group_by arguments) as Postgres reads it; raises unless it is a single name.';
+COMMENT ON FUNCTION refdata.usage_name(text, integer) IS 'Splits a usage name (''schema.table.column'' with p_parts 3, a column with 1) into its names as Postgres reads them (unquoted names fold to lower case); raises unless it has p_parts parts. Used by refdata.code_usage and refdata.orphans.';
 --> statement-breakpoint
 -- One set-based pass over the facts: the rows whose code is one of p_codes (an index on the code
 -- column, or on (code, at), serves the filter), counted per code, with their time range and the
@@ -61,19 +45,19 @@ LANGUAGE plpgsql
 STABLE
 AS $$
 DECLARE
-  col text[] := refdata.usage_column(p_column);
+  col text[] := refdata.usage_name(p_column, 3);
   at_expr text := 'NULL::timestamptz';
   since_filter text := '';
   group_expr text := 'NULL::text';
 BEGIN
   IF p_at IS NOT NULL THEN
-    at_expr := format('f.%I::timestamptz', refdata.usage_field(p_at));
+    at_expr := format('f.%I::timestamptz', (refdata.usage_name(p_at, 1))[1]);
     IF p_since IS NOT NULL THEN
-      since_filter := format('AND f.%I >= $2', refdata.usage_field(p_at));
+      since_filter := format('AND f.%I >= $2', (refdata.usage_name(p_at, 1))[1]);
     END IF;
   END IF;
   IF p_group_by IS NOT NULL THEN
-    group_expr := format('f.%I::text', refdata.usage_field(p_group_by));
+    group_expr := format('f.%I::text', (refdata.usage_name(p_group_by, 1))[1]);
   END IF;
   RETURN QUERY EXECUTE format(
     $q$WITH hits AS MATERIALIZED (
@@ -112,7 +96,7 @@ LANGUAGE plpgsql
 STABLE
 AS $$
 DECLARE
-  col text[] := refdata.usage_column(p_column);
+  col text[] := refdata.usage_name(p_column, 3);
 BEGIN
   RETURN QUERY EXECUTE format(
     $q$SELECT f.value, f.n
@@ -132,10 +116,8 @@ $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) IS 'Values of p_column (schema.table.column) that match the code of no entry of list p_list_key, variant p_variant, current now (or valid at p_at), with how many facts hold each. p_environment narrows the entries; null means any. Empty when every fact matches: as a dbt test, select * from refdata.orphans(''public.shipments.charge_code'', ''charge_codes'', ''2024-06-11'').';
 --> statement-breakpoint
--- The reader calls code_usage and orphans with its own rights, and they call the two name helpers.
-REVOKE EXECUTE ON FUNCTION refdata.usage_column(text) FROM PUBLIC;
---> statement-breakpoint
-REVOKE EXECUTE ON FUNCTION refdata.usage_field(text) FROM PUBLIC;
+-- The reader calls code_usage and orphans with its own rights, and they call usage_name.
+REVOKE EXECUTE ON FUNCTION refdata.usage_name(text, integer) FROM PUBLIC;
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.code_usage(text, text[], text, timestamptz, text, integer) FROM PUBLIC;
 --> statement-breakpoint
@@ -145,6 +127,4 @@ GRANT EXECUTE ON FUNCTION refdata.code_usage(text, text[], text, timestamptz, te
 --> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.orphans(text, text, text, text, timestamptz) TO refdata_reader;
 --> statement-breakpoint
-GRANT EXECUTE ON FUNCTION refdata.usage_column(text) TO refdata_reader;
---> statement-breakpoint
-GRANT EXECUTE ON FUNCTION refdata.usage_field(text) TO refdata_reader;
+GRANT EXECUTE ON FUNCTION refdata.usage_name(text, integer) TO refdata_reader;

@@ -78,6 +78,14 @@ describe('refsync impact orphans', () => {
       { value: 'QQQ', rows: 1 },
     ]);
 
+    // Names reach SQL only through parse_ident and format('%I'): anything else is refused, not run.
+    await expect(t.db.query("select * from refdata.orphans('public.shipments_o', 'charge_codes')")).rejects.toThrow(
+      "usage name 'public.shipments_o' must be schema.table.column",
+    );
+    await expect(t.db.query(`select * from refdata.code_usage($1, array['TON'], 'shipped_at; drop table public.shipments_o')`, [column])).rejects.toThrow(
+      /string is not a valid identifier/,
+    );
+
     // As an analyst's dbt test runs it: as refdata_reader, granted the usage column only.
     await t.db.query('grant usage on schema public to refdata_reader');
     await t.db.query('grant select (charge_code) on public.shipments_o to refdata_reader');
