@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -161,6 +162,15 @@ describe('usage configuration', () => {
     expect(source.usage).toEqual([
       { list: 'charge_codes', variant: '2024-06-11', column: 'public.shipments.charge_code', recentDays: 90 },
       { list: 'hazmat', variant: '', column: 'ops.loads.hazmat_code', at: 'loaded_at', recentDays: 90 },
+    ]);
+  });
+
+  it('a file with usage and catalog but no sources takes the source from the environment, with the catalog applied', () => {
+    const path = usageConfig([]);
+    writeFileSync(path, JSON.stringify({ catalog: { hazmat: { basePath: '' } }, usage: [{ list: 'hazmat', column: 'ops.loads.hazmat_code' }] }));
+    const config = loadConfig(sandboxEnv(sb, { REFSYNC_CONFIG: path }));
+    expect(config.sources.map((s) => [s.environment, s.baseUrl, s.listOverrides, s.usage?.map((u) => u.column)])).toEqual([
+      ['sandbox', sb.url, { hazmat: { basePath: '' } }, ['ops.loads.hazmat_code']],
     ]);
   });
 
