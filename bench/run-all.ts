@@ -1,4 +1,4 @@
-// `npm run bench`: P1 to P4 one after another (never at once: they would share the two cores),
+// `npm run bench`: P1 to P5 one after another (never at once: they would share the two cores),
 // each printing its progress, then every figure again at the end.
 //
 //   npm run bench                 every benchmark
@@ -8,12 +8,14 @@ import { runP1 } from './p1-full-sync.ts';
 import { runP2 } from './p2-unchanged-sync.ts';
 import { runP3 } from './p3-large-list.ts';
 import { runP4 } from './p4-many-sources.ts';
+import { runP5 } from './p5-impact.ts';
 
 const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p1: () => runP1(),
   p2: () => runP2(),
   p3: () => runP3(),
   p4: () => runP4(),
+  p5: () => runP5(),
 };
 
 runMain(async () => {

@@ -61,6 +61,7 @@ const emoji: Record<string, string> = {
   schema_changed: ':triangular_ruler:',
   held: ':warning:',
   failed: ':x:',
+  used_code_changed: ':dart:',
 };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
@@ -84,6 +85,22 @@ function context(alert: AlertRecord): string {
 
 function entriesOf(payload: Record<string, unknown>): DigestEntry[] {
   return Array.isArray(payload.entries) ? (payload.entries as DigestEntry[]) : [];
+}
+
+interface ImpactEntry {
+  column?: unknown;
+  code?: unknown;
+  change?: unknown;
+  rows?: unknown;
+}
+
+function impactOf(payload: Record<string, unknown>): ImpactEntry[] {
+  return Array.isArray(payload.impact) ? (payload.impact as ImpactEntry[]) : [];
+}
+
+/** `TON removed: 1234 rows in public.shipments.charge_code`. */
+function impactLabel(i: ImpactEntry): string {
+  return `${str(i.code) ?? '?'} ${str(i.change) ?? 'changed'}: ${num(i.rows)} rows in ${str(i.column) ?? '?'}`;
 }
 
 function entryLabel(e: DigestEntry): string {
@@ -114,6 +131,13 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
   if (alert.kind === 'failed') {
     const what = p.status === 'unavailable' ? 'unavailable' : 'failed to sync';
     return `${noun} ${what} ${where}: ${escape(str(p.error) ?? str(p.error_code) ?? 'unknown error')}`;
+  }
+  if (alert.kind === 'used_code_changed') {
+    const impact = impactOf(p);
+    const shown = impact.slice(0, maxEntries).map((i) => escape(impactLabel(i)));
+    const more = impact.length - shown.length + num(p.more);
+    const count = num(p.count);
+    return `${count} ${listNoun(alert.listKey, count)} in use changed ${where}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
   }
   if (alert.kind === 'schema_changed') {
     const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map(String) : [];
@@ -164,6 +188,12 @@ export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
     return codes.join(', ') + (more > 0 ? ` +${more} more` : '');
   }
   if (alert.kind === 'failed') return str(p.error_code) ?? str(p.status) ?? '';
+  if (alert.kind === 'used_code_changed') {
+    return impactOf(p)
+      .slice(0, maxCodes)
+      .map((i) => `${str(i.code) ?? '?'} (${num(i.rows)} rows)`)
+      .join(', ');
+  }
   if (alert.kind === 'held') return `would remove ${num(p.would_remove)} of ${num(p.current_count)}`;
   if (alert.kind === 'schema_changed') {
     const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map((f) => `+${String(f)}`) : [];

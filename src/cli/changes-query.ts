@@ -10,6 +10,8 @@ export interface ChangeRow {
   entry_key: string;
   code: string | null;
   changed_fields: string[] | null;
+  /** Per usage column, the facts in use with a removed or modified code (null when none). */
+  impact: unknown;
   description: string | null;
   before: unknown;
   after: unknown;
@@ -25,7 +27,7 @@ export interface ChangesFilter {
 /** Recorded entry changes, newest first (`refsync changes` and the status page). */
 export async function recentChanges(q: Queryable, filter: ChangesFilter): Promise<ChangeRow[]> {
   const { rows } = await q.query<ChangeRow>(
-    `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields,
+    `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields, impact,
             coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description,
             before, after
      from refdata.entry_changes

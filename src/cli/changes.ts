@@ -3,16 +3,7 @@ import { recentChanges } from './changes-query.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { parseListArgs } from './list-args.ts';
 import { formatTable, formatTime } from './table.ts';
-
-function parseSince(value: string | undefined): Date | null {
-  if (value === undefined) return null;
-  const looksIso = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value);
-  const date = new Date(value);
-  if (!looksIso || Number.isNaN(date.getTime())) {
-    throw new UsageError(`changes: --since '${value}' is not an ISO-8601 date or time (e.g. 2026-11-01 or 2026-11-01T12:00:00Z)`);
-  }
-  return date;
-}
+import { parseTimeArg } from './time-arg.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('changes', argv, {
@@ -23,7 +14,7 @@ export async function run(argv: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
   });
   const lists = parseListArgs('changes', values.list) ?? null;
-  const since = parseSince(values.since);
+  const since = parseTimeArg('changes', '--since', values.since);
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) {
     throw new UsageError(`changes: --limit '${values.limit}' must be a whole number from 1 to 100000`);

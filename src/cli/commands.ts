@@ -20,6 +20,7 @@ export const commands: CommandEntry[] = [
   { name: 'changes', usage: 'changes [--list KEY] [--since ISO-8601] [--limit N] [--json]', summary: 'recorded entry changes, newest first', load: () => import('./changes.ts') },
   { name: 'alerts', usage: 'alerts [--pending] [--json] [--limit N] | alerts retry ID ...', summary: 'alerts and their delivery state; requeue a dead one', load: () => import('./alerts.ts') },
   { name: 'versions', usage: 'versions diff A B [--json] [--environment E]', summary: 'codes only in A, only in B, and changed, between two charge-code versions', load: () => import('./versions.ts') },
+  { name: 'impact', usage: 'impact orphans [--list KEY] [--at ISO-8601] [--json] | impact pin FROM TO [--json]', summary: "codes your facts use that no list holds; what a charge-code re-pin moves, weighted by your facts", load: () => import('./impact.ts') },
   { name: 'export-dbt', usage: 'export-dbt [--out FILE]', summary: 'print a dbt sources.yml for schema refdata', load: () => import('./export-dbt.ts') },
   { name: 'check-auth', usage: 'check-auth', summary: 'log in and call /v2/auth/me/; print who the credential belongs to', load: () => import('./check-auth.ts') },
   { name: 'sandbox', usage: 'sandbox [--port N] [--host H] [--san NAME] [--cert-dir DIR] [--latency MS]', summary: 'serve the bundled upstream simulator over HTTPS', load: () => import('./sandbox.ts') },

@@ -8,7 +8,7 @@ export interface ReceivedWebhook {
   id: string;
   type: string;
   verified: boolean;
-  body: { type?: string; data?: { list_key?: string; variant?: string; entries?: { code: string | null }[] } };
+  body: { type?: string; data?: { list_key?: string; variant?: string; entries?: { code: string | null }[]; impact?: { code: string }[] } };
 }
 
 export interface DemoReceiver {

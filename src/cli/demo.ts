@@ -1,4 +1,5 @@
 import { loadConfig } from '../config/load.ts';
+import { usageFor } from '../config/usage.ts';
 import type { Database } from '../db/database.ts';
 import {
   CHARGE_CODE_VERSION_2024,
@@ -14,6 +15,7 @@ import { parseCommandArgs } from './args.ts';
 import { EMBEDDED_DATA_DIR } from '../db/database.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
+import { createDemoFacts, DEMO_FACTS, demoUsage, printDemoImpact } from './demo-facts.ts';
 import { startDemoReceiver, type DemoReceiver } from './demo-receiver.ts';
 import { progressLine, summaryLine } from './sync-report.ts';
 import { formatTable } from './table.ts';
@@ -53,7 +55,8 @@ async function printChanges(db: Database, environment: string): Promise<void> {
 async function printAlerts(db: Database, environment: string): Promise<void> {
   const { rows } = await db.query<{ id: number; kind: string; list_key: string; variant: string; state: string; codes: string | null }>(
     `select id, kind, list_key, variant, state,
-            (select string_agg(coalesce(e ->> 'code', e ->> 'entry_key'), ', ') from jsonb_array_elements(payload -> 'entries') e) as codes
+            coalesce((select string_agg(coalesce(e ->> 'code', e ->> 'entry_key'), ', ') from jsonb_array_elements(payload -> 'entries') e),
+                     (select string_agg(distinct e ->> 'code', ', ') from jsonb_array_elements(payload -> 'impact') e)) as codes
      from refdata.alerts where environment = $1 order by id`,
     [environment],
   );
@@ -92,10 +95,11 @@ export async function run(argv: string[]): Promise<number> {
     REFSYNC_PASSWORD: SANDBOX_MACHINE_ACCOUNT.password,
     REFSYNC_ENVIRONMENT: environment,
     REFSYNC_CHARGE_CODE_VERSIONS: `${CHARGE_CODE_VERSION_2024},${CHARGE_CODE_VERSION_2025},unpinned`,
-    REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,held,failed',
+    REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,held,failed,used_code_changed',
   });
   const config = loadConfig(env);
   const source = config.sources[0]!;
+  source.usage = usageFor(source, demoUsage);
   const databaseUrl = databaseUrlFromEnv();
   const db = await openCliDatabase({ databaseUrl, logger });
   const client = createUpstreamClient(source, logger);
@@ -105,6 +109,8 @@ export async function run(argv: string[]): Promise<number> {
     print(`upstream: the bundled sandbox at ${sandbox.url} (HTTPS; throwaway CA in ${sandbox.caFile})`);
     print(`alerts: ${receiver ? `a local webhook receiver at ${receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(env.REFSYNC_WEBHOOK_URL!).origin})`}`);
     print(`database: ${databaseUrl ? `DATABASE_URL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`);
+    await createDemoFacts(db);
+    print(`your data: ${DEMO_FACTS} (120 shipments), its accessorial and equipment_type columns named as usage sources`);
     const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger }).then((r) => r[0]!);
 
     print('\n1. First sync: every list and variant (the baseline; no alerts for it)');
@@ -122,11 +128,13 @@ export async function run(argv: string[]): Promise<number> {
     await printChanges(db, environment);
     print('\n5. Alerts that fired (refdata.alerts, the outbox; each also goes to the log):');
     await printAlerts(db, environment);
+    print(`\n6. Impact on your data: facts of the last 90 days in ${DEMO_FACTS} that use a retired or modified code`);
+    await printDemoImpact(db, environment, print);
     if (receiver) {
-      print('\n6. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
+      print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
       for (const w of receiver.received) {
-        const codes = (w.body.data?.entries ?? []).map((e) => e.code).join(', ');
-        print(`   ${w.id}  ${w.type.padEnd(16)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
+        const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
+        print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
       }
     }
 

@@ -4,6 +4,7 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import { ConfigError } from './errors.ts';
 import { configFileSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
+import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
 
 type Env = Record<string, string | undefined>;
@@ -191,7 +192,12 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
 
 const secretFields = ['password', 'apiKey', 'webhookSecret'] as const;
 
-function sourcesFromFile(path: string, envSource: Record<string, unknown>): Array<[Record<string, unknown>, (f: string) => string]> {
+type ConfigFile = z.output<typeof configFileSchema>;
+type Candidate = [Record<string, unknown>, (f: string) => string];
+
+const describeEnv = (f: string) => envNames[f] ?? f;
+
+function readConfigFile(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -206,9 +212,13 @@ function sourcesFromFile(path: string, envSource: Record<string, unknown>): Arra
   }
   const file = configFileSchema.safeParse(json);
   if (!file.success) throw firstIssue(file.error, (f) => `REFSYNC_CONFIG ${f}`, json);
-  // A file without sources only adds to the one source the environment defines.
-  if (!file.data.sources) return [[{ ...envSource, listOverrides: file.data.catalog ?? {} }, (f: string) => envNames[f] ?? f]];
-  return file.data.sources.map((raw, index) => {
+  return file.data;
+}
+
+function sourcesFromFile(file: ConfigFile, envSource: Record<string, unknown>): Candidate[] {
+  // A file without sources holds only usage and catalog: the one source is the environment's.
+  if (!file.sources) return [[{ ...envSource, listOverrides: { ...file.catalog } }, describeEnv]];
+  return file.sources.map((raw, index) => {
     const label = typeof raw.name === 'string' ? raw.name : typeof raw.environment === 'string' ? raw.environment : String(index);
     const describe = (field: string) => `REFSYNC_CONFIG sources[${index}] (${label}).${field}`;
     const merged: Record<string, unknown> = { ...envSource, password: undefined, apiKey: undefined, email: undefined };
@@ -224,7 +234,7 @@ function sourcesFromFile(path: string, envSource: Record<string, unknown>): Arra
       merged[field] = readSecret(describe(field), value, filePath, describe(`${field}File`));
     }
     if (raw.environment !== undefined && raw.name === undefined) merged.name = raw.environment;
-    merged.listOverrides = { ...file.data.catalog, ...(raw.listOverrides as object | undefined) };
+    merged.listOverrides = { ...file.catalog, ...(raw.listOverrides as object | undefined) };
     return [merged, describe];
   });
 }
@@ -240,9 +250,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     );
   }
   const envSource = sourceFromEnv(env);
-  const candidates: Array<[Record<string, unknown>, (f: string) => string]> = env.REFSYNC_CONFIG
-    ? sourcesFromFile(env.REFSYNC_CONFIG, envSource)
-    : [[envSource, (f: string) => envNames[f] ?? f]];
+  const file = env.REFSYNC_CONFIG ? readConfigFile(env.REFSYNC_CONFIG) : undefined;
+  const candidates: Candidate[] = file ? sourcesFromFile(file, envSource) : [[envSource, describeEnv]];
 
   const sources = candidates.map(([raw, describe]) => {
     const parsed = sourceSchema.safeParse(raw);
@@ -258,6 +267,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
     }
   }
 
+  const usage = (file?.usage ?? []).map(toUsageSource);
+  checkUsageReached(sources, usage);
+  for (const source of sources) {
+    const columns = usageFor(source, usage);
+    if (columns.length) source.usage = columns;
+  }
+
   const config: AppConfig = {
     redisUrl: nonEmpty(env.REDIS_URL) ?? 'redis://127.0.0.1:6379',
     httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
@@ -265,6 +281,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
     sources,
+    usage,
   };
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { alertKinds } from './types.ts';
+import { usageSchema } from './usage.ts';
 
 const commaList = (value: unknown) =>
   typeof value === 'string'
@@ -105,10 +106,11 @@ export type RawSource = z.input<typeof sourceSchema>;
 export type ParsedSource = z.output<typeof sourceSchema>;
 
 /**
- * REFSYNC_CONFIG: a file listing sources (every field optional where the environment gives a default),
- * and catalog overrides; without sources, the environment's one source takes the catalog.
+ * REFSYNC_CONFIG: a file listing sources (every field optional where the environment gives a
+ * default), or holding only `usage` and `catalog`, the source then coming from the environment.
  */
 export const configFileSchema = z.strictObject({
   sources: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
   catalog: z.record(listKey, listOverride).optional(),
+  usage: z.array(usageSchema).optional(),
 });

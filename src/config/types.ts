@@ -2,13 +2,34 @@ import type { ListKey } from '../catalog/list-keys.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
-export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed'] as const;
+export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed', 'used_code_changed'] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
 /** Where catalog entries can be overridden per deployment (the real service's base paths are not certain). */
 export interface ListOverride {
   basePath?: string;
   path?: string;
+}
+
+/** A column of the user's own data that holds codes of a list (REFSYNC_CONFIG `usage`). */
+export interface UsageSource {
+  list: ListKey;
+  /** The list's variant the codes belong to; absent: the first one a source syncs. */
+  variant?: string;
+  /** schema.table.column, holding the code as text. */
+  column: string;
+  /** A timestamp column of the same table: facts older than recentDays are not in use. */
+  at?: string;
+  /** A column of the same table whose top values an impact names. */
+  groupBy?: string;
+  recentDays: number;
+  /** Only for the source of this environment; every source when absent. */
+  environment?: string;
+}
+
+/** A usage column as one source applies it: its variant resolved. */
+export interface UsageColumn extends UsageSource {
+  variant: string;
 }
 
 export interface WebhookConfig {
@@ -46,6 +67,8 @@ export interface SourceConfig {
   alertLists?: ListKey[];
   webhook?: WebhookConfig;
   listOverrides: Partial<Record<ListKey, ListOverride>>;
+  /** The user's columns that use this source's codes (REFSYNC_CONFIG `usage`); none when absent. */
+  usage?: UsageColumn[];
 }
 
 export interface AppConfig {
@@ -58,4 +81,6 @@ export interface AppConfig {
   logLevel: string;
   concurrency: number;
   sources: SourceConfig[];
+  /** REFSYNC_CONFIG `usage`, as written (each source holds the entries that apply to it). */
+  usage: UsageSource[];
 }

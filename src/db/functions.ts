@@ -70,3 +70,52 @@ export async function chargeCodeVersionCounts(db: Queryable, environment?: strin
   );
   return rows;
 }
+
+export interface CodeUsage {
+  code: string;
+  rows: number;
+  first_at: Date | null;
+  last_at: Date | null;
+  top: Array<{ value: string | null; rows: number }> | null;
+}
+
+/** What refdata.code_usage reads: a usage column and its optional time and grouping columns. */
+export interface UsageRead {
+  column: string;
+  at?: string;
+  groupBy?: string;
+  recentDays: number;
+}
+
+/**
+ * refdata.code_usage (migration 0007): the facts in one usage column that hold each of `codes`, in
+ * use since `now` minus recentDays when the column has a time, in one set-based query.
+ */
+export async function codeUsage(db: Queryable, usage: UsageRead, codes: string[], now: Date): Promise<CodeUsage[]> {
+  const since = usage.at ? new Date(now.getTime() - usage.recentDays * 86_400_000) : null;
+  const { rows } = await db.query<CodeUsage>(
+    'select code, rows::float8 as rows, first_at, last_at, top from refdata.code_usage($1, $2::text[], $3, $4, $5)',
+    [usage.column, codes, usage.at ?? null, since, usage.groupBy ?? null],
+  );
+  return rows.map((r) => ({ ...r, rows: Number(r.rows) }));
+}
+
+export interface Orphan {
+  value: string;
+  rows: number;
+}
+
+/** refdata.orphans (migration 0007): fact values that match no current entry (or none valid at `at`). */
+export async function orphans(
+  db: Queryable,
+  column: string,
+  listKey: string,
+  variant: string,
+  filter: { environment?: string; at?: Date } = {},
+): Promise<Orphan[]> {
+  const { rows } = await db.query<Orphan>(
+    'select value, rows::float8 as rows from refdata.orphans($1, $2, $3, $4, $5)',
+    [column, listKey, variant, filter.environment ?? null, filter.at?.toISOString() ?? null],
+  );
+  return rows.map((r) => ({ ...r, rows: Number(r.rows) }));
+}

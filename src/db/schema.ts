@@ -69,6 +69,8 @@ export const snapshots = refdata.table(
     durationMs: integer('duration_ms'),
     /** Strings whose NUL or lone surrogates were replaced by U+FFFD (Postgres cannot store them). */
     replacedValues: integer('replaced_values').notNull().default(0),
+    /** Why the impact on a usage column could not be computed; the snapshot was applied regardless. */
+    impactError: text('impact_error'),
   },
   (t) => [
     index('snapshots_target_idx').on(t.environment, t.listKey, t.variant, t.id),
@@ -122,6 +124,8 @@ export const entryChanges = refdata.table(
     after: jsonb('after'),
     changedFields: text('changed_fields').array(),
     detectedAt: tstz('detected_at').notNull().defaultNow(),
+    /** For a removed or modified code in use: per usage column, {column, rows, from, to, top}. */
+    impact: jsonb('impact'),
   },
   (t) => [
     index('entry_changes_detected_idx').on(t.detectedAt),

@@ -164,6 +164,11 @@ const entryChanges: RelationDescription = {
     { name: 'after', description: 'The entry after the change (null when removed).' },
     { name: 'changed_fields', description: 'For modified entries, the top-level fields whose values changed.' },
     { name: 'detected_at', description: 'When the change was committed (database clock).' },
+    {
+      name: 'impact',
+      description:
+        'For a removed or modified code that facts use: one element per usage column, {column, rows, from, to, top} (facts in use with the code, their time range, the top values of groupBy). Null when no usage column uses the code.',
+    },
   ],
   key: ['id'],
 };

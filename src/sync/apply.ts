@@ -7,6 +7,7 @@ import { notifyChange } from './notify.ts';
 import { previousSnapshots } from './previous.ts';
 import { unnestRows, type RowSource, type StagingTable } from './staging.ts';
 import { alertFor } from './alert-row.ts';
+import { recordImpact } from './impact.ts';
 import { lockTarget } from './target-lock.ts';
 import { evolveListColumns, type ColumnChange } from '../columns/recorded-columns.ts';
 
@@ -27,6 +28,8 @@ export interface ApplyResult {
   /** The first snapshot of a target is a baseline: its rows are opened, but it records no changes or alerts. */
   baseline: boolean;
   error?: string;
+  /** Why the impact on a usage column could not be computed; the snapshot was applied all the same. */
+  impactError?: string;
 }
 
 const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
@@ -231,6 +234,7 @@ export async function applyList(
       changed: true,
       counts,
     });
+    let impactError: string | undefined;
     await tx.query(
       // By row id: right after a large load the table's statistics are stale, and a join on the
       // key made Postgres compare every row with the whole diff (21 s for 1% of 100,000).
@@ -263,6 +267,7 @@ export async function applyList(
         [...scope, snapshotId, now],
       );
       await writeChangeAlerts(tx, target, diff, snapshotId, counts);
+      impactError = await recordImpact(tx, target, diff, snapshotId, now);
       const drift = lastOk?.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
       if ((drift || columns.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
         await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns)));
@@ -276,7 +281,7 @@ export async function applyList(
       snapshot_id: snapshotId,
       ...counts,
     });
-    return { status: 'changed', snapshotId, counts, baseline };
+    return { status: 'changed', snapshotId, counts, baseline, ...(impactError ? { impactError } : {}) };
   });
 }
 

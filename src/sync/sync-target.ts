@@ -43,6 +43,8 @@ export interface TargetOutcome {
   durationMs: number;
   error?: string;
   errorCode?: string;
+  /** Why the impact on a usage column could not be computed (the list itself synced). */
+  impactError?: string;
   /** The list failure itself, for callers that decide on retries (never carries a secret). */
   failure?: Error & { code: string };
 }
@@ -132,6 +134,10 @@ export async function syncTarget(
             },
             'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD',
           );
+        }
+        if (applied.impactError) {
+          outcome.impactError = applied.impactError;
+          logger.warn({ target: `${target.list.key}:${target.variant}`, err: applied.impactError }, 'impact on the usage columns not computed');
         }
         return outcome;
       } catch (err) {

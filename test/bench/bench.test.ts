@@ -7,6 +7,7 @@ import { runP1 } from '../../bench/p1-full-sync.ts';
 import { runP2 } from '../../bench/p2-unchanged-sync.ts';
 import { runP3 } from '../../bench/p3-large-list.ts';
 import { runP4 } from '../../bench/p4-many-sources.ts';
+import { runP5 } from '../../bench/p5-impact.ts';
 
 const quiet = () => undefined;
 
@@ -54,5 +55,15 @@ describe('benchmarks, reduced', () => {
     });
     expectFigures(figures, ['P4 drain one slot', 'P4 throughput', 'P4 Redis memory']);
     expect(figures[0]!.notes).toMatch(/3 sources x 6 targets = 18 target jobs.*exactly once: yes/);
+  }, 120_000);
+
+  it('P5: the impact of a 1% resync on a fact table, beside a count(*) group by of it', async () => {
+    const figures = await runP5({ facts: 20_000, codes: 1_000, repeats: 1, inProcessSandbox: true, log: quiet });
+    expectFigures(figures, [
+      'P5 impact of one sync, no index',
+      'P5 impact of one sync, index on (code, shipped_at)',
+      'P5 resync 1% changed, with impact (no index)',
+    ]);
+    expect(figures[0]!.notes).toMatch(/^20000 facts, 10 of 1000 codes modified, \d+ facts in use/);
   }, 120_000);
 });

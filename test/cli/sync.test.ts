@@ -124,6 +124,9 @@ describe('refsync demo', () => {
       expect(res.stdout).toMatch(/equipment_types\s+modified\s+REEFER\s+name/);
       expect(res.stdout).toMatch(/added\s+charge_codes\s+2025-09-01\s+EVCH\s+delivered/);
       expect(res.stdout).toMatch(/msg_refsync_\S+\s+refdata\.added\s+charge_codes 2025-09-01\s+EVCH\s+signature verified/);
+      expect(res.stdout).toMatch(/^LGDEL\s+removed\s+refsync_demo\.shipments\.accessorial\s+29\s/m);
+      expect(res.stdout).toMatch(/^REEFER\s+modified\s+refsync_demo\.shipments\.equipment_type\s+30\s/m);
+      expect(res.stdout).toMatch(/orphans now \(refsync impact orphans\): LGDEL 40 rows, LFTG 1 row/);
       expect(res.stdout).not.toMatch(/INVALID/);
       const status = await runCli(['status'], { cwd: dir });
       expect(status.code).toBe(0);

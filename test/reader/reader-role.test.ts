@@ -98,7 +98,10 @@ describe('the refdata_reader role', () => {
     expect(fns).toEqual([
       { proname: 'charge_code_version_diff', reader: true, public: false },
       { proname: 'charge_codes_as_of', reader: true, public: false },
+      { proname: 'code_usage', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
+      { proname: 'orphans', reader: true, public: false },
+      { proname: 'usage_name', reader: true, public: false },
     ]);
     const { rows: schema } = await t.db.query<{ usage: boolean; create: boolean }>(
       "select has_schema_privilege('refdata_reader', 'refdata', 'usage') as usage, has_schema_privilege('refdata_reader', 'refdata', 'create') as create",

@@ -1,0 +1,145 @@
+// P5: the impact of one sync on a user's fact table of 10,000,000 rows. A generated list of 10,000
+// accessorial codes is synced, 1% of its codes are modified upstream, and the resync computes which
+// facts of the last 90 days use them (refdata.code_usage, one query per usage column). The impact
+// query is timed beside a plain `count(*) group by code` of the same table, without an index and
+// with one on (code, shipped_at); the resync itself is timed against the same resync of a source
+// with no usage column. Everything lives in a scratch database refsync_bench22_* dropped at the end.
+//
+//   node bench/p5-impact.ts [facts]      (default 10000000)
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { codeUsage } from '../src/db/functions.ts';
+import type { Database } from '../src/db/database.ts';
+import type { SourceConfig } from '../src/config/types.ts';
+import { runSync } from '../src/sync/run-sync.ts';
+import { createUpstreamClient } from '../src/upstream/index.ts';
+import { benchSource, createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
+
+const LIST = 'accessorials';
+
+export interface P5Options {
+  facts?: number;
+  codes?: number;
+  /** Every Nth code is modified upstream (default 100: 1% of the codes). */
+  changeEveryNth?: number;
+  repeats?: number;
+  inProcessSandbox?: boolean;
+  log?: (line: string) => void;
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await fn();
+  return performance.now() - started;
+}
+
+async function medianOf(repeats: number, fn: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < repeats; i++) times.push(await timed(fn));
+  return median(times);
+}
+
+/** The facts: codes spread evenly over the list, times evenly over a year, 50 customers. */
+async function createFacts(db: Database, facts: number, codes: number): Promise<void> {
+  // Unlogged: reads cost the same as of a logged table, and the scratch table spares the WAL.
+  await db.query(
+    `create unlogged table public.bench_facts as
+     select i as id, 'G' || lpad((i % $2)::text, 7, '0') as code,
+            now() - make_interval(secs => (i * 7919) % (365 * 86400)) as shipped_at,
+            'customer ' || (i % 50) as customer
+     from generate_series(1, $1::bigint) i`,
+    [facts, codes],
+  );
+  await db.query('vacuum analyze public.bench_facts');
+}
+
+async function syncOnce(db: Database, source: SourceConfig) {
+  const client = createUpstreamClient(source);
+  try {
+    const [result] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli' });
+    const outcome = result!.outcomes[0]!;
+    if (outcome.status !== 'changed' && outcome.status !== 'unchanged') throw new Error(`P5: sync ${outcome.status}: ${outcome.error ?? ''}`);
+    if (outcome.impactError) throw new Error(`P5: ${outcome.impactError}`);
+    return outcome;
+  } finally {
+    await client.close();
+  }
+}
+
+export async function runP5(options: P5Options = {}): Promise<Figure[]> {
+  const facts = options.facts ?? Number(process.argv[2] ?? 10_000_000);
+  const codes = options.codes ?? 10_000;
+  const everyNth = options.changeEveryNth ?? 100;
+  const repeats = options.repeats ?? 3;
+  const log = options.log ?? console.log;
+  const sandbox = await startBenchSandbox({ inProcess: options.inProcessSandbox ?? false });
+  const bench = await createBenchDatabase({ prefix: 'refsync_bench22', poolSize: 4 });
+  const dir = mkdtempSync(join(tmpdir(), 'refsync-bench22-'));
+  try {
+    const db = bench.db;
+    log(await machineLine(db, false));
+    let started = performance.now();
+    await createFacts(db, facts, codes);
+    log(`P5 setup: ${facts} facts over ${codes} codes generated in ${Math.round(performance.now() - started)} ms (database ${bench.name})`);
+
+    const config = join(dir, 'refsync.json');
+    const usage = { list: LIST, column: 'public.bench_facts.code', at: 'shipped_at', groupBy: 'customer', recentDays: 90 };
+    writeFileSync(config, JSON.stringify({ usage: [usage] }));
+    const withUsage = benchSource(sandbox, { REFSYNC_LISTS: LIST, REFSYNC_ENVIRONMENT: 'with-usage', REFSYNC_CONFIG: config, REFSYNC_ALERT_ON: 'used_code_changed' });
+    const without = benchSource(sandbox, { REFSYNC_LISTS: LIST, REFSYNC_ENVIRONMENT: 'without-usage' });
+    await sandbox.control('setGenerated', { listKey: LIST, count: codes });
+    await syncOnce(db, withUsage);
+    await syncOnce(db, without);
+    await sandbox.control('changeGenerated', { listKey: LIST, everyNth });
+
+    const resyncWith = await timed(() => syncOnce(db, withUsage));
+    const resyncWithout = await timed(() => syncOnce(db, without));
+    const { rows: changed } = await db.query<{ code: string }>(
+      "select code from refdata.entry_changes where environment = 'with-usage' and change = 'modified' order by code",
+    );
+    const changedCodes = changed.map((r) => r.code);
+    const { rows: recorded } = await db.query<{ n: number | null }>(
+      `select sum((i ->> 'rows')::int)::int as n from refdata.entry_changes c cross join jsonb_array_elements(c.impact) i
+       where c.environment = 'with-usage'`,
+    );
+    const inUse = recorded[0]?.n ?? 0;
+    log(`P5 resync: ${changedCodes.length} of ${codes} codes modified; ${inUse} facts in use with them (entry_changes.impact); resync ${Math.round(resyncWith)} ms with impact, ${Math.round(resyncWithout)} ms without usage columns`);
+
+    // The check: the impact agrees with a plain count of the same facts.
+    const now = new Date();
+    const since = new Date(now.getTime() - 90 * 86_400_000);
+    const { rows: plain } = await db.query<{ n: string }>('select count(*) as n from public.bench_facts where code = any($1) and shipped_at >= $2', [changedCodes, since]);
+    const impact = () => codeUsage(db, usage, changedCodes, now);
+    const counted = (await impact()).reduce((n, u) => n + u.rows, 0);
+    if (counted !== Number(plain[0]!.n)) throw new Error(`P5: code_usage counted ${counted} facts, a plain count ${plain[0]!.n}`);
+    if (changedCodes.length * everyNth !== codes) throw new Error(`P5: expected ${codes / everyNth} modified codes, got ${changedCodes.length}`);
+
+    const groupBy = () => db.query('select code, count(*) from public.bench_facts group by code');
+    const baseline = await medianOf(repeats, groupBy);
+    const noIndex = await medianOf(repeats, impact);
+    started = performance.now();
+    await db.query('create index bench_facts_code_at on public.bench_facts (code, shipped_at)');
+    await db.query('analyze public.bench_facts');
+    log(`P5 index on (code, shipped_at) built in ${Math.round(performance.now() - started)} ms`);
+    const withIndex = await medianOf(repeats, impact);
+    const groupByIndexed = await medianOf(repeats, groupBy);
+
+    const about = `${facts} facts, ${changedCodes.length} of ${codes} codes modified, ${counted} facts in use (last 90 days) with them; median of ${repeats}`;
+    return [
+      figure('P5 impact of one sync, no index', noIndex, 'ms', 'count(*) group by code', baseline, { notes: about }),
+      figure('P5 impact of one sync, index on (code, shipped_at)', withIndex, 'ms', 'count(*) group by code', groupByIndexed, { notes: about }),
+      figure('P5 resync 1% changed, with impact (no index)', resyncWith, 'ms', 'the same resync without usage columns', resyncWithout, {
+        notes: `one run each; ${codes} entries`,
+      }),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await bench.drop();
+    await sandbox.close();
+  }
+}
+
+if (import.meta.main) {
+  runMain(async () => printFigures(await runP5()));
+}

@@ -1,0 +1,108 @@
+import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../alerts/outbox.ts';
+import type { Target } from '../catalog/targets.ts';
+import type { UsageColumn } from '../config/types.ts';
+import { codeUsage, type CodeUsage } from '../db/functions.ts';
+import type { Queryable } from '../db/database.ts';
+import { alertFor } from './alert-row.ts';
+
+/** One code in use that a snapshot removed or modified, as one usage column sees it (CONTRACT.md). */
+export interface ImpactItem {
+  column: string;
+  code: string;
+  change: 'removed' | 'modified';
+  rows: number;
+  from: string | null;
+  to: string | null;
+  top: Array<{ value: string | null; rows: number }> | null;
+}
+
+/** The usage columns that hold codes of this target's list and variant. */
+export function usageOf(target: Target): UsageColumn[] {
+  return (target.source.usage ?? []).filter((u) => u.list === target.list.key && u.variant === target.variant);
+}
+
+/**
+ * Runs a read of the user's table under a savepoint: a missing table or a missing grant fails
+ * that read only, and the snapshot's transaction goes on to commit.
+ */
+async function readUserTable<T>(tx: Queryable, read: () => Promise<T>): Promise<T> {
+  await tx.query('savepoint refsync_usage');
+  try {
+    const result = await read();
+    await tx.query('release savepoint refsync_usage');
+    return result;
+  } catch (err) {
+    await tx.query('rollback to savepoint refsync_usage');
+    throw err;
+  }
+}
+
+function toItem(column: UsageColumn, change: ImpactItem['change'], u: CodeUsage): ImpactItem {
+  return {
+    column: column.column,
+    code: u.code,
+    change,
+    rows: u.rows,
+    from: u.first_at ? new Date(u.first_at).toISOString() : null,
+    to: u.last_at ? new Date(u.last_at).toISOString() : null,
+    top: u.top,
+  };
+}
+
+/**
+ * The impact of a snapshot's removed and modified codes on the facts that use them, written in the
+ * snapshot's own transaction (the change rows, the alert and the data commit together): one
+ * code_usage query per usage column, the result on each change row (entry_changes.impact) and, when
+ * REFSYNC_ALERT_ON has it, one used_code_changed alert. Returns why a column could not be read.
+ */
+export async function recordImpact(tx: Queryable, target: Target, diff: string, snapshotId: number, now: Date): Promise<string | undefined> {
+  const columns = usageOf(target);
+  if (columns.length === 0) return undefined;
+  const { rows: changed } = await tx.query<{ entry_key: string; code: string; change: ImpactItem['change'] }>(
+    `select entry_key, old_code as code, change from ${diff}
+     where change in ('removed', 'modified') and old_code is not null order by entry_key`,
+  );
+  if (changed.length === 0) return undefined;
+  const changeOf = new Map(changed.map((c) => [c.code, c.change]));
+  const codes = [...changeOf.keys()];
+
+  const items: ImpactItem[] = [];
+  const errors: string[] = [];
+  for (const column of columns) {
+    try {
+      const usage = await readUserTable(tx, () => codeUsage(tx, column, codes, now));
+      for (const u of usage) items.push(toItem(column, changeOf.get(u.code)!, u));
+    } catch (err) {
+      errors.push(`impact on ${column.column} not computed: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  const error = errors.length ? errors.join('; ') : undefined;
+  if (error) await tx.query('update refdata.snapshots set impact_error = $2 where id = $1', [snapshotId, error]);
+  if (items.length === 0) return error;
+
+  const perEntry = changed
+    .map((c) => ({
+      entry_key: c.entry_key,
+      impact: items.filter((i) => i.code === c.code).map((i) => ({ column: i.column, rows: i.rows, from: i.from, to: i.to, top: i.top })),
+    }))
+    .filter((e) => e.impact.length > 0);
+  await tx.query(
+    `update refdata.entry_changes c set impact = i.impact
+     from jsonb_to_recordset($2::jsonb) as i(entry_key text, impact jsonb)
+     where c.snapshot_id = $1 and c.entry_key = i.entry_key`,
+    [snapshotId, JSON.stringify(perEntry)],
+  );
+  if (wantsAlert(target.source, 'used_code_changed', target.list.key)) {
+    // A digest like the other alerts: the most used first, capped; entry_changes holds every one.
+    const shown = [...items].sort((a, b) => b.rows - a.rows || a.code.localeCompare(b.code)).slice(0, ALERT_ENTRY_CAP);
+    await writeAlert(
+      tx,
+      alertFor(target, 'used_code_changed', snapshotId, {
+        count: new Set(items.map((i) => i.code)).size,
+        impact: shown,
+        more: items.length - shown.length,
+      }),
+    );
+  }
+  return error;
+}
