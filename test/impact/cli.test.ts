@@ -176,10 +176,10 @@ describe('usage configuration', () => {
 
   it('refuses, naming the setting, what would reach SQL unquoted or never be used', () => {
     expect(load([{ list: 'charge_codes', column: 'shipments.charge_code' }])).toThrow(
-      "REFSYNC_CONFIG usage[0][column]: 'shipments.charge_code' — must be schema.table.column, each a plain name (letters, digits, _)",
+      "REFSYNC_CONFIG usage[0].column: 'shipments.charge_code' — must be schema.table.column, each a plain name (letters, digits, _)",
     );
     expect(load([{ list: 'charge_codes', column: 'public.shipments.code', groupBy: 'customer; drop table x' }])).toThrow(
-      /^REFSYNC_CONFIG usage\[0\]\[groupBy\]: 'customer; drop table x' — must be a plain column name/,
+      /^REFSYNC_CONFIG usage\[0\].groupBy: 'customer; drop table x' — must be a plain column name/,
     );
     expect(load([{ list: 'charge_codes', column: 'public.shipments.code', variant: '2025-09-01' }])).toThrow(
       "REFSYNC_CONFIG usage[0].variant: '2025-09-01' is not a variant source 'sandbox' syncs of charge_codes ('2024-06-11', 'unpinned')",
@@ -187,6 +187,6 @@ describe('usage configuration', () => {
     expect(load([{ list: 'hazmat', column: 'public.shipments.code' }], { REFSYNC_LISTS: 'charge_codes' })).toThrow(
       'REFSYNC_CONFIG usage[0].list: no source syncs hazmat (REFSYNC_LISTS)',
     );
-    expect(load([{ list: 'charge_codes', column: 'public.shipments.code', recentDays: 0 }])).toThrow(/^REFSYNC_CONFIG usage\[0\]\[recentDays\]: '0' — /);
+    expect(load([{ list: 'charge_codes', column: 'public.shipments.code', recentDays: 0 }])).toThrow(/^REFSYNC_CONFIG usage\[0\].recentDays: '0' — /);
   });
 });
