@@ -74,11 +74,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 }
 
 /** uid or gid of a user (node has no getpwnam; `id` answers it). */
-function idOf(flag: '-u' | '-g', user: string): number {
+export function idOf(flag: '-u' | '-g', user: string): number {
   return Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
 }
-const uidOf = (u: string) => idOf('-u', u);
-const gidOf = (u: string) => idOf('-g', u);
+export const uidOf = (u: string) => idOf('-u', u);
+export const gidOf = (u: string) => idOf('-g', u);
 
 export interface TcpProxy {
   /** The target URL with host and port replaced by the proxy's. */
