@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { ConfigError } from './errors.ts';
-import { configFileSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { configFileSchema, listenDatabaseUrlSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
 
@@ -266,6 +266,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
+  const listenUrl = readSecret('REFSYNC_LISTEN_DATABASE_URL', env.REFSYNC_LISTEN_DATABASE_URL, env.REFSYNC_LISTEN_DATABASE_URL_FILE);
+  if (listenUrl) {
+    const parsed = listenDatabaseUrlSchema.safeParse(listenUrl);
+    if (!parsed.success) throw new ConfigError(`REFSYNC_LISTEN_DATABASE_URL: ${parsed.error.issues.at(-1)?.message ?? 'is not valid'}`);
+    config.listenDatabaseUrl = parsed.data;
+  }
   const dashboardPassword = readSecret('REFSYNC_DASHBOARD_PASSWORD', env.REFSYNC_DASHBOARD_PASSWORD, env.REFSYNC_DASHBOARD_PASSWORD_FILE);
   if (dashboardPassword) config.dashboardPassword = dashboardPassword;
   return config;

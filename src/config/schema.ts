@@ -109,3 +109,22 @@ export const configFileSchema = z.strictObject({
   sources: z.array(z.record(z.string(), z.unknown())).min(1),
   catalog: z.record(listKey, listOverride).optional(),
 });
+
+/**
+ * REFSYNC_LISTEN_DATABASE_URL: where the alert dispatcher LISTENs, which needs a session of its own
+ * (a direct connection, not a transaction-mode pooler), or 'off' to poll only. The value may carry
+ * a password, so messages never echo it.
+ */
+export const listenDatabaseUrlSchema = z.union([
+  z.literal('off'),
+  z.string().refine(
+    (value) => {
+      try {
+        return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: "must be a postgres:// URL (a direct connection, not through a transaction pooler) or 'off'" },
+  ),
+]);

@@ -50,6 +50,11 @@ export interface SourceConfig {
 
 export interface AppConfig {
   databaseUrl?: string;
+  /**
+   * Where the alert dispatcher LISTENs (it needs a session of its own, which a transaction-mode
+   * pooler does not give), or 'off' to poll only. Unset: databaseUrl.
+   */
+  listenDatabaseUrl?: string;
   redisUrl: string;
   httpPort: number;
   httpHost: string;

@@ -49,6 +49,15 @@ describe('configuration from the environment', () => {
     expect(config.databaseUrl).toBeUndefined();
   });
 
+  it('takes REFSYNC_LISTEN_DATABASE_URL as a postgres URL or off, and names it without echoing a bad value', () => {
+    expect(loadConfig({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'postgres://u:pw@db:5432/refsync' }).listenDatabaseUrl).toBe('postgres://u:pw@db:5432/refsync');
+    expect(loadConfig({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'off' }).listenDatabaseUrl).toBe('off');
+    expect(loadConfig(base).listenDatabaseUrl).toBeUndefined();
+    const message = configError({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'mysql://u:secret-pw@db/x' });
+    expect(message).toMatch(/^REFSYNC_LISTEN_DATABASE_URL: must be a postgres:\/\/ URL/);
+    expect(message).not.toContain('secret-pw');
+  });
+
   it('expands carriers and charge-code versions into targets', () => {
     const [source] = loadConfig({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', REFSYNC_CARRIERS: 'fedex,ups', REFSYNC_LISTS: 'charge_codes,carrier_package_types' }).sources;
     const targets = targetsFor(source!).map((t) => [t.list.key, t.variant, t.path, t.serviceVersion]);
