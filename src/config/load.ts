@@ -24,6 +24,7 @@ const envNames: Record<string, string> = {
   timezone: 'REFSYNC_TIMEZONE',
   caFile: 'REFSYNC_CA_FILE',
   maxRemovedFraction: 'REFSYNC_MAX_REMOVED_FRACTION',
+  maxConcurrentJobs: 'REFSYNC_SOURCE_MAX_JOBS',
   alertOn: 'REFSYNC_ALERT_ON',
   alertLists: 'REFSYNC_ALERT_LISTS',
   webhookUrl: 'REFSYNC_WEBHOOK_URL',
@@ -44,6 +45,9 @@ const defaults = {
   alertOn: 'added,held,failed',
   webhookFormat: 'json',
 };
+
+/** Target jobs one source runs at once when several sources share the workers and none is set. */
+export const DEFAULT_SOURCE_MAX_JOBS = 2;
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
 
@@ -81,6 +85,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     timezone: nonEmpty(env.REFSYNC_TIMEZONE) ?? defaults.timezone,
     caFile: nonEmpty(env.REFSYNC_CA_FILE),
     maxRemovedFraction: nonEmpty(env.REFSYNC_MAX_REMOVED_FRACTION) ?? defaults.maxRemovedFraction,
+    maxConcurrentJobs: nonEmpty(env.REFSYNC_SOURCE_MAX_JOBS),
     alertOn: env.REFSYNC_ALERT_ON ?? defaults.alertOn,
     alertLists: nonEmpty(env.REFSYNC_ALERT_LISTS),
     webhookUrl: nonEmpty(env.REFSYNC_WEBHOOK_URL),
@@ -169,6 +174,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     alertOn: [...new Set(parsed.alertOn)] as AlertKind[],
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
   };
+  if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
   if (parsed.email) source.email = parsed.email;
   if (parsed.password) source.password = parsed.password;
   if (parsed.apiKey) source.apiKey = parsed.apiKey;
@@ -247,6 +253,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     if (!parsed.success) throw firstIssue(parsed.error, describe, raw);
     return toSourceConfig(parsed.data, describe);
   });
+
+  // A share of the slots means something only beside other sources: alone, a source may use them all.
+  if (sources.length > 1) for (const s of sources) s.maxConcurrentJobs ??= DEFAULT_SOURCE_MAX_JOBS;
 
   for (const key of ['name', 'environment'] as const) {
     const seen = new Set<string>();

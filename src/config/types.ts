@@ -41,6 +41,11 @@ export interface SourceConfig {
   caPem?: string;
   caFile?: string;
   maxRemovedFraction: number;
+  /**
+   * Target jobs of this source running at once across all workers, so one account cannot take
+   * every slot; no limit when undefined.
+   */
+  maxConcurrentJobs?: number;
   alertOn: AlertKind[];
   /** Lists whose events alert; all when absent. */
   alertLists?: ListKey[];

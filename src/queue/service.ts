@@ -16,7 +16,11 @@ import { assertNoEviction, closeClient, describeRedis, openCommandClient, worker
 import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
+import { SourceGate } from './source-gate.ts';
 import { createProcessor, type JobResult } from './processor.ts';
+
+/** The longest Retry-After a job waits for in its slot; longer ones put the job back instead. */
+const WORKER_MAX_RETRY_AFTER_MS = 5_000;
 
 export interface WorkerServiceOptions {
   logger: Logger;
@@ -204,6 +208,9 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       if (!client) {
         client = createUpstreamClient(source, options.logger, {
           ...options.clientOptions,
+          // A long Retry-After is not slept on in a job slot: the job goes back to the queue and
+          // its source cools down (see SourceGate), so the slot serves other sources meanwhile.
+          retry: { maxRetryAfterMs: WORKER_MAX_RETRY_AFTER_MS, ...options.clientOptions?.retry },
           onRequest: (info) => metrics.upstreamRequest(source.name, info),
         });
         clients.set(source.name, client);
@@ -221,7 +228,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       policy,
       logger,
       metrics,
-      rateLimit: (ms) => worker!.rateLimit(ms),
+      gate: new SourceGate(commands, prefix),
     });
     const makeWorker = (): Worker<SyncJobData, JobResult> => {
       const w = new Worker<SyncJobData, JobResult>(QUEUE_NAME, processor, {

@@ -122,6 +122,23 @@ describe('several sources from REFSYNC_CONFIG', () => {
     ]);
   });
 
+  it('limits each source to its share of the job slots: 2 by default beside other sources, none alone, or as set', () => {
+    const sources = (extra: Record<string, unknown> = {}) => [
+      { environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', ...extra },
+      { environment: 'b', baseUrl: 'https://y.example', apiKey: 'k' },
+    ];
+    const jobs = (env: Record<string, string>) => loadConfig(env).sources.map((s) => s.maxConcurrentJobs);
+    expect(jobs({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources() })) })).toEqual([2, 2]);
+    expect(jobs({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources({ maxConcurrentJobs: 5 }) })) })).toEqual([5, 2]);
+    expect(jobs({ REFSYNC_SOURCE_MAX_JOBS: '3', REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources() })) })).toEqual([3, 3]);
+    expect(jobs(base)).toEqual([undefined]);
+    expect(jobs({ ...base, REFSYNC_SOURCE_MAX_JOBS: '1' })).toEqual([1]);
+    expect(configError({ ...base, REFSYNC_SOURCE_MAX_JOBS: '0' })).toMatch(/^REFSYNC_SOURCE_MAX_JOBS: '0' — /);
+    expect(configError({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources({ maxConcurrentJobs: 1.5 }) })) })).toMatch(
+      /^REFSYNC_CONFIG sources\[0\] \(a\)\.maxConcurrentJobs: '1\.5' — must be a whole number/,
+    );
+  });
+
   it('names the source and the field of an error', () => {
     const bad = (sources: unknown[]) => configError({ REFSYNC_CONFIG: file(`bad-${Math.random()}.json`, JSON.stringify({ sources })) });
     expect(bad([{ name: 'acme', environment: 'prod-acme', baseUrl: 'http://x.example', apiKey: 'k' }])).toMatch(/^REFSYNC_CONFIG sources\[0\] \(acme\)\.baseUrl: .*plain http/);
