@@ -7,6 +7,7 @@ import { formatFigure, runMain, type Figure } from './lib.ts';
 import { runP1 } from './p1-full-sync.ts';
 import { runP2 } from './p2-unchanged-sync.ts';
 import { runP3 } from './p3-large-list.ts';
+import { runP4BadSources } from './p4-bad-sources.ts';
 import { runP4 } from './p4-many-sources.ts';
 
 const benchmarks: Record<string, () => Promise<Figure[]>> = {
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p2: () => runP2(),
   p3: () => runP3(),
   p4: () => runP4(),
+  'p4-bad': () => runP4BadSources(),
 };
 
 runMain(async () => {
