@@ -30,6 +30,8 @@ export interface ProcessorDeps {
 
 /** Times a job may be put back by a 429 before it is failed as rate limited. */
 const RATE_LIMIT_TIMES = 10;
+/** BullMQ's highest priority number (the lowest priority). */
+const MAX_PRIORITY = 2_097_151;
 /** Retry-After when the service sent none with its 429. */
 const DEFAULT_RATE_LIMIT_MS = 60_000;
 
@@ -75,9 +77,12 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     const opts = jobOptions(deps.policy);
     await deps.queue.addBulk(
-      targets.map((t) => {
+      targets.map((t, i) => {
         const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
-        return { name: 'target', data, opts: { ...opts, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
+        // The n-th target of every source goes before the (n+1)-th of any: the slots take the
+        // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
+        const priority = Math.min(i + 1, MAX_PRIORITY);
+        return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
       }),
     );
     deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run fanned out');

@@ -61,7 +61,9 @@ interface Plan {
 
 async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunResult[]> {
   const logger = options.logger ?? silentLogger;
-  const work = plans.flatMap((plan) => plan.targets.map((target) => ({ plan, target })));
+  // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
+  const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
+  const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
   const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, async ({ plan, target }) => {
     try {
       const targetOptions: Parameters<typeof syncTarget>[3] = {
