@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { postgresTls } from '../db/tls.ts';
 import type { Agent } from 'undici';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig, SourceConfig, WebhookFormat } from '../config/types.ts';
@@ -467,7 +468,12 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
 
   async function listen(): Promise<void> {
     if (stopping || !listenUrl) return;
-    const client = new pg.Client({ connectionString: listenUrl, application_name: 'refsync-alerts-listen' });
+    const tls = postgresTls(listenUrl);
+    const client = new pg.Client({
+      connectionString: tls.connectionString,
+      ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
+      application_name: 'refsync-alerts-listen',
+    });
     const retry = () => {
       if (listener !== client) return;
       listener = undefined;

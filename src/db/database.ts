@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { Logger } from '../util/logger.ts';
+import { postgresTls } from './tls.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -65,8 +66,10 @@ function beginStatement(options: OpenDatabaseOptions): string {
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 function openPg(options: OpenDatabaseOptions & { url: string }): Database {
+  const tls = postgresTls(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: tls.connectionString,
+    ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
     max: options.poolSize ?? 10,
     application_name: options.applicationName ?? 'refsync',
     idleTimeoutMillis: 30_000,

@@ -17,6 +17,7 @@ import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
 import { SourceGate } from './source-gate.ts';
+import { describeConnectError } from '../db/tls.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 
 /** The longest Retry-After a job waits for in its slot; longer ones put the job back instead. */
@@ -121,7 +122,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     } catch (err) {
       const message = oneLine(err);
       if (/refdata|does not exist/.test(message)) throw new ConfigError('DATABASE_URL: the refdata schema is missing; run `refsync migrate` first');
-      throw new Error(`Postgres is not reachable: ${message}`);
+      throw new Error(`Postgres is not reachable: ${describeConnectError(err)}`);
     }
 
     let queue: Queue<SyncJobData> | undefined;
