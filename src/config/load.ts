@@ -266,7 +266,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
 
   const config: AppConfig = {
-    redisUrl: nonEmpty(env.REDIS_URL) ?? 'redis://127.0.0.1:6379',
+    redisUrl: readSecret('REDIS_URL', env.REDIS_URL, env.REDIS_URL_FILE) ?? 'redis://127.0.0.1:6379',
     httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
     httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
@@ -275,6 +275,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
+  if (env.REFSYNC_REDIS_CA_FILE) {
+    if (!config.redisUrl.startsWith('rediss://')) throw new ConfigError('REFSYNC_REDIS_CA_FILE: is set, but REDIS_URL does not start with rediss:// (TLS)');
+    const pem = readCa('REFSYNC_REDIS_CA_FILE', env.REFSYNC_REDIS_CA_FILE);
+    if (pem) config.redisCaPem = pem;
+  }
   const listenUrl = readSecret('REFSYNC_LISTEN_DATABASE_URL', env.REFSYNC_LISTEN_DATABASE_URL, env.REFSYNC_LISTEN_DATABASE_URL_FILE);
   if (listenUrl) {
     const parsed = listenDatabaseUrlSchema.safeParse(listenUrl);

@@ -61,6 +61,8 @@ export interface AppConfig {
    */
   listenDatabaseUrl?: string;
   redisUrl: string;
+  /** Extra CA certificates (PEM) trusted for a rediss:// Redis (REFSYNC_REDIS_CA_FILE). */
+  redisCaPem?: string;
   httpPort: number;
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */

@@ -31,11 +31,20 @@ function parseRedisUrl(url: string): void {
   }
 }
 
+/** TLS options for a rediss:// URL: the extra CA to trust (REFSYNC_REDIS_CA_FILE), if any. */
+function tlsFor(url: string, caPem: string | undefined): { tls?: { ca: string } } {
+  return caPem && url.startsWith('rediss://') ? { tls: { ca: caPem } } : {};
+}
+
 /** What BullMQ's Worker is given: it opens its own (normal and blocking) connections from these. */
-export function workerConnectionOptions(url: string): { url: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
+export function workerConnectionOptions(
+  url: string,
+  caPem?: string,
+): { url: string; tls?: { ca: string }; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
   parseRedisUrl(url);
   return {
     url,
+    ...tlsFor(url, caPem),
     maxRetriesPerRequest: null,
     // Reconnect forever with a capped backoff: a worker outlives any Redis restart.
     retryStrategy: (times: number) => Math.min(200 * times, 5_000),
@@ -47,7 +56,12 @@ export interface CommandClientOptions {
   reconnect: boolean;
   connectTimeoutMs?: number;
   connectionName?: string;
+  /** Extra CA (PEM) for a rediss:// URL. */
+  caPem?: string | undefined;
 }
+
+/** Node's codes for a server certificate that could not be verified. */
+const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 
 /**
  * A connected ioredis client for non-blocking commands that fails fast: while Redis is away its
@@ -63,11 +77,16 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     maxRetriesPerRequest: 1,
     connectTimeout: timeoutMs,
     commandTimeout: 5_000,
+    ...tlsFor(url, options.caPem),
     ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     retryStrategy: options.reconnect ? (times: number) => Math.min(200 * times, 5_000) : () => null,
   });
   // ioredis emits connection errors as events; without a listener they would be reported as unhandled.
-  client.on('error', () => undefined);
+  // The last one says why a connect failed (a TLS failure), where connect() only says it closed.
+  let lastError: NodeJS.ErrnoException | undefined;
+  client.on('error', (err: NodeJS.ErrnoException) => {
+    lastError = err;
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -78,8 +97,12 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     ]);
   } catch (err) {
     client.disconnect();
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new RedisUnavailableError(`Redis at ${describeRedis(url)} is not reachable (${reason})`);
+    const cause = lastError ?? (err as NodeJS.ErrnoException);
+    const reason = cause.code ?? cause.message;
+    if (UNTRUSTED_CERTIFICATE.test(reason)) {
+      throw new ConfigError(`REFSYNC_REDIS_CA_FILE: the TLS certificate of Redis at ${describeRedis(url)} is not trusted (${reason}); set it to the CA that signed it`);
+    }
+    throw new RedisUnavailableError(`Redis at ${describeRedis(url)} is not reachable (${reason.split('\n')[0]})`);
   } finally {
     clearTimeout(timer);
   }
@@ -119,6 +142,19 @@ export async function assertNoEviction(client: Redis, url: string): Promise<void
     throw new ConfigError(
       `REDIS_URL: Redis at ${describeRedis(url)} has maxmemory-policy '${policy}'; refsync needs 'noeviction', ` +
         'since an evicting Redis silently drops queued jobs and schedules (set maxmemory-policy noeviction)',
+    );
+  }
+}
+
+/**
+ * Refuses a Redis Cluster: BullMQ keeps a queue's keys together only under a hash-tagged prefix,
+ * and refsync's own keys (cool-downs, source slots) are not tagged, so it is not supported.
+ */
+export async function assertNotCluster(client: Redis, url: string): Promise<void> {
+  const info = await client.info('cluster').catch(() => '');
+  if (/^cluster_enabled:1/m.test(info)) {
+    throw new ConfigError(
+      `REDIS_URL: Redis at ${describeRedis(url)} runs in cluster mode, which refsync does not support; use a standalone Redis (with Sentinel or a managed failover for high availability)`,
     );
   }
 }

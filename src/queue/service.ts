@@ -12,7 +12,7 @@ import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.t
 import { createUpstreamClient } from '../upstream/factory.ts';
 import type { Logger } from '../util/logger.ts';
 import { createAlertDispatcher, type AlertDispatcher } from '../alerts/dispatcher.ts';
-import { assertNoEviction, closeClient, describeRedis, openCommandClient, workerConnectionOptions } from './connection.ts';
+import { assertNoEviction, assertNotCluster, closeClient, describeRedis, openCommandClient, workerConnectionOptions } from './connection.ts';
 import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
@@ -183,9 +183,10 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     });
     closers.push({ name: 'http', close: () => http.close() });
 
-    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands' });
+    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands', caPem: config.redisCaPem });
     redis = commands;
     closers.push({ name: 'redis', close: () => closeClient(commands) });
+    await assertNotCluster(commands, config.redisUrl);
     await assertNoEviction(commands, config.redisUrl);
 
     // The queue shares the fail-fast command client: while Redis is away its commands fail at
@@ -233,7 +234,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     });
     const makeWorker = (): Worker<SyncJobData, JobResult> => {
       const w = new Worker<SyncJobData, JobResult>(QUEUE_NAME, processor, {
-        connection: workerConnectionOptions(config.redisUrl),
+        connection: workerConnectionOptions(config.redisUrl, config.redisCaPem),
         prefix,
         concurrency: config.concurrency,
         name: `refsync-${process.pid}`,
