@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { ConfigError } from './errors.ts';
-import { configFileSchema, listenDatabaseUrlSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
 
@@ -279,6 +279,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     if (!config.redisUrl.startsWith('rediss://')) throw new ConfigError('REFSYNC_REDIS_CA_FILE: is set, but REDIS_URL does not start with rediss:// (TLS)');
     const pem = readCa('REFSYNC_REDIS_CA_FILE', env.REFSYNC_REDIS_CA_FILE);
     if (pem) config.redisCaPem = pem;
+  }
+  if (nonEmpty(env.REDIS_SENTINELS)) {
+    const parsed = redisSentinelsSchema.safeParse(env.REDIS_SENTINELS);
+    if (!parsed.success) throw new ConfigError(`REDIS_SENTINELS: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    config.redisSentinel = { name: nonEmpty(env.REDIS_SENTINEL_NAME) ?? 'mymaster', sentinels: parsed.data };
   }
   const listenUrl = readSecret('REFSYNC_LISTEN_DATABASE_URL', env.REFSYNC_LISTEN_DATABASE_URL, env.REFSYNC_LISTEN_DATABASE_URL_FILE);
   if (listenUrl) {

@@ -129,3 +129,19 @@ export const listenDatabaseUrlSchema = z.union([
     { message: "must be a postgres:// URL (a direct connection, not through a transaction pooler) or 'off'" },
   ),
 ]);
+
+/** REDIS_SENTINELS: `host:port` of each sentinel, comma-separated. */
+export const redisSentinelsSchema = z.preprocess(
+  commaList,
+  z
+    .array(
+      z
+        .string()
+        .regex(/^[^\s:,]+:\d{1,5}$/, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)')
+        .transform((hostPort) => {
+          const at = hostPort.lastIndexOf(':');
+          return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+        }),
+    )
+    .min(1, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)'),
+);

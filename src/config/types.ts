@@ -63,6 +63,8 @@ export interface AppConfig {
   redisUrl: string;
   /** Extra CA certificates (PEM) trusted for a rediss:// Redis (REFSYNC_REDIS_CA_FILE). */
   redisCaPem?: string;
+  /** Redis behind Sentinel: the group name and the sentinels to ask for its primary (REDIS_SENTINELS). */
+  redisSentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
   httpPort: number;
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */

@@ -3,6 +3,7 @@
 // queueing commands while Redis is down: no offline queue, one retry, a short connect timeout).
 import { Redis } from 'ioredis';
 import { ConfigError } from '../config/errors.ts';
+import type { AppConfig } from '../config/types.ts';
 
 /** Redis could not be reached or answered an error; the message names the host, never a password. */
 export class RedisUnavailableError extends Error {
@@ -31,20 +32,38 @@ function parseRedisUrl(url: string): void {
   }
 }
 
-/** TLS options for a rediss:// URL: the extra CA to trust (REFSYNC_REDIS_CA_FILE), if any. */
-function tlsFor(url: string, caPem: string | undefined): { tls?: { ca: string } } {
-  return caPem && url.startsWith('rediss://') ? { tls: { ca: caPem } } : {};
+/** How to reach Redis beyond its URL (from the configuration): an extra CA, Sentinel. */
+export type RedisReach = Pick<AppConfig, 'redisCaPem' | 'redisSentinel'>;
+
+interface ReachOptions {
+  tls?: { ca: string };
+  sentinels?: Array<{ host: string; port: number }>;
+  name?: string;
+}
+
+/**
+ * The extra CA for a rediss:// URL (REFSYNC_REDIS_CA_FILE), and with Sentinel the sentinels to ask
+ * for the current primary of the named group: the URL then gives only credentials, database, TLS.
+ */
+function reachOptions(url: string, reach: RedisReach | undefined): ReachOptions {
+  const options: ReachOptions = {};
+  if (reach?.redisCaPem && url.startsWith('rediss://')) options.tls = { ca: reach.redisCaPem };
+  if (reach?.redisSentinel) {
+    options.sentinels = reach.redisSentinel.sentinels;
+    options.name = reach.redisSentinel.name;
+  }
+  return options;
 }
 
 /** What BullMQ's Worker is given: it opens its own (normal and blocking) connections from these. */
 export function workerConnectionOptions(
   url: string,
-  caPem?: string,
-): { url: string; tls?: { ca: string }; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
+  reach?: RedisReach,
+): ReachOptions & { url: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
   parseRedisUrl(url);
   return {
     url,
-    ...tlsFor(url, caPem),
+    ...reachOptions(url, reach),
     maxRetriesPerRequest: null,
     // Reconnect forever with a capped backoff: a worker outlives any Redis restart.
     retryStrategy: (times: number) => Math.min(200 * times, 5_000),
@@ -56,8 +75,7 @@ export interface CommandClientOptions {
   reconnect: boolean;
   connectTimeoutMs?: number;
   connectionName?: string;
-  /** Extra CA (PEM) for a rediss:// URL. */
-  caPem?: string | undefined;
+  reach?: RedisReach;
 }
 
 /** Node's codes for a server certificate that could not be verified. */
@@ -77,7 +95,7 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     maxRetriesPerRequest: 1,
     connectTimeout: timeoutMs,
     commandTimeout: 5_000,
-    ...tlsFor(url, options.caPem),
+    ...reachOptions(url, options.reach),
     ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     retryStrategy: options.reconnect ? (times: number) => Math.min(200 * times, 5_000) : () => null,
   });

@@ -183,7 +183,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     });
     closers.push({ name: 'http', close: () => http.close() });
 
-    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands', caPem: config.redisCaPem });
+    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands', reach: config });
     redis = commands;
     closers.push({ name: 'redis', close: () => closeClient(commands) });
     await assertNotCluster(commands, config.redisUrl);
@@ -234,7 +234,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     });
     const makeWorker = (): Worker<SyncJobData, JobResult> => {
       const w = new Worker<SyncJobData, JobResult>(QUEUE_NAME, processor, {
-        connection: workerConnectionOptions(config.redisUrl, config.redisCaPem),
+        connection: workerConnectionOptions(config.redisUrl, config),
         prefix,
         concurrency: config.concurrency,
         name: `refsync-${process.pid}`,

@@ -20,7 +20,7 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
     reconnect: false,
     connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
     connectionName: 'refsync-trigger',
-    caPem: config.redisCaPem,
+    reach: config,
   });
   const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
   queue.on('error', () => undefined);

@@ -1,6 +1,7 @@
 // Redis as managed services offer it: TLS (rediss://) with a CA of the deployment's own, an ACL
 // user with a password, and a Redis Cluster, which refsync refuses at start. Each case runs a
 // redis-server of its own; certificates are made at test time.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { freePort, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import { freePort, onCleanup, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'refsync-redis-infra-'));
@@ -68,6 +69,37 @@ describe('Redis as deployed', () => {
     expect(wrong.stderr.trim().split('\n')).toHaveLength(1);
     expect(wrong.stderr).toMatch(/^refsync: Redis at 127\.0\.0\.1:\d+ is not reachable/);
     expect(wrong.stderr).not.toContain('not-the-pw-123');
+  });
+
+  it('Sentinel: REDIS_SENTINELS and REDIS_SENTINEL_NAME find the primary; REDIS_URL then gives no host that is used', async () => {
+    const primary = await startRedisServer();
+    const sentinelPort = await freePort();
+    const conf = write(`sentinel-${sentinelPort}.conf`, `port ${sentinelPort}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor refsync-primary 127.0.0.1 ${primary.port} 1\n`);
+    const sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    onCleanup(async () => {
+      sentinel.kill('SIGKILL');
+    });
+    let out = '';
+    sentinel.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await waitFor(() => out.includes('+monitor master refsync-primary'), 'the sentinel to monitor the primary', 10_000, 50);
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    // Port 1 answers nothing: the worker and the trigger can only reach Redis through the sentinel.
+    const extra = {
+      REFSYNC_ENVIRONMENT: 'redis-sentinel',
+      REFSYNC_LISTS: 'shipment_modes',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      REDIS_SENTINELS: `127.0.0.1:${sentinelPort}`,
+      REDIS_SENTINEL_NAME: 'refsync-primary',
+    };
+    await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    const trigger = await runCli(['trigger'], { ...sandboxEnv(sb, extra), REFSYNC_QUEUE_PREFIX: prefix });
+    expect(trigger.code, trigger.stderr).toBe(0);
+    await waitFor(async () => (await runOf('redis-sentinel')) === 'succeeded', 'the run through Sentinel');
+
+    const bad = await runCli(['trigger'], { ...sandboxEnv(sb, extra), REDIS_SENTINELS: 'sentinel-without-port' });
+    expect(bad.stderr.trim()).toBe('refsync: REDIS_SENTINELS: expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)');
+    expect(bad.code).toBe(2);
   });
 
   it('a Redis Cluster is refused at start with one line', async () => {
