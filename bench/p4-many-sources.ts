@@ -48,7 +48,7 @@ export interface P4Options {
   log?: (line: string) => void;
 }
 
-function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
+export function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...productNodeFlags, `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', () => resolve(child));
@@ -56,7 +56,7 @@ function startWorker(env: Record<string, string>, prefix: string): Promise<Child
   });
 }
 
-async function stopWorker(child: ChildProcess): Promise<void> {
+export async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
@@ -67,7 +67,7 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1] ?? 0);
 }
 
-async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
+export async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);

@@ -7,6 +7,7 @@ import { formatFigure, runMain, type Figure } from './lib.ts';
 import { runP1 } from './p1-full-sync.ts';
 import { runP2 } from './p2-unchanged-sync.ts';
 import { runP3 } from './p3-large-list.ts';
+import { runP4BadSources } from './p4-bad-sources.ts';
 import { runP4 } from './p4-many-sources.ts';
 import { runP5 } from './p5-impact.ts';
 
@@ -16,6 +17,7 @@ const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p3: () => runP3(),
   p4: () => runP4(),
   p5: () => runP5(),
+  'p4-bad': () => runP4BadSources(),
 };
 
 runMain(async () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { postgresTls } from '../db/tls.ts';
 import type { Agent } from 'undici';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig, SourceConfig, WebhookFormat } from '../config/types.ts';
@@ -46,7 +47,7 @@ export interface AlertDispatcherOptions {
   db: Database;
   config: AppConfig;
   logger: Logger;
-  /** LISTEN refdata_alerts and refdata_changes for a prompt wake-up (Postgres only; needs config.databaseUrl). Default true. */
+  /** LISTEN refdata_alerts and refdata_changes for a prompt wake-up (Postgres only; on config.listenDatabaseUrl, else config.databaseUrl). Default true. */
   listen?: boolean;
   /** Safety-net poll when no notification comes. Default 15 s. */
   pollIntervalMs?: number;
@@ -461,9 +462,18 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
     }
   }
 
+  // A transaction-mode pooler would take the LISTEN on a server session it then hands to others:
+  // behind one, REFSYNC_LISTEN_DATABASE_URL names a direct connection, or 'off' polls only.
+  const listenUrl = config.listenDatabaseUrl === 'off' ? undefined : (config.listenDatabaseUrl ?? config.databaseUrl);
+
   async function listen(): Promise<void> {
-    if (stopping || !config.databaseUrl) return;
-    const client = new pg.Client({ connectionString: config.databaseUrl, application_name: 'refsync-alerts-listen' });
+    if (stopping || !listenUrl) return;
+    const tls = postgresTls(listenUrl);
+    const client = new pg.Client({
+      connectionString: tls.connectionString,
+      ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
+      application_name: 'refsync-alerts-listen',
+    });
     const retry = () => {
       if (listener !== client) return;
       listener = undefined;
@@ -500,8 +510,8 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
     start() {
       if (running || stopping) return;
       if (options.listen !== false && db.kind === 'pg') {
-        if (config.databaseUrl) void listen();
-        else logger.debug('alert dispatcher: no DATABASE_URL to LISTEN on; polling only');
+        if (listenUrl) void listen();
+        else logger.debug('alert dispatcher: no connection to LISTEN on (DATABASE_URL unset or REFSYNC_LISTEN_DATABASE_URL=off); polling only');
       }
       running = loop();
     },

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { readSecret } from '../config/secrets.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
+import { describeConnectError } from '../db/tls.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -39,7 +40,7 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
     db = await openDatabase(openOptions);
     if (db.kind === 'pg') await db.query('select 1');
   } catch (err) {
-    throw new Error(`cannot reach the database: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`cannot reach the database: ${describeConnectError(err)}`);
   }
   if (db.kind === 'pglite' && options.migrateEmbedded !== false) {
     await migrateDatabase(db);

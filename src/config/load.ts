@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { ConfigError } from './errors.ts';
-import { configFileSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
@@ -25,6 +25,7 @@ const envNames: Record<string, string> = {
   timezone: 'REFSYNC_TIMEZONE',
   caFile: 'REFSYNC_CA_FILE',
   maxRemovedFraction: 'REFSYNC_MAX_REMOVED_FRACTION',
+  maxConcurrentJobs: 'REFSYNC_SOURCE_MAX_JOBS',
   alertOn: 'REFSYNC_ALERT_ON',
   alertLists: 'REFSYNC_ALERT_LISTS',
   webhookUrl: 'REFSYNC_WEBHOOK_URL',
@@ -45,6 +46,9 @@ const defaults = {
   alertOn: 'added,held,failed',
   webhookFormat: 'json',
 };
+
+/** Target jobs one source runs at once when several sources share the workers and none is set. */
+export const DEFAULT_SOURCE_MAX_JOBS = 2;
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
 
@@ -82,6 +86,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     timezone: nonEmpty(env.REFSYNC_TIMEZONE) ?? defaults.timezone,
     caFile: nonEmpty(env.REFSYNC_CA_FILE),
     maxRemovedFraction: nonEmpty(env.REFSYNC_MAX_REMOVED_FRACTION) ?? defaults.maxRemovedFraction,
+    maxConcurrentJobs: nonEmpty(env.REFSYNC_SOURCE_MAX_JOBS),
     alertOn: env.REFSYNC_ALERT_ON ?? defaults.alertOn,
     alertLists: nonEmpty(env.REFSYNC_ALERT_LISTS),
     webhookUrl: nonEmpty(env.REFSYNC_WEBHOOK_URL),
@@ -170,6 +175,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     alertOn: [...new Set(parsed.alertOn)] as AlertKind[],
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
   };
+  if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
   if (parsed.email) source.email = parsed.email;
   if (parsed.password) source.password = parsed.password;
   if (parsed.apiKey) source.apiKey = parsed.apiKey;
@@ -259,6 +265,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     return toSourceConfig(parsed.data, describe);
   });
 
+  // A share of the slots means something only beside other sources: alone, a source may use them all.
+  if (sources.length > 1) for (const s of sources) s.maxConcurrentJobs ??= DEFAULT_SOURCE_MAX_JOBS;
+
   for (const key of ['name', 'environment'] as const) {
     const seen = new Set<string>();
     for (const s of sources) {
@@ -275,7 +284,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
 
   const config: AppConfig = {
-    redisUrl: nonEmpty(env.REDIS_URL) ?? 'redis://127.0.0.1:6379',
+    redisUrl: readSecret('REDIS_URL', env.REDIS_URL, env.REDIS_URL_FILE) ?? 'redis://127.0.0.1:6379',
     httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
     httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
@@ -285,6 +294,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
+  if (env.REFSYNC_REDIS_CA_FILE) {
+    if (!config.redisUrl.startsWith('rediss://')) throw new ConfigError('REFSYNC_REDIS_CA_FILE: is set, but REDIS_URL does not start with rediss:// (TLS)');
+    const pem = readCa('REFSYNC_REDIS_CA_FILE', env.REFSYNC_REDIS_CA_FILE);
+    if (pem) config.redisCaPem = pem;
+  }
+  if (nonEmpty(env.REDIS_SENTINELS)) {
+    const parsed = redisSentinelsSchema.safeParse(env.REDIS_SENTINELS);
+    if (!parsed.success) throw new ConfigError(`REDIS_SENTINELS: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    config.redisSentinel = { name: nonEmpty(env.REDIS_SENTINEL_NAME) ?? 'mymaster', sentinels: parsed.data };
+  }
+  const listenUrl = readSecret('REFSYNC_LISTEN_DATABASE_URL', env.REFSYNC_LISTEN_DATABASE_URL, env.REFSYNC_LISTEN_DATABASE_URL_FILE);
+  if (listenUrl) {
+    const parsed = listenDatabaseUrlSchema.safeParse(listenUrl);
+    if (!parsed.success) throw new ConfigError(`REFSYNC_LISTEN_DATABASE_URL: ${parsed.error.issues.at(-1)?.message ?? 'is not valid'}`);
+    config.listenDatabaseUrl = parsed.data;
+  }
   const dashboardPassword = readSecret('REFSYNC_DASHBOARD_PASSWORD', env.REFSYNC_DASHBOARD_PASSWORD, env.REFSYNC_DASHBOARD_PASSWORD_FILE);
   if (dashboardPassword) config.dashboardPassword = dashboardPassword;
   return config;

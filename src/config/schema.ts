@@ -93,6 +93,7 @@ export const sourceSchema = z.strictObject({
   timezone,
   caFile: z.string().min(1).optional(),
   maxRemovedFraction: z.coerce.number().min(0).max(1),
+  maxConcurrentJobs: z.coerce.number().int('must be a whole number').min(1).max(256).optional(),
   alertOn: z.preprocess(commaList, z.array(z.enum(alertKinds))),
   alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
   webhookUrl: z.url({ protocol: /^https?$/ }).optional(),
@@ -114,3 +115,38 @@ export const configFileSchema = z.strictObject({
   catalog: z.record(listKey, listOverride).optional(),
   usage: z.array(usageSchema).optional(),
 });
+
+/**
+ * REFSYNC_LISTEN_DATABASE_URL: where the alert dispatcher LISTENs, which needs a session of its own
+ * (a direct connection, not a transaction-mode pooler), or 'off' to poll only. The value may carry
+ * a password, so messages never echo it.
+ */
+export const listenDatabaseUrlSchema = z.union([
+  z.literal('off'),
+  z.string().refine(
+    (value) => {
+      try {
+        return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: "must be a postgres:// URL (a direct connection, not through a transaction pooler) or 'off'" },
+  ),
+]);
+
+/** REDIS_SENTINELS: `host:port` of each sentinel, comma-separated. */
+export const redisSentinelsSchema = z.preprocess(
+  commaList,
+  z
+    .array(
+      z
+        .string()
+        .regex(/^[^\s:,]+:\d{1,5}$/, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)')
+        .transform((hostPort) => {
+          const at = hostPort.lastIndexOf(':');
+          return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+        }),
+    )
+    .min(1, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)'),
+);

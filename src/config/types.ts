@@ -62,6 +62,11 @@ export interface SourceConfig {
   caPem?: string;
   caFile?: string;
   maxRemovedFraction: number;
+  /**
+   * Target jobs of this source running at once across all workers, so one account cannot take
+   * every slot; no limit when undefined.
+   */
+  maxConcurrentJobs?: number;
   alertOn: AlertKind[];
   /** Lists whose events alert; all when absent. */
   alertLists?: ListKey[];
@@ -73,7 +78,16 @@ export interface SourceConfig {
 
 export interface AppConfig {
   databaseUrl?: string;
+  /**
+   * Where the alert dispatcher LISTENs (it needs a session of its own, which a transaction-mode
+   * pooler does not give), or 'off' to poll only. Unset: databaseUrl.
+   */
+  listenDatabaseUrl?: string;
   redisUrl: string;
+  /** Extra CA certificates (PEM) trusted for a rediss:// Redis (REFSYNC_REDIS_CA_FILE). */
+  redisCaPem?: string;
+  /** Redis behind Sentinel: the group name and the sentinels to ask for its primary (REDIS_SENTINELS). */
+  redisSentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
   httpPort: number;
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import type { Logger } from '../util/logger.ts';
+import { postgresTls } from './tls.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -16,19 +16,20 @@ export interface Queryable {
 
 export type DatabaseKind = 'pg' | 'pglite';
 
-/** One held connection: its session state (temp tables, LISTEN) persists across its queries. */
+/**
+ * One held connection. Behind a transaction-mode pooler (PgBouncer, managed poolers) only what
+ * happens inside one transaction is sure to share a server session, so state that must last (temp
+ * tables, locks, timeouts) lives in a transaction, never in the session.
+ */
 export interface Connection extends Queryable {
   /** Runs fn in one transaction on this connection; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Begins a transaction (with the per-transaction timeouts) that the caller ends with commit or rollback. */
+  begin(): Promise<void>;
 }
 
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
-  /**
-   * drizzle over the same connection(s), loaded on first use: importing drizzle's ESM build costs
-   * over 200 MB of RSS on Node 24, which a sync (held to a memory budget) never needs.
-   */
-  orm(): Promise<PgDatabase<PgQueryResultHKT>>;
   /** Runs fn in one transaction on one connection; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
@@ -42,7 +43,10 @@ export interface OpenDatabaseOptions {
   /** PGlite data folder; default ./.refsync/pgdata. 'memory://' keeps it in memory. */
   dataDir?: string;
   poolSize?: number;
-  /** Per-statement limit, so a locked table cannot hang a sync forever. */
+  /**
+   * Per-statement limit inside every transaction, so a locked table cannot hang a sync forever. Set
+   * with SET LOCAL when a transaction begins, not as a startup parameter, which poolers refuse.
+   */
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
   logger?: Logger;
@@ -52,38 +56,45 @@ export interface OpenDatabaseOptions {
 /** Where the embedded database lives when DATABASE_URL is unset (CONTRACT.md). */
 export const EMBEDDED_DATA_DIR = './.refsync/pgdata';
 
+/** BEGIN with the timeouts as SET LOCAL: they end with the transaction, so nothing leaks to a pooled session. */
+function beginStatement(options: OpenDatabaseOptions): string {
+  const ms = (value: number | undefined, fallback: number) => Math.max(0, Math.trunc(value ?? fallback));
+  return `begin; set local statement_timeout = ${ms(options.statementTimeoutMs, 120_000)}; set local lock_timeout = ${ms(options.lockTimeoutMs, 30_000)}`;
+}
+
 // int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 function openPg(options: OpenDatabaseOptions & { url: string }): Database {
+  const tls = postgresTls(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: tls.connectionString,
+    ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
     max: options.poolSize ?? 10,
     application_name: options.applicationName ?? 'refsync',
-    statement_timeout: options.statementTimeoutMs ?? 120_000,
-    lock_timeout: options.lockTimeoutMs ?? 30_000,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
   });
   // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
   // error on the pool; without a listener that error would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
-  const orm = async () => {
-    const { drizzle } = await import('drizzle-orm/node-postgres');
-    return drizzle({ client: pool }) as unknown as PgDatabase<PgQueryResultHKT>;
-  };
   const wrap = (client: pg.PoolClient | pg.Pool): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await client.query(text, params as unknown[]);
       return { rows: res.rows as R[], affectedRows: res.rowCount ?? 0 };
     },
   });
+  const begin = beginStatement(options);
   const connection = (client: pg.PoolClient): Connection => {
     const conn = wrap(client);
     return {
       ...conn,
+      async begin() {
+        // One round trip: a parameterless multi-statement query goes as one simple-protocol message.
+        await conn.query(begin);
+      },
       async transaction(fn) {
-        await conn.query('begin');
+        await this.begin();
         try {
           const result = await fn(conn);
           await conn.query('commit');
@@ -98,7 +109,6 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   let closed = false;
   return {
     kind: 'pg',
-    orm,
     ...wrap(pool),
     async withConnection(fn) {
       const client = await pool.connect();
@@ -137,10 +147,6 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir);
-  const orm = async () => {
-    const { drizzle } = await import('drizzle-orm/pglite');
-    return drizzle({ client }) as unknown as PgDatabase<PgQueryResultHKT>;
-  };
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await q.query<R>(text, params);
@@ -153,11 +159,11 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   // PGlite is one session that serialises queries and runs transactions exclusively, so "holding a
   // connection" is just using it; its transactions keep other callers' queries out.
   const transaction: Connection['transaction'] = (fn) => client.transaction((tx) => fn(wrap(tx)));
+  const begin = beginStatement(options);
   return {
     kind: 'pglite',
-    orm,
     ...wrap(client),
-    withConnection: (fn) => fn({ ...wrap(client), transaction }),
+    withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined) }),
     transaction,
     async close() {
       if (closed) return;

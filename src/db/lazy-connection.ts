@@ -11,6 +11,8 @@ export class LazyConnection implements Connection {
   #connection: Promise<Connection> | undefined;
   #held: Promise<unknown> | undefined;
   #finish: ((err?: unknown) => void) | undefined;
+  /** A transaction begun by openEarly that the next transaction(fn) runs in and ends. */
+  #early = false;
 
   constructor(db: Database) {
     this.#db = db;
@@ -36,7 +38,35 @@ export class LazyConnection implements Connection {
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return (await this.#get()).transaction(fn);
+    const conn = await this.#get();
+    if (!this.#early) return conn.transaction(fn);
+    this.#early = false;
+    try {
+      const result = await fn(conn);
+      await conn.query('commit');
+      return result;
+    } catch (err) {
+      await conn.query('rollback').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async begin(): Promise<void> {
+    await (await this.#get()).begin();
+  }
+
+  /**
+   * Begins now the transaction that the next transaction(fn) runs in, so that work done before it
+   * (a staging table filled while the list is still fetched) shares its server session even behind
+   * a transaction-mode pooler, and is committed or rolled back with it. Returns false, opening
+   * nothing, on PGlite: one in-process session that is never pooled, where an open transaction
+   * would take in every other caller's statements.
+   */
+  async openEarly(): Promise<boolean> {
+    if (this.#db.kind === 'pglite') return false;
+    await this.begin();
+    this.#early = true;
+    return true;
   }
 
   /**
@@ -45,6 +75,10 @@ export class LazyConnection implements Connection {
    */
   async release(err?: unknown): Promise<void> {
     if (!this.#connection) return;
+    if (this.#early) {
+      this.#early = false;
+      await (await this.#connection).query('rollback').catch(() => undefined);
+    }
     this.#finish?.(err);
     await this.#held?.catch(() => undefined);
   }

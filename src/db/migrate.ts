@@ -1,38 +1,37 @@
 import { fileURLToPath } from 'node:url';
 import { migrateListViews } from '../columns/migrate-views.ts';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { Database } from './database.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 // Any fixed number: it only has to be the same in every refsync process.
 const MIGRATION_LOCK = 7_302_611;
-const pgliteLocks = new WeakMap<Database, Promise<unknown>>();
 
 /**
- * Applies the committed migrations, then brings the per-list views to their recorded typed columns
- * (generated in TypeScript, so their SQL lives in one place). Idempotent (drizzle records what ran), and safe from two
- * processes at once: a session advisory lock serialises them, so the second finds nothing to do.
+ * Applies the committed migrations, in drizzle's own bookkeeping (drizzle.__drizzle_migrations:
+ * the file's sha-256 and the journal's `when`), so databases migrated by either stay compatible.
+ * Idempotent, and safe from two processes at once: everything runs in one transaction under a
+ * transaction-scoped advisory lock, so the second finds nothing to do. Being one transaction, it
+ * also works through a transaction-mode pooler, where a session lock would not hold. Then the
+ * per-list views are brought to their recorded typed columns (generated in TypeScript, so their SQL
+ * lives in one place), each list in a transaction of its own.
  */
 export async function migrateDatabase(db: Database): Promise<void> {
-  if (db.kind === 'pglite') {
-    // PGlite lives in this process only, so a promise chain is the lock.
-    const previous = pgliteLocks.get(db) ?? Promise.resolve();
-    const run = previous.then(async () => {
-      const { migrate } = await import('drizzle-orm/pglite/migrator');
-      await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
-      await migrateListViews(db);
-    });
-    pgliteLocks.set(db, run.catch(() => undefined));
-    return run;
-  }
-  await db.withConnection(async (lockConn) => {
-    await lockConn.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    try {
-      const { migrate } = await import('drizzle-orm/node-postgres/migrator');
-      await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
-      await migrateListViews(db);
-    } finally {
-      await lockConn.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  const migrations = readMigrationFiles({ migrationsFolder });
+  await db.transaction(async (tx) => {
+    await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query('create schema if not exists drizzle');
+    await tx.query('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
+    const { rows } = await tx.query<{ created_at: string }>(
+      'select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1',
+    );
+    const last = rows[0] ? Number(rows[0].created_at) : undefined;
+    for (const migration of migrations) {
+      if (last !== undefined && last >= migration.folderMillis) continue;
+      for (const statement of migration.sql) await tx.query(statement);
+      await tx.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [migration.hash, migration.folderMillis]);
     }
   });
+  await migrateListViews(db);
 }

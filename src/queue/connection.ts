@@ -3,6 +3,7 @@
 // queueing commands while Redis is down: no offline queue, one retry, a short connect timeout).
 import { Redis } from 'ioredis';
 import { ConfigError } from '../config/errors.ts';
+import type { AppConfig } from '../config/types.ts';
 
 /** Redis could not be reached or answered an error; the message names the host, never a password. */
 export class RedisUnavailableError extends Error {
@@ -31,11 +32,38 @@ function parseRedisUrl(url: string): void {
   }
 }
 
+/** How to reach Redis beyond its URL (from the configuration): an extra CA, Sentinel. */
+export type RedisReach = Pick<AppConfig, 'redisCaPem' | 'redisSentinel'>;
+
+interface ReachOptions {
+  tls?: { ca: string };
+  sentinels?: Array<{ host: string; port: number }>;
+  name?: string;
+}
+
+/**
+ * The extra CA for a rediss:// URL (REFSYNC_REDIS_CA_FILE), and with Sentinel the sentinels to ask
+ * for the current primary of the named group: the URL then gives only credentials, database, TLS.
+ */
+function reachOptions(url: string, reach: RedisReach | undefined): ReachOptions {
+  const options: ReachOptions = {};
+  if (reach?.redisCaPem && url.startsWith('rediss://')) options.tls = { ca: reach.redisCaPem };
+  if (reach?.redisSentinel) {
+    options.sentinels = reach.redisSentinel.sentinels;
+    options.name = reach.redisSentinel.name;
+  }
+  return options;
+}
+
 /** What BullMQ's Worker is given: it opens its own (normal and blocking) connections from these. */
-export function workerConnectionOptions(url: string): { url: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
+export function workerConnectionOptions(
+  url: string,
+  reach?: RedisReach,
+): ReachOptions & { url: string; maxRetriesPerRequest: null; retryStrategy: (times: number) => number } {
   parseRedisUrl(url);
   return {
     url,
+    ...reachOptions(url, reach),
     maxRetriesPerRequest: null,
     // Reconnect forever with a capped backoff: a worker outlives any Redis restart.
     retryStrategy: (times: number) => Math.min(200 * times, 5_000),
@@ -47,7 +75,11 @@ export interface CommandClientOptions {
   reconnect: boolean;
   connectTimeoutMs?: number;
   connectionName?: string;
+  reach?: RedisReach;
 }
+
+/** Node's codes for a server certificate that could not be verified. */
+const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 
 /**
  * A connected ioredis client for non-blocking commands that fails fast: while Redis is away its
@@ -63,11 +95,16 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     maxRetriesPerRequest: 1,
     connectTimeout: timeoutMs,
     commandTimeout: 5_000,
+    ...reachOptions(url, options.reach),
     ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     retryStrategy: options.reconnect ? (times: number) => Math.min(200 * times, 5_000) : () => null,
   });
   // ioredis emits connection errors as events; without a listener they would be reported as unhandled.
-  client.on('error', () => undefined);
+  // The last one says why a connect failed (a TLS failure), where connect() only says it closed.
+  let lastError: NodeJS.ErrnoException | undefined;
+  client.on('error', (err: NodeJS.ErrnoException) => {
+    lastError = err;
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -78,8 +115,12 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     ]);
   } catch (err) {
     client.disconnect();
-    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new RedisUnavailableError(`Redis at ${describeRedis(url)} is not reachable (${reason})`);
+    const cause = lastError ?? (err as NodeJS.ErrnoException);
+    const reason = cause.code ?? cause.message;
+    if (UNTRUSTED_CERTIFICATE.test(reason)) {
+      throw new ConfigError(`REFSYNC_REDIS_CA_FILE: the TLS certificate of Redis at ${describeRedis(url)} is not trusted (${reason}); set it to the CA that signed it`);
+    }
+    throw new RedisUnavailableError(`Redis at ${describeRedis(url)} is not reachable (${reason.split('\n')[0]})`);
   } finally {
     clearTimeout(timer);
   }
@@ -119,6 +160,19 @@ export async function assertNoEviction(client: Redis, url: string): Promise<void
     throw new ConfigError(
       `REDIS_URL: Redis at ${describeRedis(url)} has maxmemory-policy '${policy}'; refsync needs 'noeviction', ` +
         'since an evicting Redis silently drops queued jobs and schedules (set maxmemory-policy noeviction)',
+    );
+  }
+}
+
+/**
+ * Refuses a Redis Cluster: BullMQ keeps a queue's keys together only under a hash-tagged prefix,
+ * and refsync's own keys (cool-downs, source slots) are not tagged, so it is not supported.
+ */
+export async function assertNotCluster(client: Redis, url: string): Promise<void> {
+  const info = await client.info('cluster').catch(() => '');
+  if (/^cluster_enabled:1/m.test(info)) {
+    throw new ConfigError(
+      `REDIS_URL: Redis at ${describeRedis(url)} runs in cluster mode, which refsync does not support; use a standalone Redis (with Sentinel or a managed failover for high availability)`,
     );
   }
 }

@@ -24,6 +24,8 @@ export interface TargetJobData {
   variant: string;
   runId: number;
   slot: string;
+  /** Times a 429 put this job back (it fails as rate limited after 10). */
+  rateLimited?: number;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;

@@ -1,7 +1,8 @@
 // What a worker does with each job. The sync pipeline does the work; this file decides what BullMQ
 // should do with the result: retry (transient failures, with nothing recorded), fail at once and
-// record (failures retrying cannot heal), or pause the queue (429 with Retry-After).
-import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
+// record (failures retrying cannot heal), or put the job back for later without counting an
+// attempt (its source cools down after a 429, or already runs as many jobs as it may).
+import { DelayedError, UnrecoverableError, type Job, type Queue } from 'bullmq';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
@@ -12,6 +13,7 @@ import { UpstreamError } from '../upstream/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { jobOptions, type JobPolicy, type RunJobData, type SyncJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
+import type { SourceGate } from './source-gate.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
 
 export interface ProcessorDeps {
@@ -22,12 +24,14 @@ export interface ProcessorDeps {
   policy: JobPolicy;
   logger: Logger;
   metrics?: WorkerMetrics;
-  /** Pauses the whole queue (every worker) for ms: BullMQ's worker.rateLimit. */
-  rateLimit(ms: number): Promise<void>;
+  /** Per-source cool-downs and job slots, shared by every worker through Redis. */
+  gate: SourceGate;
 }
 
 /** Times a job may be put back by a 429 before it is failed as rate limited. */
-const RATE_LIMIT_STARTS = 10;
+const RATE_LIMIT_TIMES = 10;
+/** BullMQ's highest priority number (the lowest priority). */
+const MAX_PRIORITY = 2_097_151;
 /** Retry-After when the service sent none with its 429. */
 const DEFAULT_RATE_LIMIT_MS = 60_000;
 
@@ -73,9 +77,12 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     const opts = jobOptions(deps.policy);
     await deps.queue.addBulk(
-      targets.map((t) => {
+      targets.map((t, i) => {
         const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
-        return { name: 'target', data, opts: { ...opts, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
+        // The n-th target of every source goes before the (n+1)-th of any: the slots take the
+        // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
+        const priority = Math.min(i + 1, MAX_PRIORITY);
+        return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
       }),
     );
     deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run fanned out');
@@ -93,9 +100,28 @@ export function createProcessor(deps: ProcessorDeps) {
     deps.metrics?.target(outcome.errorCode ? { ...input, errorCode: outcome.errorCode } : input);
   }
 
-  async function processTarget(job: Job<TargetJobData>, signal: AbortSignal): Promise<JobResult> {
-    const { runId } = job.data;
+  /** Puts the job back for waitMs: not a failed attempt, so nothing is recorded and no retry is used. */
+  async function later(job: Job<TargetJobData>, token: string | undefined, waitMs: number): Promise<never> {
+    await job.moveToDelayed(Date.now() + waitMs, token);
+    throw new DelayedError();
+  }
+
+  async function processTarget(job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
     const source = sourceFor(job.data.source);
+    const admission = await deps.gate.admit(source.name, job.id!, source.maxConcurrentJobs);
+    if (!admission.admitted) {
+      deps.logger.debug({ source: source.name, jobId: job.id, waitMs: admission.waitMs, reason: admission.reason }, 'target job put back');
+      return later(job, token, admission.waitMs);
+    }
+    try {
+      return await syncAdmitted(job, token, signal, source);
+    } finally {
+      await admission.slot.release().catch(() => undefined);
+    }
+  }
+
+  async function syncAdmitted(job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal, source: SourceConfig): Promise<JobResult> {
+    const { runId } = job.data;
     const target = targetsFor(source, [job.data.list]).find((t) => t.variant === job.data.variant);
     if (!target) {
       const message = `target ${job.data.source}/${job.data.list}/${job.data.variant} is no longer configured`;
@@ -134,11 +160,13 @@ export function createProcessor(deps: ProcessorDeps) {
         throw err;
       }
       const upstream = err instanceof UpstreamError ? err : undefined;
-      if (upstream?.status === 429 && job.attemptsStarted < RATE_LIMIT_STARTS) {
+      const rateLimited = job.data.rateLimited ?? 0;
+      if (upstream?.status === 429 && rateLimited < RATE_LIMIT_TIMES) {
         const ms = upstream.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS;
-        log.warn({ retryAfterMs: ms }, 'rate limited by the service: pausing the queue');
-        await deps.rateLimit(ms);
-        throw Worker.RateLimitError();
+        log.warn({ retryAfterMs: ms }, "rate limited by the service: this source's jobs wait, the others go on");
+        await deps.gate.coolDown(source.name, ms);
+        await job.updateData({ ...job.data, rateLimited: rateLimited + 1 });
+        return later(job, token, ms);
       }
       if (upstream?.retryable && upstream.status !== 429) {
         log.warn({ code: upstream.code, err: upstream.message }, 'list failed; will retry');
@@ -170,10 +198,10 @@ export function createProcessor(deps: ProcessorDeps) {
     return result;
   }
 
-  return async function process(job: Job<SyncJobData>, _token?: string, signal?: AbortSignal): Promise<JobResult> {
+  return async function process(job: Job<SyncJobData>, token?: string, signal?: AbortSignal): Promise<JobResult> {
     const data = job.data;
     if (data.kind === 'run') return processRun(job as Job<RunJobData>);
-    if (data.kind === 'target') return processTarget(job as Job<TargetJobData>, signal ?? new AbortController().signal);
+    if (data.kind === 'target') return processTarget(job as Job<TargetJobData>, token, signal ?? new AbortController().signal);
     throw new UnrecoverableError(`unknown job kind '${(data as { kind?: string }).kind}'`);
   };
 }

@@ -13,11 +13,16 @@ import type { UpstreamClient, UpstreamClientOptions } from '../upstream/client.t
 import { createUpstreamClient } from '../upstream/factory.ts';
 import type { Logger } from '../util/logger.ts';
 import { createAlertDispatcher, type AlertDispatcher } from '../alerts/dispatcher.ts';
-import { assertNoEviction, closeClient, describeRedis, openCommandClient, workerConnectionOptions } from './connection.ts';
+import { assertNoEviction, assertNotCluster, closeClient, describeRedis, openCommandClient, workerConnectionOptions } from './connection.ts';
 import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
+import { SourceGate } from './source-gate.ts';
+import { describeConnectError } from '../db/tls.ts';
 import { createProcessor, type JobResult } from './processor.ts';
+
+/** The longest Retry-After a job waits for in its slot; longer ones put the job back instead. */
+const WORKER_MAX_RETRY_AFTER_MS = 5_000;
 
 export interface WorkerServiceOptions {
   logger: Logger;
@@ -118,7 +123,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     } catch (err) {
       const message = oneLine(err);
       if (/refdata|does not exist/.test(message)) throw new ConfigError('DATABASE_URL: the refdata schema is missing; run `refsync migrate` first');
-      throw new Error(`Postgres is not reachable: ${message}`);
+      throw new Error(`Postgres is not reachable: ${describeConnectError(err)}`);
     }
 
     let queue: Queue<SyncJobData> | undefined;
@@ -180,9 +185,10 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     });
     closers.push({ name: 'http', close: () => http.close() });
 
-    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands' });
+    const commands = await openCommandClient(config.redisUrl, { reconnect: true, connectionName: 'refsync-worker-commands', reach: config });
     redis = commands;
     closers.push({ name: 'redis', close: () => closeClient(commands) });
+    await assertNotCluster(commands, config.redisUrl);
     await assertNoEviction(commands, config.redisUrl);
 
     // The queue shares the fail-fast command client: while Redis is away its commands fail at
@@ -206,6 +212,9 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       if (!client) {
         client = createUpstreamClient(source, options.logger, {
           ...options.clientOptions,
+          // A long Retry-After is not slept on in a job slot: the job goes back to the queue and
+          // its source cools down (see SourceGate), so the slot serves other sources meanwhile.
+          retry: { maxRetryAfterMs: WORKER_MAX_RETRY_AFTER_MS, ...options.clientOptions?.retry },
           onRequest: (info) => metrics.upstreamRequest(source.name, info),
         });
         clients.set(source.name, client);
@@ -223,11 +232,11 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       policy,
       logger,
       metrics,
-      rateLimit: (ms) => worker!.rateLimit(ms),
+      gate: new SourceGate(commands, prefix),
     });
     const makeWorker = (): Worker<SyncJobData, JobResult> => {
       const w = new Worker<SyncJobData, JobResult>(QUEUE_NAME, processor, {
-        connection: workerConnectionOptions(config.redisUrl),
+        connection: workerConnectionOptions(config.redisUrl, config),
         prefix,
         concurrency: config.concurrency,
         name: `refsync-${process.pid}`,

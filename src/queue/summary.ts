@@ -15,6 +15,7 @@ export async function queueSummary(config: AppConfig, options: { prefix?: string
     reconnect: false,
     connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
     connectionName: 'refsync-status',
+    reach: config,
   });
   const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
   queue.on('error', () => undefined);

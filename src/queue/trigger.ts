@@ -3,7 +3,7 @@
 import { Queue } from 'bullmq';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
-import { assertNoEviction, closeClient, openCommandClient } from './connection.ts';
+import { assertNoEviction, assertNotCluster, closeClient, openCommandClient } from './connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix } from './names.ts';
 
@@ -20,10 +20,12 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
     reconnect: false,
     connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
     connectionName: 'refsync-trigger',
+    reach: config,
   });
   const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
   queue.on('error', () => undefined);
   try {
+    await assertNotCluster(client, config.redisUrl);
     await assertNoEviction(client, config.redisUrl);
     const enqueue: { slot?: string; lists?: ListKey[] } = {};
     if (options.slot) enqueue.slot = options.slot;

@@ -58,7 +58,7 @@ export class DirectLoad {
    */
   static async begin(conn: Connection, target: Target): Promise<DirectLoad | undefined> {
     const { environment } = target.source;
-    await conn.query('begin');
+    await conn.begin();
     try {
       if (!(await tryLockTarget(conn, environment, target.list.key, target.variant))) {
         await conn.query('rollback');

@@ -4,7 +4,7 @@ import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { closeAbandonedRuns, failRun, holdRun, refreshRun, releaseRun, startRun, type RunStatus, type RunTrigger } from './runs.ts';
+import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type TargetOutcome } from './sync-target.ts';
 
 export interface RunSyncOptions {
@@ -35,18 +35,19 @@ export interface RunResult {
 export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
   // One connection holds this process's claim on its runs for as long as they last.
   return options.db.withConnection(async (runConn) => {
+    const claim = await RunClaim.open(runConn, options.db.kind);
     const plans = [];
     try {
       for (const source of options.sources) {
-        await closeAbandonedRuns(runConn, source);
+        await closeAbandonedRuns(options.db, source);
         const targets = targetsFor(source, options.lists);
-        const run = await startRun(runConn, { source, trigger: options.trigger, targetsTotal: targets.length });
-        await holdRun(runConn, run.id);
+        const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
+        await claim.hold(run.id);
         plans.push({ source, runId: run.id, targets, client: options.clientFor(source) });
       }
       return await syncPlans(options, plans);
     } finally {
-      for (const plan of plans) await releaseRun(runConn, plan.runId).catch(() => undefined);
+      await claim.release().catch(() => undefined);
     }
   });
 }
@@ -60,7 +61,9 @@ interface Plan {
 
 async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunResult[]> {
   const logger = options.logger ?? silentLogger;
-  const work = plans.flatMap((plan) => plan.targets.map((target) => ({ plan, target })));
+  // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
+  const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
+  const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
   const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, async ({ plan, target }) => {
     try {
       const targetOptions: Parameters<typeof syncTarget>[3] = {

@@ -1,5 +1,5 @@
 import type { SourceConfig } from '../config/types.ts';
-import type { Queryable, Database } from '../db/database.ts';
+import type { Connection, Database, DatabaseKind, Queryable } from '../db/database.ts';
 
 export type RunTrigger = 'schedule' | 'manual' | 'cli';
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
@@ -83,17 +83,39 @@ const RUN_LOCK = 7_302_612;
 const liveRuns = new Set<number>();
 
 /**
- * Marks this process as the one running `runId` until `releaseRun`: a session advisory lock that
- * Postgres drops by itself when the process or its connection dies.
+ * This process's claim on the runs it is running: an advisory lock per run, taken in a transaction
+ * left open on one held connection until release. Postgres drops the locks when the process or its
+ * connection dies; being transaction-scoped, they stay on one server session even behind a
+ * transaction-mode pooler, where a session lock would be taken on one and released on another.
  */
-export async function holdRun(conn: Queryable, runId: number): Promise<void> {
-  liveRuns.add(runId);
-  await conn.query('select pg_advisory_lock($1, $2::int)', [RUN_LOCK, runId]);
-}
+export class RunClaim {
+  readonly #conn: Connection;
+  readonly #locking: boolean;
+  readonly #runs: number[] = [];
 
-export async function releaseRun(conn: Queryable, runId: number): Promise<void> {
-  liveRuns.delete(runId);
-  await conn.query('select pg_advisory_unlock($1, $2::int)', [RUN_LOCK, runId]);
+  private constructor(conn: Connection, locking: boolean) {
+    this.#conn = conn;
+    this.#locking = locking;
+  }
+
+  /** On PGlite (one session, one process) the claim is the in-process set alone: an open transaction there would hold up every query. */
+  static async open(conn: Connection, kind: DatabaseKind): Promise<RunClaim> {
+    const locking = kind === 'pg';
+    if (locking) await conn.begin();
+    return new RunClaim(conn, locking);
+  }
+
+  async hold(runId: number): Promise<void> {
+    liveRuns.add(runId);
+    this.#runs.push(runId);
+    if (this.#locking) await this.#conn.query('select pg_advisory_xact_lock($1, $2::int)', [RUN_LOCK, runId]);
+  }
+
+  /** Ends the claim on every run it holds (the transaction wrote nothing: ending it drops the locks). */
+  async release(): Promise<void> {
+    for (const id of this.#runs) liveRuns.delete(id);
+    if (this.#locking) await this.#conn.query('rollback');
+  }
 }
 
 /**
@@ -101,22 +123,20 @@ export async function releaseRun(conn: Queryable, runId: number): Promise<void> 
  * their process ended, or lost the database, before it could close them. Worker runs are closed
  * by their own jobs and retries, so they are left alone.
  */
-export async function closeAbandonedRuns(conn: Queryable, source: SourceConfig): Promise<number> {
-  const { rows } = await conn.query<{ id: number }>(
+export async function closeAbandonedRuns(db: Database, source: SourceConfig): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
     "select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'",
     [source.name],
   );
   let closed = 0;
   for (const { id } of rows) {
     if (liveRuns.has(Number(id))) continue;
-    const { rows: lock } = await conn.query<{ free: boolean }>('select pg_try_advisory_lock($1, $2::int) as free', [RUN_LOCK, id]);
-    if (!lock[0]?.free) continue;
-    try {
-      await failRun(conn, Number(id), 'abandoned: the process running it ended before it finished');
+    await db.transaction(async (tx) => {
+      const { rows: lock } = await tx.query<{ free: boolean }>('select pg_try_advisory_xact_lock($1, $2::int) as free', [RUN_LOCK, id]);
+      if (!lock[0]?.free) return;
+      await failRun(tx, Number(id), 'abandoned: the process running it ended before it finished');
       closed += 1;
-    } finally {
-      await conn.query('select pg_advisory_unlock($1, $2::int)', [RUN_LOCK, id]);
-    }
+    });
   }
   return closed;
 }

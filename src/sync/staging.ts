@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
+import type { LazyConnection } from '../db/lazy-connection.ts';
 import { BackgroundWrite } from './background-write.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
@@ -54,14 +55,17 @@ export function unnestRows(rows: readonly NormalizedEntry[], first: number): Row
 }
 
 /**
- * A session-local table holding one fetched list, so that the diff against the current rows is
- * one set-based statement instead of a round trip per entry. It lives on the connection that will
- * apply the list, and disappears with the session if the process dies.
+ * A temporary table holding one fetched list, so that the diff against the current rows is one
+ * set-based statement instead of a round trip per entry. It lives in the transaction that applies
+ * the list (ON COMMIT DROP), begun early when rows spill while the list is still fetched, so it
+ * works through a transaction-mode pooler and nothing of it outlasts the apply or a failure.
  */
 export class StagingTable {
   readonly name = `refsync_stage_${randomBytes(6).toString('hex')}`;
-  readonly #conn: Queryable;
+  readonly #conn: LazyConnection;
   #created = false;
+  /** Made outside any transaction (PGlite only): it lasts until drop(). */
+  #sessionScoped = false;
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
@@ -73,16 +77,18 @@ export class StagingTable {
     return this.#appended;
   }
 
-  constructor(conn: Queryable) {
+  constructor(conn: LazyConnection) {
     this.#conn = conn;
   }
 
   async #create(q: Queryable): Promise<void> {
     if (this.#created) return;
+    const inTransaction = q !== this.#conn || (await this.#conn.openEarly());
     await q.query(
-      `create temp table ${this.name} (entry_key text not null, code text, description text, payload jsonb not null, entry_hash text not null)`,
+      `create temp table ${this.name} (entry_key text not null, code text, description text, payload jsonb not null, entry_hash text not null)${inTransaction ? ' on commit drop' : ''}`,
     );
     this.#created = true;
+    this.#sessionScoped = !inTransaction;
   }
 
   /**
@@ -134,10 +140,11 @@ export class StagingTable {
     await this.#create(q);
   }
 
+  /** Waits for a spill in flight; a table made outside a transaction is dropped, any other went with it. */
   async drop(): Promise<void> {
     await this.#spill.idle();
     if (!this.#created) return;
     this.#created = false;
-    await this.#conn.query(`drop table if exists ${this.name}`);
+    if (this.#sessionScoped) await this.#conn.query(`drop table if exists ${this.name}`);
   }
 }

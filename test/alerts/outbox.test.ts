@@ -216,6 +216,28 @@ describe('the dispatcher', () => {
     }
     expect(receiver.requests).toHaveLength(1);
   });
+  // Behind a transaction-mode pooler DATABASE_URL cannot carry a LISTEN: REFSYNC_LISTEN_DATABASE_URL
+  // names the direct connection it uses instead (here DATABASE_URL points at nothing at all).
+  it('start(): LISTENs on listenDatabaseUrl when it is set, not on DATABASE_URL', async () => {
+    const receiver = await startReceiver();
+    const fx = fixture(webhookEnv(receiver));
+    await fx.sync();
+    const nowhere = new URL(t.url);
+    nowhere.port = '1';
+    const dispatcher = testDispatcher(t.db, { ...fx.config, databaseUrl: nowhere.toString(), listenDatabaseUrl: t.url }, receiver.caPem, {
+      listen: true,
+      pollIntervalMs: 10 * 60_000,
+    });
+    dispatcher.start();
+    try {
+      await sleep(200);
+      addCode();
+      await fx.sync();
+      await waitFor(() => receiver.requests.length === 1);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
   it('start(): a failed list (no refdata_changes) wakes it through NOTIFY refdata_alerts', async () => {
     const receiver = await startReceiver();
     const fx = fixture(webhookEnv(receiver));

@@ -49,6 +49,15 @@ describe('configuration from the environment', () => {
     expect(config.databaseUrl).toBeUndefined();
   });
 
+  it('takes REFSYNC_LISTEN_DATABASE_URL as a postgres URL or off, and names it without echoing a bad value', () => {
+    expect(loadConfig({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'postgres://u:pw@db:5432/refsync' }).listenDatabaseUrl).toBe('postgres://u:pw@db:5432/refsync');
+    expect(loadConfig({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'off' }).listenDatabaseUrl).toBe('off');
+    expect(loadConfig(base).listenDatabaseUrl).toBeUndefined();
+    const message = configError({ ...base, REFSYNC_LISTEN_DATABASE_URL: 'mysql://u:secret-pw@db/x' });
+    expect(message).toMatch(/^REFSYNC_LISTEN_DATABASE_URL: must be a postgres:\/\/ URL/);
+    expect(message).not.toContain('secret-pw');
+  });
+
   it('expands carriers and charge-code versions into targets', () => {
     const [source] = loadConfig({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', REFSYNC_CARRIERS: 'fedex,ups', REFSYNC_LISTS: 'charge_codes,carrier_package_types' }).sources;
     const targets = targetsFor(source!).map((t) => [t.list.key, t.variant, t.path, t.serviceVersion]);
@@ -111,6 +120,23 @@ describe('several sources from REFSYNC_CONFIG', () => {
       ['prod-acme', 'production-acme', '*/30 * * * *', listKeys.length, 'acme-pw'],
       ['sandbox', 'sandbox', '*/30 * * * *', 1, 'sandbox-key'],
     ]);
+  });
+
+  it('limits each source to its share of the job slots: 2 by default beside other sources, none alone, or as set', () => {
+    const sources = (extra: Record<string, unknown> = {}) => [
+      { environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', ...extra },
+      { environment: 'b', baseUrl: 'https://y.example', apiKey: 'k' },
+    ];
+    const jobs = (env: Record<string, string>) => loadConfig(env).sources.map((s) => s.maxConcurrentJobs);
+    expect(jobs({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources() })) })).toEqual([2, 2]);
+    expect(jobs({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources({ maxConcurrentJobs: 5 }) })) })).toEqual([5, 2]);
+    expect(jobs({ REFSYNC_SOURCE_MAX_JOBS: '3', REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources() })) })).toEqual([3, 3]);
+    expect(jobs(base)).toEqual([undefined]);
+    expect(jobs({ ...base, REFSYNC_SOURCE_MAX_JOBS: '1' })).toEqual([1]);
+    expect(configError({ ...base, REFSYNC_SOURCE_MAX_JOBS: '0' })).toMatch(/^REFSYNC_SOURCE_MAX_JOBS: '0' — /);
+    expect(configError({ REFSYNC_CONFIG: file(`jobs-${Math.random()}.json`, JSON.stringify({ sources: sources({ maxConcurrentJobs: 1.5 }) })) })).toMatch(
+      /^REFSYNC_CONFIG sources\[0\] \(a\)\.maxConcurrentJobs: '1\.5' — must be a whole number/,
+    );
   });
 
   it('names the source and the field of an error', () => {

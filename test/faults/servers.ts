@@ -2,7 +2,7 @@
 // a free port; the shared one at 5432 is never touched) and a TCP proxy that can cut every
 // connection to a server and refuse new ones, then come back on the same port.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,14 +33,30 @@ function asPostgres(cmd: string, args: string[]) {
   return run('runuser', ['-u', 'postgres', '--', cmd, ...args], { timeout: 60_000 });
 }
 
+export interface PrivatePostgresOptions {
+  /** Serve TLS with this certificate and key (PEM); plain connections are still accepted. */
+  tls?: { certPem: string; keyPem: string };
+}
+
+/** Whether a private Postgres can be started here (Debian's server binaries, and root to run them as postgres). */
+export const canStartPrivatePostgres = existsSync(`${PG_BIN}/initdb`) && process.getuid?.() === 0;
+
 /** initdb + start on a free port (trust auth, no fsync), then a migrated database `refsync`. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(options: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'refsync-faults-pg-'));
   chownSync(dir, uidOf('postgres'), gidOf('postgres'));
   const data = join(dir, 'data');
   await asPostgres(`${PG_BIN}/initdb`, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  let opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  if (options.tls) {
+    // Postgres refuses a key file others can read; it must belong to the server's user.
+    for (const [file, pem] of [['server.crt', options.tls.certPem], ['server.key', options.tls.keyPem]] as const) {
+      writeFileSync(join(dir, file), pem, { mode: 0o600 });
+      chownSync(join(dir, file), uidOf('postgres'), gidOf('postgres'));
+    }
+    opts += ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}`;
+  }
   const ctl = (action: string, extra: string[] = []) =>
     asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '30', ...extra, action]);
   await ctl('start');
@@ -74,11 +90,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
 }
 
 /** uid or gid of a user (node has no getpwnam; `id` answers it). */
-function idOf(flag: '-u' | '-g', user: string): number {
+export function idOf(flag: '-u' | '-g', user: string): number {
   return Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
 }
-const uidOf = (u: string) => idOf('-u', u);
-const gidOf = (u: string) => idOf('-g', u);
+export const uidOf = (u: string) => idOf('-u', u);
+export const gidOf = (u: string) => idOf('-g', u);
 
 export interface TcpProxy {
   /** The target URL with host and port replaced by the proxy's. */

@@ -117,7 +117,7 @@ describe('failures', () => {
     expect(job!.attemptsMade).toBe(1);
   });
 
-  it('a 429 the client gave up on pauses the queue and the target syncs later, with no failure recorded', async () => {
+  it('a 429 the client gave up on puts the job back (its source cools down) and the target syncs later, with no failure recorded', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
     const extra = { REFSYNC_ENVIRONMENT: 'rl-env', REFSYNC_LISTS: 'shipment_modes' };

@@ -1,0 +1,89 @@
+// Each source is its own failure domain on the one shared queue. A 429 cools down that source
+// alone, for every worker (the cool-down lives in Redis), and no source holds more than its share
+// of the job slots at once, so an account with many lists, a slow one or a rate-limited one cannot
+// hold up the others. The state is two small keys per source under the queue's prefix.
+import type { Redis } from 'ioredis';
+
+/** A slot is held for this long unless renewed: a worker that died frees its slots by itself. */
+const LEASE_MS = 60_000;
+/** How long a job waits before asking again when its source's slots are all taken. */
+const BUSY_RETRY_MS = 1_000;
+
+// KEYS[1]: the source's slots (sorted set: job id -> lease end). ARGV: now, lease end, job id, limit.
+// Expired leases are dropped first; a job that already holds a slot (a retried attempt) keeps it.
+const ACQUIRE = `
+redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1])
+if redis.call('zscore', KEYS[1], ARGV[3]) or redis.call('zcard', KEYS[1]) < tonumber(ARGV[4]) then
+  redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
+  redis.call('pexpireat', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`;
+
+export interface SourceSlot {
+  /** Gives the slot back (idempotent). */
+  release(): Promise<void>;
+}
+
+export type Admission = { admitted: true; slot: SourceSlot } | { admitted: false; waitMs: number; reason: 'cooling down' | 'busy' };
+
+export class SourceGate {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #key(kind: 'cooldown' | 'slots', source: string): string {
+    return `${this.#prefix}:refsync:${kind}:${source}`;
+  }
+
+  /** Holds back every job of the source, on every worker, for ms (a longer cool-down already set stays). */
+  async coolDown(source: string, ms: number): Promise<void> {
+    const key = this.#key('cooldown', source);
+    const until = Date.now() + ms;
+    // NX then GT: the key is made when absent, and otherwise only ever lengthened.
+    await this.#redis.multi().set(key, String(until), 'PX', ms, 'NX').pexpireat(key, until, 'GT').exec();
+  }
+
+  /**
+   * Lets a job of the source run now, or says how long it should wait: while the source cools
+   * down, or while `limit` of its jobs already run (no limit when undefined).
+   */
+  async admit(source: string, jobId: string, limit: number | undefined): Promise<Admission> {
+    const cooling = await this.#redis.pttl(this.#key('cooldown', source));
+    if (cooling > 0) return { admitted: false, waitMs: cooling, reason: 'cooling down' };
+    if (limit === undefined) return { admitted: true, slot: { release: async () => undefined } };
+    const key = this.#key('slots', source);
+    const now = Date.now();
+    const got = await this.#redis.eval(ACQUIRE, 1, key, now, now + LEASE_MS, jobId, limit);
+    // Jitter spreads the retries of many waiting jobs, so they do not all ask at once.
+    if (got !== 1) return { admitted: false, waitMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS), reason: 'busy' };
+    return { admitted: true, slot: this.#held(key, jobId) };
+  }
+
+  /** A held slot, its lease renewed while the job runs. */
+  #held(key: string, jobId: string): SourceSlot {
+    const renew = setInterval(() => {
+      const until = Date.now() + LEASE_MS;
+      this.#redis
+        .multi()
+        .zadd(key, 'XX', until, jobId)
+        .pexpireat(key, until, 'GT')
+        .exec()
+        .catch(() => undefined);
+    }, LEASE_MS / 3);
+    renew.unref();
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        clearInterval(renew);
+        await this.#redis.zrem(key, jobId);
+      },
+    };
+  }
+}
