@@ -84,13 +84,13 @@ async function retry(db: Database, ids: number[]): Promise<number> {
     const { rows } = await db.query<{ state: string; environment: string }>('select state, environment from refdata.alerts where id = $1', [id]);
     const row = rows[0];
     if (!row) {
-      process.stderr.write(`refsync: alert ${id} does not exist\n`);
-      code = 1;
+      process.stderr.write(`refsync: alerts retry: alert ${id} does not exist\n`);
+      code = 2;
       continue;
     }
     if (row.state !== 'dead' && row.state !== 'disabled') {
-      process.stderr.write(`refsync: alert ${id} is ${row.state}; only dead or disabled alerts are retried\n`);
-      code = 1;
+      process.stderr.write(`refsync: alerts retry: alert ${id} is ${row.state}; only dead or disabled alerts are retried\n`);
+      code = 2;
       continue;
     }
     if (row.state === 'disabled') {

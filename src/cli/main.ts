@@ -1,5 +1,6 @@
 import { loadDotEnv } from '../config/dotenv.ts';
 import { ConfigError } from '../config/errors.ts';
+import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
 
@@ -21,6 +22,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   loadDotEnv();
+  for (const warning of unknownSettingWarnings(process.env)) process.stderr.write(`refsync: warning: ${warning}\n`);
   const mod = await command.load();
   return mod.run(rest);
 }

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { checkLogLevel } from '../config/log-level.ts';
 
 export type { Logger };
 
@@ -31,7 +32,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const level = checkLogLevel(options.level || process.env.LOG_LEVEL || 'info');
   const config = {
     level,
     name: options.name ?? 'refsync',

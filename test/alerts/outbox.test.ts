@@ -310,7 +310,7 @@ describe('refsync alerts (CLI)', () => {
     expect((await alertsOf(t.db, fx.source.environment))[0]).toMatchObject({ state: 'delivered' });
   }, 120_000);
 
-  it('refuses what it cannot do: bad arguments exit 2; an unknown alert exits 1; missing tables say migrate', async () => {
+  it('refuses what it cannot do: bad arguments, an unknown alert among them, exit 2; missing tables say migrate', async () => {
     const env = { DATABASE_URL: t.url };
     const bad = [['--bogus'], ['retry'], ['retry', 'abc'], ['frobnicate'], ['--limit', '0']];
     const results = await Promise.all(bad.map((args) => cli(args, env)));
@@ -319,7 +319,7 @@ describe('refsync alerts (CLI)', () => {
       expect(r.stderr).toMatch(/^refsync: alerts( retry)?: [^\n]+\n$/);
     });
     const missing = await cli(['retry', '999999999'], env);
-    expect(missing).toMatchObject({ code: 1, stderr: 'refsync: alert 999999999 does not exist\n' });
+    expect(missing).toMatchObject({ code: 2, stderr: 'refsync: alerts retry: alert 999999999 does not exist\n' });
 
     const empty = await createTestDatabase('refsync_t_empty');
     try {
