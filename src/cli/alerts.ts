@@ -118,16 +118,7 @@ async function retry(db: Database, ids: number[]): Promise<number> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'alerts',
-    argv,
-    {
-      pending: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      limit: { type: 'string' },
-    },
-    true,
-  );
+  const { values, positionals } = parseCommandArgs('alerts', argv, true);
   let ids: number[] | undefined;
   if (positionals.length > 0) {
     if (positionals[0] !== 'retry') throw new UsageError(`alerts: unknown argument '${positionals[0]}' (usage: alerts [--pending] [--json] | alerts retry ID)`);

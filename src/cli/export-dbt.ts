@@ -6,7 +6,7 @@ import { dbtSourcesYaml } from '../dbt/sources.ts';
 import { parseCommandArgs } from './args.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('export-dbt', argv, { out: { type: 'string' } });
+  const { values } = parseCommandArgs('export-dbt', argv);
   const text = dbtSourcesYaml();
   if (!values.out) {
     process.stdout.write(text);

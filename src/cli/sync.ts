@@ -9,11 +9,7 @@ import { openAlertDelivery } from './deliver-alerts.ts';
 import { progressLine, runJson, summaryLine } from './sync-report.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('sync', argv, {
-    list: { type: 'string', multiple: true },
-    'accept-removals': { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-  });
+  const { values } = parseCommandArgs('sync', argv);
   const lists = parseListArgs('sync', values.list);
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });

@@ -7,11 +7,7 @@ import { triggerRuns } from '../queue/trigger.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('trigger', argv, {
-    list: { type: 'string', multiple: true },
-    slot: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const { values } = parseCommandArgs('trigger', argv);
   const lists = values.list?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   for (const key of lists ?? []) {
     if (!isListKey(key)) throw new UsageError(`trigger: --list '${key}' is not a list key (one of: ${listKeys.join(', ')})`);
