@@ -277,6 +277,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
     logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
+    metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
     sources,
   };
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);

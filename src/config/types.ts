@@ -57,5 +57,7 @@ export interface AppConfig {
   dashboardPassword?: string;
   logLevel: string;
   concurrency: number;
+  /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */
+  metricsSourceLabel: boolean;
   sources: SourceConfig[];
 }

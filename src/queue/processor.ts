@@ -86,6 +86,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const input = {
       source: outcome.target.source.name,
       list: outcome.target.list.key,
+      variant: outcome.target.variant,
       status: outcome.status,
       durationMs: outcome.durationMs,
       counts: outcome.counts,
@@ -151,6 +152,7 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.metrics?.target({
         source: source.name,
         list: target.list.key,
+        variant: target.variant,
         status: unavailable ? 'unavailable' : 'failed',
         durationMs: performance.now() - started,
         counts: {},

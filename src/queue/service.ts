@@ -129,6 +129,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       db,
       sources: config.sources,
       logger,
+      sourceLabel: config.metricsSourceLabel,
       queueCounts: async () =>
         queue ? queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed') : {},
     });

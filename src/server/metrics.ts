@@ -21,6 +21,7 @@ interface LastOkRow {
 export interface TargetMetricsInput {
   source: string;
   list: string;
+  variant: string;
   status: string;
   durationMs: number;
   counts: Record<string, number>;
@@ -41,36 +42,46 @@ export interface MetricsSources {
   /** Job counts by state (waiting, active, delayed, failed, ...). */
   queueCounts(): Promise<Record<string, number>>;
   logger: Logger;
+  /**
+   * Whether per-process series (histograms, counters) carry the `source` label. Off, they are summed
+   * over sources, so 1,000 sources do not multiply them; the per-target gauges keep it (docs/production.md).
+   */
+  sourceLabel?: boolean;
 }
 
 export class WorkerMetrics {
   readonly registry = new Registry();
-  readonly #syncDuration: Histogram<'source' | 'list' | 'status'>;
+  readonly #syncDuration: Histogram<'source' | 'list' | 'variant' | 'status'>;
   readonly #changes: Counter<'source' | 'list' | 'kind'>;
   readonly #failures: Counter<'source' | 'list' | 'code'>;
   readonly #jobs: Counter<'name' | 'outcome'>;
   readonly #upstream: Histogram<'source' | 'endpoint' | 'method' | 'status'>;
+  /** The `source` label of a per-process series, or none when REFSYNC_METRICS_SOURCE_LABEL is off. */
+  readonly #source: (name: string) => { source?: string };
 
   constructor(from: MetricsSources) {
     const registers = [this.registry];
+    const withSource = from.sourceLabel !== false;
+    this.#source = withSource ? (source) => ({ source }) : () => ({});
+    const sourceLabel = withSource ? (['source'] as const) : [];
     collectDefaultMetrics({ register: this.registry, prefix: 'refsync_process_' });
     this.#syncDuration = new Histogram({
       name: 'refsync_sync_duration_seconds',
       help: 'Time to sync one target (fetch, diff, apply), by outcome status.',
-      labelNames: ['source', 'list', 'status'],
+      labelNames: [...sourceLabel, 'list', 'variant', 'status'],
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
       registers,
     });
     this.#changes = new Counter({
       name: 'refsync_entry_changes_total',
-      help: 'Entry changes applied, by kind (added, removed, modified, reappeared).',
-      labelNames: ['source', 'list', 'kind'],
+      help: 'Entry changes applied, by kind (added, removed, modified, reappeared); a held snapshot applies none.',
+      labelNames: [...sourceLabel, 'list', 'kind'],
       registers,
     });
     this.#failures = new Counter({
       name: 'refsync_sync_failures_total',
       help: 'Target syncs that ended failed, unavailable or held, by error code.',
-      labelNames: ['source', 'list', 'code'],
+      labelNames: [...sourceLabel, 'list', 'code'],
       registers,
     });
     this.#jobs = new Counter({
@@ -82,7 +93,7 @@ export class WorkerMetrics {
     this.#upstream = new Histogram({
       name: 'refsync_upstream_request_duration_seconds',
       help: 'HTTP exchanges with the upstream service; status is "none" when no response came.',
-      labelNames: ['source', 'endpoint', 'method', 'status'],
+      labelNames: [...sourceLabel, 'endpoint', 'method', 'status'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
@@ -156,12 +167,16 @@ export class WorkerMetrics {
   }
 
   target(input: TargetMetricsInput): void {
-    this.#syncDuration.observe({ source: input.source, list: input.list, status: input.status }, input.durationMs / 1000);
-    for (const [kind, n] of Object.entries(input.counts)) {
-      if (n > 0) this.#changes.inc({ source: input.source, list: input.list, kind }, n);
+    const source = this.#source(input.source);
+    this.#syncDuration.observe({ ...source, list: input.list, variant: input.variant, status: input.status }, input.durationMs / 1000);
+    // Only an applied snapshot changed entries: a held one carries the changes it would have made.
+    if (input.status === 'changed') {
+      for (const [kind, n] of Object.entries(input.counts)) {
+        if (n > 0) this.#changes.inc({ ...source, list: input.list, kind }, n);
+      }
     }
     if (input.status === 'failed' || input.status === 'unavailable' || input.status === 'held') {
-      this.#failures.inc({ source: input.source, list: input.list, code: input.errorCode ?? input.status });
+      this.#failures.inc({ ...source, list: input.list, code: input.errorCode ?? input.status });
     }
   }
 
@@ -171,7 +186,7 @@ export class WorkerMetrics {
 
   upstreamRequest(source: string, info: UpstreamRequestInfo): void {
     this.#upstream.observe(
-      { source, endpoint: info.endpoint, method: info.method, status: info.status === null ? 'none' : String(info.status) },
+      { ...this.#source(source), endpoint: info.endpoint, method: info.method, status: info.status === null ? 'none' : String(info.status) },
       info.durationMs / 1000,
     );
   }
