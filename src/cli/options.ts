@@ -12,23 +12,25 @@ export interface OptionSpec {
 }
 
 const json = { type: 'boolean', default: false, help: 'print JSON instead of text' } as const;
+const acceptRemovals = {
+  type: 'boolean',
+  default: false,
+  help: 'apply a fetch even if it would retire more than REFSYNC_MAX_REMOVED_FRACTION of a list (accepts a held list)',
+} as const;
 const list = { type: 'string', multiple: true, value: 'KEY', help: 'only this list key; repeat it or give a comma list (default: all configured)' } as const;
 
 export const commandOptions = {
   migrate: {},
   sync: {
     list,
-    'accept-removals': {
-      type: 'boolean',
-      default: false,
-      help: 'apply a fetch even if it would retire more than REFSYNC_MAX_REMOVED_FRACTION of a list (accepts a held list)',
-    },
+    'accept-removals': acceptRemovals,
     json: { ...json, help: 'print the run as JSON' },
   },
   worker: {},
   trigger: {
     list,
     slot: { type: 'string', value: 'ID', help: 'name of the run; the same slot is enqueued once (for retried hooks)' },
+    'accept-removals': acceptRemovals,
     json: { ...json, help: 'print the queued runs as JSON' },
   },
   status: { json },

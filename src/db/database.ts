@@ -49,7 +49,7 @@ export interface OpenDatabaseOptions {
   applicationName?: string;
 }
 
-/** Where the embedded database lives when DATABASE_URL is unset (CONTRACT.md). */
+/** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
 export const EMBEDDED_DATA_DIR = './.refsync/pgdata';
 
 // int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.

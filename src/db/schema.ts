@@ -13,7 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 
 /**
- * The `refdata` schema of CONTRACT.md. Table and column names are public: downstream SQL depends on
+ * The `refdata` schema of docs/contract.md. Table and column names are public: downstream SQL depends on
  * them. Columns may be added, never renamed. Views, comments and roles live in custom migrations.
  */
 export const refdata = pgSchema('refdata');

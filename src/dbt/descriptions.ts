@@ -143,5 +143,5 @@ export const readerRelations: readonly RelationDescription[] = [
   entryChanges,
 ];
 
-/** The values entry_changes.change takes (CONTRACT.md). */
+/** The values entry_changes.change takes (docs/contract.md). */
 export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;

@@ -75,6 +75,7 @@ export function createProcessor(deps: ProcessorDeps) {
     await deps.queue.addBulk(
       targets.map((t) => {
         const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
+        if (job.data.acceptRemovals) data.acceptRemovals = true;
         return { name: 'target', data, opts: { ...opts, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
       }),
     );
@@ -120,7 +121,7 @@ export function createProcessor(deps: ProcessorDeps) {
         runId,
         signal,
         recordFailure: lastAttempt,
-        acceptRemovals: false,
+        acceptRemovals: job.data.acceptRemovals === true,
         logger: log,
       });
     } catch (err) {

@@ -18,6 +18,34 @@ async function runOf(environment: string, slot: string) {
 }
 
 describe('refsync trigger', () => {
+  it('--accept-removals applies a list the last run held, as sync --accept-removals does', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'accept-env', REFSYNC_LISTS: 'accessorials' };
+    await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
+    const lastSnapshot = async (slot: string) => {
+      await waitFor(async () => (await runOf('accept-env', slot))[0]?.status.match(/succeeded|failed|partial/), `run ${slot}`);
+      const { rows } = await tdb.db.query<{ status: string; entry_count: number }>(
+        `select s.status, s.entry_count from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
+          where r.environment = 'accept-env' and r.slot = $1`,
+        [slot],
+      );
+      return rows[0];
+    };
+    expect((await runCli(['trigger', '--slot', 'first'], env)).code).toBe(0);
+    expect(await lastSnapshot('first')).toMatchObject({ status: 'ok' });
+    const [keep] = sb.control.getEntries('accessorials') as Array<Record<string, unknown>>;
+    sb.control.setEntries('accessorials', [keep!]);
+    expect((await runCli(['trigger', '--slot', 'held'], env)).code).toBe(0);
+    expect(await lastSnapshot('held')).toMatchObject({ status: 'held' });
+    const accepted = await runCli(['trigger', '--slot', 'accepted', '--accept-removals'], env);
+    expect(accepted).toMatchObject({ code: 0, stderr: '' });
+    expect(await lastSnapshot('accepted')).toMatchObject({ status: 'ok', entry_count: 1 });
+    const { rows } = await tdb.db.query<{ n: number }>("select count(*)::int as n from refdata.accessorials where environment = 'accept-env'");
+    expect(rows[0]!.n).toBe(1);
+  }, 60_000);
+
   it('enqueues a manual run that a running worker syncs; the same slot twice runs each target once', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
