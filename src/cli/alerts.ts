@@ -18,7 +18,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 async function list(db: Database, pending: boolean, json: boolean, limit: number): Promise<number> {
   const { rows } = await db.query<AlertListRow>(
-    `select id, snapshot_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
+    `select id, snapshot_id, run_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
             environment, list_key, variant, state
        from refdata.alerts
       where ($1::boolean is false or state = 'pending')
@@ -42,6 +42,7 @@ async function list(db: Database, pending: boolean, json: boolean, limit: number
       nextAttemptAt: row.state === 'pending' ? iso(row.next_attempt_at) : null,
       webhookId: webhookId(alert),
       snapshotId: alert.snapshotId,
+      runId: alert.runId,
       summary: shortSummary(alert),
     };
   });

@@ -2,7 +2,7 @@ import type { ListKey } from '../catalog/list-keys.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
-export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed'] as const;
+export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed', 'run_completed'] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
 /** Where catalog entries can be overridden per deployment (the real service's base paths are not certain). */

@@ -68,7 +68,7 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     if (targets.length === 0) {
       // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
-      await refreshRun(deps.db, run.id);
+      await refreshRun(deps.db, run.id, source);
       return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false };
     }
     const opts = jobOptions(deps.policy);
@@ -101,13 +101,13 @@ export function createProcessor(deps: ProcessorDeps) {
     const target = targetsFor(source, [job.data.list]).find((t) => t.variant === job.data.variant);
     if (!target) {
       const message = `target ${job.data.source}/${job.data.list}/${job.data.variant} is no longer configured`;
-      await failRun(deps.db, runId, message);
+      await failRun(deps.db, runId, message, source);
       throw new UnrecoverableError(message);
     }
     // The job ids already stop a slot from queueing a target twice; this covers a job that ran
     // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
     if (await syncedInRun(deps.db, runId, target)) {
-      await refreshRun(deps.db, runId);
+      await refreshRun(deps.db, runId, source);
       return { kind: 'target', runId, status: 'done-before', skipped: true };
     }
 
@@ -132,7 +132,7 @@ export function createProcessor(deps: ProcessorDeps) {
       if (!isListFailure(err)) {
         // Postgres: retried by BullMQ. After the last attempt the run cannot complete, so it is
         // closed as failed (best effort: the database may still be away).
-        if (lastAttempt) await failRun(deps.db, runId, `database error: ${(err as Error).message}`).catch(() => undefined);
+        if (lastAttempt) await failRun(deps.db, runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
         throw err;
       }
       const upstream = err instanceof UpstreamError ? err : undefined;
@@ -159,13 +159,13 @@ export function createProcessor(deps: ProcessorDeps) {
         counts: {},
         errorCode: err.code,
       });
-      await refreshRun(deps.db, runId);
+      await refreshRun(deps.db, runId, source);
       if (unavailable) return { kind: 'target', runId, status: 'unavailable', snapshotId };
       log.warn({ code: err.code, err: err.message, snapshotId }, 'list failed; not retried');
       throw new UnrecoverableError(`${err.code}: ${err.message}`);
     }
     observe(outcome);
-    await refreshRun(deps.db, runId);
+    await refreshRun(deps.db, runId, source);
     // The last attempt recorded the failure; the job fails too, so it shows in the dashboard.
     if (outcome.status === 'failed') throw new UnrecoverableError(`${outcome.errorCode ?? 'failed'}: ${outcome.error ?? ''}`);
     const result: JobResult = { kind: 'target', runId, status: outcome.status, counts: outcome.counts };

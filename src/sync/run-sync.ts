@@ -73,13 +73,13 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
       options.onTarget?.(outcome);
       return outcome;
     } catch (err) {
-      await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`).catch(() => undefined);
+      await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
       throw err;
     }
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
-    const status = await refreshRun(options.db, plan.runId);
+    const status = await refreshRun(options.db, plan.runId, plan.source);
     results.push({
       runId: plan.runId,
       source: plan.source,

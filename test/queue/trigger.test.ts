@@ -21,7 +21,7 @@ describe('refsync trigger', () => {
   it('--accept-removals applies a list the last run held, as sync --accept-removals does', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
-    const extra = { REFSYNC_ENVIRONMENT: 'accept-env', REFSYNC_LISTS: 'accessorials' };
+    const extra = { REFSYNC_ENVIRONMENT: 'accept-env', REFSYNC_LISTS: 'accessorials', REFSYNC_ALERT_ON: 'held,run_completed' };
     await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
     const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
     const lastSnapshot = async (slot: string) => {
@@ -44,6 +44,17 @@ describe('refsync trigger', () => {
     expect(await lastSnapshot('accepted')).toMatchObject({ status: 'ok', entry_count: 1 });
     const { rows } = await tdb.db.query<{ n: number }>("select count(*)::int as n from refdata.accessorials where environment = 'accept-env'");
     expect(rows[0]!.n).toBe(1);
+    // The worker tells each run's end too (run_completed, opted in above), with the list's outcome.
+    const { rows: alerts } = await tdb.db.query<{ kind: string; status: string; list_status: string }>(
+      `select kind, payload ->> 'status' as status, payload #>> '{lists,0,status}' as list_status
+         from refdata.alerts where environment = 'accept-env' order by id`,
+    );
+    expect(alerts).toEqual([
+      { kind: 'run_completed', status: 'succeeded', list_status: 'changed' },
+      { kind: 'held', status: null, list_status: null },
+      { kind: 'run_completed', status: 'failed', list_status: 'held' },
+      { kind: 'run_completed', status: 'succeeded', list_status: 'changed' },
+    ]);
   }, 60_000);
 
   it('enqueues a manual run that a running worker syncs; the same slot twice runs each target once', async () => {

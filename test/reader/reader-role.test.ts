@@ -98,6 +98,8 @@ describe('the refdata_reader role', () => {
       { proname: 'charge_code_version_diff', reader: true, public: false },
       { proname: 'charge_codes_as_of', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
+      // The trigger that keeps refdata.target_last_ok: not a query function.
+      { proname: 'track_last_ok', reader: false, public: false },
     ]);
     const { rows: schema } = await t.db.query<{ usage: boolean; create: boolean }>(
       "select has_schema_privilege('refdata_reader', 'refdata', 'usage') as usage, has_schema_privilege('refdata_reader', 'refdata', 'create') as create",
