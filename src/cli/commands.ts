@@ -58,6 +58,16 @@ export const commands: CommandEntry[] = [
   { name: 'check-auth', summary: 'log in and call /v2/auth/me/; print who the credential belongs to', load: () => import('./check-auth.ts') },
   { name: 'sandbox', summary: 'serve the bundled upstream simulator over HTTPS', load: () => import('./sandbox.ts') },
   {
+    name: 'prune',
+    summary: 'delete old unchanged snapshots, delivered alerts and finished runs (as the worker does hourly)',
+    notes: [
+      'Settings: REFSYNC_RETAIN_SNAPSHOTS_DAYS (default 30), REFSYNC_RETAIN_ALERTS_DAYS (90) and REFSYNC_RETAIN_RUNS_DAYS (90); 0 keeps that kind forever.',
+      'Each list keeps its last snapshot and last good one; changed, held and failed snapshots and the history stay.',
+      'A dry run counts runs prunable now; deleting snapshots may free more.',
+    ],
+    load: () => import('./prune.ts'),
+  },
+  {
     name: 'demo',
     summary: 'the whole job on embedded defaults: sandbox, sync, change, sync, diff, alerts',
     load: () => import('./demo.ts'),

@@ -63,6 +63,10 @@ export const commandOptions = {
     san: { type: 'string', multiple: true, value: 'NAME', help: 'extra host name or IP address in the certificate; repeatable' },
     'cert-dir': { type: 'string', value: 'DIR', help: 'keep the generated CA and certificate in DIR' },
   },
+  prune: {
+    'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
+    json: { ...json, help: 'print the counts as JSON' },
+  },
   demo: {},
 } as const satisfies Record<string, Record<string, OptionSpec>>;
 

@@ -4,6 +4,7 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import { cronProblem } from './cron.ts';
 import { ConfigError } from './errors.ts';
 import { checkLogLevel } from './log-level.ts';
+import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
@@ -277,6 +278,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
     logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
+    retention: retentionFromEnv(env),
     metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
     sources,
   };

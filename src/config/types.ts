@@ -1,4 +1,5 @@
 import type { ListKey } from '../catalog/list-keys.ts';
+import type { RetentionConfig } from './retention.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
@@ -59,5 +60,7 @@ export interface AppConfig {
   concurrency: number;
   /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */
   metricsSourceLabel: boolean;
+  /** REFSYNC_RETAIN_*_DAYS: what the worker prunes, and `refsync prune`. */
+  retention: RetentionConfig;
   sources: SourceConfig[];
 }

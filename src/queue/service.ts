@@ -16,6 +16,7 @@ import { assertNoEviction, closeClient, describeRedis, openCommandClient, worker
 import { defaultJobPolicy, reconcileSchedulers, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
+import { startPeriodicPrune } from '../retention/periodic.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 
 export interface WorkerServiceOptions {
@@ -40,6 +41,8 @@ export interface WorkerServiceOptions {
   lostTargetAfterMs?: number;
   /** Run the alert outbox dispatcher in this process (default true; every worker may, they share by SKIP LOCKED). */
   alerts?: boolean;
+  /** How often old rows are pruned per the retention settings (default 1 hour; see src/retention). */
+  retentionIntervalMs?: number;
 }
 
 export interface WorkerService {
@@ -333,6 +336,9 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
         await sweeping;
       },
     });
+
+    const retention = startPeriodicPrune(db, config.retention, logger, options.retentionIntervalMs ?? 3_600_000);
+    closers.push({ name: 'retention', close: () => retention.close() });
 
     let alerts: AlertDispatcher | undefined;
     if (options.alerts !== false) {
