@@ -26,7 +26,10 @@ export const commands: CommandEntry[] = [
   {
     name: 'sync',
     summary: 'sync the configured lists now, in process (no Redis)',
-    notes: ['Exit status: 0 all synced, 1 some list failed or was held, 2 bad settings or arguments.'],
+    notes: [
+      'On a terminal, stderr shows live progress: pages, entries, rate, and a bar when the service states a total.',
+      'Exit status: 0 all synced, 1 some list failed or was held, 2 bad settings or arguments.',
+    ],
     load: () => import('./sync.ts'),
   },
   {

@@ -24,7 +24,7 @@ export const commandOptions = {
   sync: {
     list,
     'accept-removals': acceptRemovals,
-    json: { ...json, help: 'print the run as JSON' },
+    json: { ...json, help: 'print the run as JSON, and no progress on stderr' },
   },
   worker: {},
   trigger: {

@@ -11,6 +11,7 @@ import { syncTarget, type PageSource, type TargetOutcome } from '../sync/sync-ta
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { jobOptions, type JobPolicy, type RunJobData, type SyncJobData, type TargetJobData } from './jobs.ts';
+import { jobProgressReporter } from './job-progress.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
 
@@ -116,6 +117,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const started = performance.now();
     const log = deps.logger.child({ target: describe(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
     let outcome: TargetOutcome;
+    const progress = jobProgressReporter(job);
     try {
       outcome = await syncTarget(deps.db, deps.clientFor(source), target, {
         runId,
@@ -123,7 +125,9 @@ export function createProcessor(deps: ProcessorDeps) {
         recordFailure: lastAttempt,
         acceptRemovals: job.data.acceptRemovals === true,
         logger: log,
+        onProgress: progress.onProgress,
       });
+      await progress.finish();
     } catch (err) {
       if (signal.aborted) {
         // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { closeAbandonedRuns, failRun, holdRun, refreshRun, releaseRun, startRun, type RunStatus, type RunTrigger } from './runs.ts';
-import { syncTarget, type PageSource, type TargetOutcome } from './sync-target.ts';
+import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from './sync-target.ts';
 
 export interface RunSyncOptions {
   db: Database;
@@ -19,6 +19,7 @@ export interface RunSyncOptions {
   logger?: Logger;
   signal?: AbortSignal;
   onTarget?: (outcome: TargetOutcome) => void;
+  onProgress?: (progress: TargetProgress) => void;
 }
 
 export interface RunResult {
@@ -69,6 +70,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
         logger,
       };
       if (options.signal) targetOptions.signal = options.signal;
+      if (options.onProgress) targetOptions.onProgress = options.onProgress;
       const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
       options.onTarget?.(outcome);
       return outcome;

@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.ts';
+import { targetJobId } from '../../src/queue/names.ts';
 import { startWorkerService } from '../../src/queue/service.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
@@ -35,6 +36,10 @@ describe('refsync trigger', () => {
     };
     expect((await runCli(['trigger', '--slot', 'first'], env)).code).toBe(0);
     expect(await lastSnapshot('first')).toMatchObject({ status: 'ok' });
+    // The target job reported its fetch to BullMQ (what the dashboard shows), ending at 100%.
+    const served = sb.control.getEntries('accessorials').length;
+    const job = await testQueue(prefix).getJob(targetJobId('accept-env', 'accessorials', '', 'first'));
+    expect(job?.progress).toMatchObject({ entries: served, totalEntries: served, percent: 100 });
     const [keep] = sb.control.getEntries('accessorials') as Array<Record<string, unknown>>;
     sb.control.setEntries('accessorials', [keep!]);
     expect((await runCli(['trigger', '--slot', 'held'], env)).code).toBe(0);
