@@ -21,7 +21,7 @@ export interface ProgressLine {
 }
 
 const REDRAW_MS = 100;
-const BAR = 20;
+const BAR = 16;
 
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -33,14 +33,16 @@ export function labelOf(p: { target: TargetProgress['target'] }): string {
 export function progressText(running: Running, others: number, now: number, width: number): string {
   const p = running.progress;
   const seconds = (now - running.started) / 1000;
-  const rate = seconds > 0 ? `  ${thousands((p.entries - running.startEntries) / seconds)}/s` : '';
+  const rate = seconds > 0 ? ` ${thousands((p.entries - running.startEntries) / seconds)}/s` : '';
   const total = p.totalEntries;
   const share = total ? Math.min(p.entries / total, 1) : undefined;
-  const bar = share === undefined ? '' : `[${'#'.repeat(Math.round(share * BAR)).padEnd(BAR, '.')}] ${String(Math.floor(share * 100)).padStart(3)}% `;
+  // The share of the stated total is the bar's; the entries then need not repeat the total, which
+  // keeps the line within 80 columns.
+  const bar = share === undefined ? '' : `[${'#'.repeat(Math.round(share * BAR)).padEnd(BAR, '.')}] ${Math.floor(share * 100)}% `;
   const pages = `${thousands(p.pages)}${p.totalPages ? `/${thousands(p.totalPages)}` : ''} pages`;
-  const entries = `${thousands(p.entries)}${total ? `/${thousands(total)}` : ''} entries`;
+  const entries = `${thousands(p.entries)}${total && !bar ? `/${thousands(total)}` : ''} entries`;
   const more = others > 0 ? `  (+${others} more list${others === 1 ? '' : 's'})` : '';
-  const text = `${running.label}  ${bar}${pages}  ${entries}${rate}${more}`;
+  const text = `${running.label} ${bar}${pages} ${entries}${rate}${more}`;
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 

@@ -29,7 +29,7 @@ describe('the progress line of refsync sync', () => {
     clock = 3_000;
     line.update({ target: target(nmfc), pages: 600, entries: 600_000, totalEntries: 1_000_000, totalPages: 1_000 });
     const frames = tty.written().split('\r\x1b[K').filter(Boolean);
-    expect(frames.at(-1)).toBe('production nmfc_codes  [############........]  60% 600/1,000 pages  60…');
+    expect(frames.at(-1)).toBe('production nmfc_codes [##########......] 60% 600/1,000 pages 600,000 e…');
     for (const frame of frames) expect(frame.length).toBeLessThanOrEqual(71);
     const wide = terminal(true, 200);
     const wideLine = progressLine(wide.stream, true, () => clock);
@@ -38,7 +38,7 @@ describe('the progress line of refsync sync', () => {
     clock = 5_000;
     wideLine.update({ target: target(nmfc), pages: 600, entries: 600_000, totalEntries: 1_000_000, totalPages: 1_000 });
     expect(wide.written().split('\r\x1b[K').at(-1)).toBe(
-      'production nmfc_codes  [############........]  60% 600/1,000 pages  600,000/1,000,000 entries  75,000/s  (+1 more list)',
+      'production nmfc_codes [##########......] 60% 600/1,000 pages 600,000 entries 75,000/s  (+1 more list)',
     );
     line.clear();
     expect(tty.written().endsWith('\r\x1b[K')).toBe(true);
