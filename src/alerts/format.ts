@@ -4,7 +4,9 @@
 /** An outbox row as the dispatcher and the CLI read it. */
 export interface AlertRecord {
   id: number;
-  snapshotId: number;
+  /** Null for run_completed, which is about a run. */
+  snapshotId: number | null;
+  runId: number | null;
   kind: string;
   payload: Record<string, unknown>;
   createdAt: Date;
@@ -19,7 +21,8 @@ export interface AlertRecord {
 /** An alert as selected from refdata.alerts (snake_case columns). */
 export interface AlertRow {
   id: number;
-  snapshot_id: number;
+  snapshot_id: number | null;
+  run_id: number | null;
   kind: string;
   payload: Record<string, unknown>;
   created_at: Date;
@@ -33,7 +36,8 @@ export interface AlertRow {
 export function alertFromRow(row: AlertRow): AlertRecord {
   return {
     id: Number(row.id),
-    snapshotId: Number(row.snapshot_id),
+    snapshotId: row.snapshot_id === null ? null : Number(row.snapshot_id),
+    runId: row.run_id === null ? null : Number(row.run_id),
     kind: row.kind,
     payload: row.payload,
     createdAt: new Date(row.created_at),
@@ -62,6 +66,7 @@ const emoji: Record<string, string> = {
   held: ':warning:',
   failed: ':x:',
   used_code_changed: ':dart:',
+  run_completed: ':checkered_flag:',
 };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
@@ -113,8 +118,20 @@ type Escape = (text: string) => string;
 const plain: Escape = (t) => t;
 const slackEscape: Escape = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** `2 changed, 21 unchanged, 1 held`: a run's lists counted by outcome. */
+function runCounts(payload: Record<string, unknown>): string {
+  const lists = Array.isArray(payload.lists) ? (payload.lists as Array<{ status?: unknown }>) : [];
+  const by = new Map<string, number>();
+  for (const l of lists) by.set(String(l.status), (by.get(String(l.status)) ?? 0) + 1);
+  return [...by].map(([status, n]) => `${n} ${status}`).join(', ');
+}
+
 function describe(alert: AlertRecord, escape: Escape, maxEntries: number): string {
   const p = alert.payload;
+  if (alert.kind === 'run_completed') {
+    const counts = runCounts(p);
+    return `run ${num(p.run_id)} of ${escape(str(p.source) ?? alert.environment)} (${escape(alert.environment)}) ${escape(str(p.status) ?? 'finished')}: ${num(p.targets_done)} of ${num(p.targets_total)} lists${counts ? ` (${escape(counts)})` : ''}`;
+  }
   const where = `in ${escape(alert.environment)} ${escape(context(alert))}`;
   if (changeKinds.has(alert.kind)) {
     const count = num(p.count);
@@ -195,6 +212,7 @@ export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
       .join(', ');
   }
   if (alert.kind === 'held') return `would remove ${num(p.would_remove)} of ${num(p.current_count)}`;
+  if (alert.kind === 'run_completed') return `run ${num(p.run_id)} ${str(p.status) ?? ''}: ${runCounts(p)}`;
   if (alert.kind === 'schema_changed') {
     const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map((f) => `+${String(f)}`) : [];
     const removed = Array.isArray(p.fields_removed) ? (p.fields_removed as unknown[]).map((f) => `-${String(f)}`) : [];

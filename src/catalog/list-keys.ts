@@ -1,4 +1,4 @@
-/** The list keys of CONTRACT.md, fixed names that users and downstream SQL depend on. */
+/** The list keys of docs/contract.md, fixed names that users and downstream SQL depend on. */
 export const listKeys = [
   'accessorials',
   'appointment_types',

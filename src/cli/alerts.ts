@@ -18,7 +18,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 async function list(db: Database, pending: boolean, json: boolean, limit: number): Promise<number> {
   const { rows } = await db.query<AlertListRow>(
-    `select id, snapshot_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
+    `select id, snapshot_id, run_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
             environment, list_key, variant, state
        from refdata.alerts
       where ($1::boolean is false or state = 'pending')
@@ -42,6 +42,7 @@ async function list(db: Database, pending: boolean, json: boolean, limit: number
       nextAttemptAt: row.state === 'pending' ? iso(row.next_attempt_at) : null,
       webhookId: webhookId(alert),
       snapshotId: alert.snapshotId,
+      runId: alert.runId,
       summary: shortSummary(alert),
     };
   });
@@ -84,13 +85,13 @@ async function retry(db: Database, ids: number[]): Promise<number> {
     const { rows } = await db.query<{ state: string; environment: string }>('select state, environment from refdata.alerts where id = $1', [id]);
     const row = rows[0];
     if (!row) {
-      process.stderr.write(`refsync: alert ${id} does not exist\n`);
-      code = 1;
+      process.stderr.write(`refsync: alerts retry: alert ${id} does not exist\n`);
+      code = 2;
       continue;
     }
     if (row.state !== 'dead' && row.state !== 'disabled') {
-      process.stderr.write(`refsync: alert ${id} is ${row.state}; only dead or disabled alerts are retried\n`);
-      code = 1;
+      process.stderr.write(`refsync: alerts retry: alert ${id} is ${row.state}; only dead or disabled alerts are retried\n`);
+      code = 2;
       continue;
     }
     if (row.state === 'disabled') {
@@ -118,16 +119,7 @@ async function retry(db: Database, ids: number[]): Promise<number> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(
-    'alerts',
-    argv,
-    {
-      pending: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      limit: { type: 'string' },
-    },
-    true,
-  );
+  const { values, positionals } = parseCommandArgs('alerts', argv, true);
   let ids: number[] | undefined;
   if (positionals.length > 0) {
     if (positionals[0] !== 'retry') throw new UsageError(`alerts: unknown argument '${positionals[0]}' (usage: alerts [--pending] [--json] | alerts retry ID)`);

@@ -6,13 +6,7 @@ import { formatTable, formatTime } from './table.ts';
 import { parseTimeArg } from './time-arg.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('changes', argv, {
-    list: { type: 'string', multiple: true },
-    since: { type: 'string' },
-    environment: { type: 'string' },
-    limit: { type: 'string', default: '100' },
-    json: { type: 'boolean', default: false },
-  });
+  const { values } = parseCommandArgs('changes', argv);
   const lists = parseListArgs('changes', values.list) ?? null;
   const since = parseTimeArg('changes', '--since', values.since);
   const limit = Number(values.limit);

@@ -21,7 +21,7 @@ function oneLine(text: string): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('check-auth', argv, { json: { type: 'boolean' } });
+  const { values } = parseCommandArgs('check-auth', argv);
   const config = loadConfig();
   // A one-shot check reports its own result; the client's retry warnings would only repeat it.
   const logger = createLogger({ name: 'check-auth', level: process.env.LOG_LEVEL ?? 'error' });

@@ -1,28 +1,88 @@
-// The command table of CONTRACT.md. Each command lives in its own module, loaded only when run,
-// so `refsync --help` and light commands start fast.
+// The command table of docs/contract.md. Each command lives in its own module, loaded only when run,
+// so `refsync --help` and light commands start fast. Options live in options.ts, shared with the parser.
+import type { CommandName } from './options.ts';
+
 export interface CommandModule {
   run(argv: string[]): Promise<number>;
 }
 
 export interface CommandEntry {
-  name: string;
-  usage: string;
+  name: CommandName;
+  /** Positional arguments as help shows them; none when absent. */
+  positionals?: string;
   summary: string;
+  /** Lines help prints after the options: examples, the settings the command reads. */
+  notes?: string[];
   load(): Promise<CommandModule>;
 }
 
 export const commands: CommandEntry[] = [
-  { name: 'migrate', usage: 'migrate', summary: 'apply the migrations in migrations/ to DATABASE_URL (idempotent)', load: () => import('./migrate.ts') },
-  { name: 'sync', usage: 'sync [--list KEY ...] [--accept-removals] [--json]', summary: 'sync the configured lists now, in process (no Redis)', load: () => import('./sync.ts') },
-  { name: 'worker', usage: 'worker', summary: 'run the BullMQ worker and its schedules; serve health, metrics, dashboard', load: () => import('./worker.ts') },
-  { name: 'trigger', usage: 'trigger [--list KEY ...]', summary: 'enqueue a sync now through Redis, for a running worker', load: () => import('./trigger.ts') },
-  { name: 'status', usage: 'status [--json]', summary: 'last run and last change per list and variant; the queue state', load: () => import('./status.ts') },
-  { name: 'changes', usage: 'changes [--list KEY] [--since ISO-8601] [--limit N] [--json]', summary: 'recorded entry changes, newest first', load: () => import('./changes.ts') },
-  { name: 'alerts', usage: 'alerts [--pending] [--json] [--limit N] | alerts retry ID ...', summary: 'alerts and their delivery state; requeue a dead one', load: () => import('./alerts.ts') },
-  { name: 'versions', usage: 'versions diff A B [--json] [--environment E]', summary: 'codes only in A, only in B, and changed, between two charge-code versions', load: () => import('./versions.ts') },
-  { name: 'impact', usage: 'impact orphans [--list KEY] [--at ISO-8601] [--json] | impact pin FROM TO [--json]', summary: "codes your facts use that no list holds; what a charge-code re-pin moves, weighted by your facts", load: () => import('./impact.ts') },
-  { name: 'export-dbt', usage: 'export-dbt [--out FILE]', summary: 'print a dbt sources.yml for schema refdata', load: () => import('./export-dbt.ts') },
-  { name: 'check-auth', usage: 'check-auth', summary: 'log in and call /v2/auth/me/; print who the credential belongs to', load: () => import('./check-auth.ts') },
-  { name: 'sandbox', usage: 'sandbox [--port N] [--host H] [--san NAME] [--cert-dir DIR] [--latency MS]', summary: 'serve the bundled upstream simulator over HTTPS', load: () => import('./sandbox.ts') },
-  { name: 'demo', usage: 'demo', summary: 'the whole job on embedded defaults: sandbox, sync, change, sync, diff, alerts', load: () => import('./demo.ts') },
+  {
+    name: 'migrate',
+    summary: 'apply the migrations in migrations/ to DATABASE_URL (idempotent)',
+    notes: ['Without DATABASE_URL it migrates the embedded database in ./.refsync/pgdata.'],
+    load: () => import('./migrate.ts'),
+  },
+  {
+    name: 'sync',
+    summary: 'sync the configured lists now, in process (no Redis)',
+    notes: [
+      'On a terminal, stderr shows live progress: pages, entries, rate, and a bar when the service states a total.',
+      'Exit status: 0 all synced, 1 some list failed or was held, 2 bad settings or arguments.',
+    ],
+    load: () => import('./sync.ts'),
+  },
+  {
+    name: 'worker',
+    summary: 'run the BullMQ worker and its schedules; serve health, metrics, dashboard',
+    notes: ['Serves /healthz /readyz /metrics /admin/queues on REFSYNC_HTTP_HOST:REFSYNC_HTTP_PORT.'],
+    load: () => import('./worker.ts'),
+  },
+  {
+    name: 'trigger',
+    summary: 'enqueue a sync now through Redis, for a running worker',
+    load: () => import('./trigger.ts'),
+  },
+  { name: 'status', summary: 'last run and last change per list and variant; the queue state', load: () => import('./status.ts') },
+  { name: 'changes', summary: 'recorded entry changes, newest first', load: () => import('./changes.ts') },
+  {
+    name: 'alerts',
+    positionals: '[retry ID ...]',
+    summary: 'alerts and their delivery state; `alerts retry ID` requeues a dead one',
+    load: () => import('./alerts.ts'),
+  },
+  {
+    name: 'versions',
+    positionals: 'diff A B',
+    summary: 'codes only in A, only in B, and changed, between two charge-code versions',
+    load: () => import('./versions.ts'),
+  },
+  {
+    name: 'impact',
+    positionals: 'orphans | pin FROM TO',
+    summary: 'codes your facts use that no list holds; what a charge-code re-pin moves, weighted by your facts',
+    notes: [
+      'impact orphans [--list KEY] [--at ISO-8601]: fact values of the usage columns (REFSYNC_CONFIG usage) that match no current code, or none valid at --at.',
+      'impact pin FROM TO: codes only in FROM (removed), only in TO (added) or changed, each with the facts in use that carry it.',
+    ],
+    load: () => import('./impact.ts'),
+  },
+  { name: 'export-dbt', summary: 'print a dbt sources.yml for schema refdata', load: () => import('./export-dbt.ts') },
+  { name: 'check-auth', summary: 'log in and call /v2/auth/me/; print who the credential belongs to', load: () => import('./check-auth.ts') },
+  { name: 'sandbox', summary: 'serve the bundled upstream simulator over HTTPS', load: () => import('./sandbox.ts') },
+  {
+    name: 'prune',
+    summary: 'delete old unchanged snapshots, delivered alerts and finished runs (as the worker does hourly)',
+    notes: [
+      'Settings: REFSYNC_RETAIN_SNAPSHOTS_DAYS (default 30), REFSYNC_RETAIN_ALERTS_DAYS (90) and REFSYNC_RETAIN_RUNS_DAYS (90); 0 keeps that kind forever.',
+      'Each list keeps its last snapshot and last good one; changed, held and failed snapshots and the history stay.',
+      'A dry run counts runs prunable now; deleting snapshots may free more.',
+    ],
+    load: () => import('./prune.ts'),
+  },
+  {
+    name: 'demo',
+    summary: 'the whole job on embedded defaults: sandbox, sync, change, sync, diff, alerts',
+    load: () => import('./demo.ts'),
+  },
 ];

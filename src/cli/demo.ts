@@ -73,7 +73,7 @@ function printRun(result: RunResult, onlyChanged: boolean): void {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  parseCommandArgs('demo', argv, {});
+  parseCommandArgs('demo', argv);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const sandbox = await startSandbox({ logger });
   const environment = demoEnvironment();

@@ -25,7 +25,7 @@ async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('export-dbt', argv, { out: { type: 'string' } });
+  const { values } = parseCommandArgs('export-dbt', argv);
   const text = dbtSourcesYaml(await recordedColumns());
   if (!values.out) {
     process.stdout.write(text);

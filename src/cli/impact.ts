@@ -33,11 +33,7 @@ function sourcesWithUsage(config: AppConfig): SourceConfig[] {
 const print = (text: string) => process.stdout.write(`${text}\n`);
 
 async function orphansCommand(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('impact orphans', argv, {
-    list: { type: 'string', multiple: true },
-    at: { type: 'string' },
-    json: { type: 'boolean', default: false },
-  });
+  const { values } = parseCommandArgs('impact', argv, false, 'impact orphans');
   const lists = parseListArgs('impact orphans', values.list);
   const at = parseTimeArg('impact orphans', '--at', values.at);
   const config = loadConfig();
@@ -81,7 +77,8 @@ function printPin(from: string, to: string, changes: PinChange[]): void {
 }
 
 async function pinCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('impact pin', argv, { json: { type: 'boolean', default: false } }, true);
+  const { values, positionals } = parseCommandArgs('impact', argv, true, 'impact pin');
+  if (values.list || values.at) throw new UsageError('impact pin: --list and --at belong to impact orphans');
   if (positionals.length !== 2) throw new UsageError(`impact pin: expected two charge-code versions, FROM and TO (usage: refsync ${usage})`);
   const [from, to] = positionals as [string, string];
   const config = loadConfig();

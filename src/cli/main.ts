@@ -1,19 +1,22 @@
 import { loadDotEnv } from '../config/dotenv.ts';
 import { ConfigError } from '../config/errors.ts';
+import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
 import { guardTerminalOutput } from './terminal.ts';
+import { commandHelp, topHelp, version } from './help.ts';
 
-function printHelp(): void {
-  const width = Math.max(...commands.map((c) => c.usage.length));
-  const lines = commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
-  process.stdout.write(`usage: refsync <command> [options]\n\ncommands:\n${lines.join('\n')}\n`);
-}
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    printHelp();
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`refsync ${version()}\n`);
+    return 0;
+  }
+  if (!name || isHelp(name) || name === 'help') {
+    const helpFor = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
+    process.stdout.write(helpFor ? commandHelp(helpFor) : topHelp());
     return name ? 0 : 2;
   }
   const command = commands.find((c) => c.name === name);
@@ -21,7 +24,13 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`refsync: unknown command '${name}' (see 'refsync --help')\n`);
     return 2;
   }
+  // Help is answered before anything is loaded or connected: it needs no settings.
+  if (rest.some(isHelp)) {
+    process.stdout.write(commandHelp(command));
+    return 0;
+  }
   loadDotEnv();
+  for (const warning of unknownSettingWarnings(process.env)) process.stderr.write(`refsync: warning: ${warning}\n`);
   const mod = await command.load();
   return mod.run(rest);
 }

@@ -5,7 +5,7 @@ import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv } from './database.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  parseCommandArgs('migrate', argv, {});
+  parseCommandArgs('migrate', argv);
   const url = databaseUrlFromEnv();
   const db = url ? await openDatabase({ url, poolSize: 2, applicationName: 'refsync-migrate' }) : await openDatabase({ dataDir: EMBEDDED_DATA_DIR });
   try {

@@ -11,15 +11,7 @@ function integer(name: string, value: string | undefined, fallback: number, max:
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('sandbox', argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    latency: { type: 'string' },
-    'control-secret': { type: 'string' },
-    'nmfc-count': { type: 'string' },
-    san: { type: 'string', multiple: true },
-    'cert-dir': { type: 'string' },
-  });
+  const { values } = parseCommandArgs('sandbox', argv);
   const port = integer('port', values.port, 8443, 65535);
   const latencyMs = integer('latency', values.latency, 0, 600_000);
   const nmfcCount = values['nmfc-count'] === undefined ? undefined : integer('nmfc-count', values['nmfc-count'], 0, 9_000_000);

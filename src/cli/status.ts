@@ -3,11 +3,12 @@ import type { AppConfig } from '../config/types.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { lastRuns, targetStatus } from './status-query.ts';
-import { formatTable, formatTime } from './table.ts';
+import { fitTable, formatTime, outputWidth } from './table.ts';
+import { wrapLines } from './wrap.ts';
 import { statusExtras, type StatusExtras } from './status-extras.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
+  const { values } = parseCommandArgs('status', argv);
   // Data teams may run status with DATABASE_URL alone: the queue part needs the full configuration.
   let config: AppConfig | undefined;
   let configProblem: string | undefined;
@@ -24,6 +25,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify({ runs, targets, ...extras }, null, 2)}\n`);
       return 0;
     }
+    const width = outputWidth();
     const out: string[] = [];
     if (runs.length === 0) out.push('no sync has run yet: try `refsync sync` (or `refsync demo`)');
     for (const r of runs) {
@@ -36,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
     if (targets.length) {
       out.push('');
       out.push(
-        formatTable(
+        fitTable(
           ['environment', 'list', 'variant', 'last fetch', 'status', 'entries', 'last success', 'last change', 'error'],
           targets.map((t) => [
             t.environment,
@@ -49,11 +51,14 @@ export async function run(argv: string[]): Promise<number> {
             formatTime(t.last_change_at),
             (t.last_error ?? '').slice(0, 80),
           ]),
+          width,
+          3,
         ),
       );
     }
     out.push('', ...extras.lines);
-    process.stdout.write(`${out.join('\n')}\n`);
+    const text = out.join('\n');
+    process.stdout.write(`${width ? wrapLines(text, width) : text}\n`);
     return 0;
   } finally {
     await db.close();

@@ -6,20 +6,18 @@ import { parseCommandArgs } from './args.ts';
 import { parseListArgs } from './list-args.ts';
 import { openCliDatabase } from './database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
+import { labelOf, progressLine as liveProgress } from './progress.ts';
 import { progressLine, runJson, summaryLine } from './sync-report.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('sync', argv, {
-    list: { type: 'string', multiple: true },
-    'accept-removals': { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-  });
+  const { values } = parseCommandArgs('sync', argv);
   const lists = parseListArgs('sync', values.list);
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger });
   const clients = new Map<string, UpstreamClient>();
   let alerts: ReturnType<typeof openAlertDelivery> | undefined;
+  const live = liveProgress(process.stderr, !values.json);
   try {
     alerts = openAlertDelivery(db, config, logger);
     const options: Parameters<typeof runSync>[0] = {
@@ -35,8 +33,11 @@ export async function run(argv: string[]): Promise<number> {
       concurrency: config.concurrency,
       logger,
       onTarget: (outcome) => {
+        live.done(labelOf(outcome));
+        live.clear();
         if (!values.json) process.stdout.write(`${progressLine(outcome, config.sources.length > 1)}\n`);
       },
+      onProgress: (progress) => live.update(progress),
     };
     if (lists) options.lists = lists;
     const results = await runSync(options);
@@ -46,6 +47,7 @@ export async function run(argv: string[]): Promise<number> {
     const allSynced = results.every((r) => r.outcomes.every((o) => o.status === 'changed' || o.status === 'unchanged'));
     return allSynced ? 0 : 1;
   } finally {
+    live.clear();
     await alerts?.close();
     await Promise.all([...clients.values()].map((c) => c.close()));
     await db.close();

@@ -1,4 +1,4 @@
-// `refsync trigger [--list KEY ...] [--slot ID] [--json]`: enqueues a manual run of every configured
+// `refsync trigger [--list KEY ...] [--slot ID] [--accept-removals] [--json]`: enqueues a manual run of every configured
 // source for a running worker, and prints each run's slot and job id.
 import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
@@ -7,11 +7,7 @@ import { triggerRuns } from '../queue/trigger.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseCommandArgs('trigger', argv, {
-    list: { type: 'string', multiple: true },
-    slot: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const { values } = parseCommandArgs('trigger', argv);
   const lists = values.list?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   for (const key of lists ?? []) {
     if (!isListKey(key)) throw new UsageError(`trigger: --list '${key}' is not a list key (one of: ${listKeys.join(', ')})`);
@@ -31,6 +27,7 @@ export async function run(argv: string[]): Promise<number> {
   const options: Parameters<typeof triggerRuns>[1] = {};
   if (lists) options.lists = lists as ListKey[];
   if (values.slot) options.slot = values.slot;
+  if (values['accept-removals']) options.acceptRemovals = true;
   const runs = await triggerRuns(config, options);
   if (values.json) {
     process.stdout.write(`${JSON.stringify(runs)}\n`);

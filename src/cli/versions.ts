@@ -58,10 +58,7 @@ function printReport(report: DiffReport): void {
 }
 
 async function diff(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs('versions diff', argv, {
-    json: { type: 'boolean', default: false },
-    environment: { type: 'string' },
-  }, true);
+  const { values, positionals } = parseCommandArgs('versions', argv, true, 'versions diff');
   if (positionals.length !== 2) throw new UsageError(`versions diff: expected two versions, A and B (usage: refsync ${usage})`);
   const [a, b] = positionals as [string, string];
   const environment = values.environment;

@@ -18,7 +18,7 @@ function shutdownTimeout(value: string | undefined): number {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  parseCommandArgs('worker', argv, {});
+  parseCommandArgs('worker', argv);
   const config = loadConfig();
   const shutdownTimeoutMs = shutdownTimeout(process.env.REFSYNC_SHUTDOWN_TIMEOUT_MS);
   const logger = createLogger({ level: config.logLevel, name: 'refsync' });

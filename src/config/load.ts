@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
+import { cronProblem } from './cron.ts';
 import { ConfigError } from './errors.ts';
+import { checkLogLevel } from './log-level.ts';
+import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
+import { issueSentence } from './zod-issue.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -126,7 +130,7 @@ function firstIssue(error: z.ZodError, describe: (field: string) => string, raw?
     return new ConfigError(`${where}: is required`);
   }
   const value = raw === undefined ? '' : offendingValue(raw, issue.path);
-  return new ConfigError(`${where}:${value ? `${value} —` : ''} ${issue.message}`);
+  return new ConfigError(`${where}:${value ? `${value} —` : ''} ${issueSentence(issue)}`);
 }
 
 function readCa(describe: string, caFile: string | undefined): string | undefined {
@@ -154,6 +158,10 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
   }
   if (parsed.webhookUrl && new URL(parsed.webhookUrl).protocol !== 'https:' && !parsed.webhookAllowPrivate) {
     throw new ConfigError(`${describe('webhookUrl')}: must be https://`);
+  }
+  const scheduleProblem = cronProblem(parsed.schedule, parsed.timezone);
+  if (scheduleProblem) {
+    throw new ConfigError(`${describe('schedule')}: '${parsed.schedule}' — ${scheduleProblem} (in time zone ${parsed.timezone})`);
   }
   if (parsed.webhookSecret) {
     const encoded = parsed.webhookSecret.replace(/^whsec_/, '');
@@ -196,6 +204,14 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
   return source;
 }
 
+/**
+ * JSON.parse's reason without the excerpt of the text it may quote: the excerpt can span lines
+ * (cutting the one-line message mid-quote) and a config file can hold secrets.
+ */
+function jsonErrorReason(err: Error): string {
+  return err.message.replace(/, (\.\.\.)?".*" is not valid JSON$/s, '').replace(/\s+/g, ' ');
+}
+
 const secretFields = ['password', 'apiKey', 'webhookSecret'] as const;
 
 type ConfigFile = z.output<typeof configFileSchema>;
@@ -214,7 +230,7 @@ function readConfigFile(path: string): ConfigFile {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`REFSYNC_CONFIG: '${path}' is not valid JSON (${(err as Error).message.split('\n')[0]})`);
+    throw new ConfigError(`REFSYNC_CONFIG: '${path}' is not valid JSON (${jsonErrorReason(err as Error)})`);
   }
   const file = configFileSchema.safeParse(json);
   if (!file.success) throw firstIssue(file.error, (f) => `REFSYNC_CONFIG ${f}`, json);
@@ -287,8 +303,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: readSecret('REDIS_URL', env.REDIS_URL, env.REDIS_URL_FILE) ?? 'redis://127.0.0.1:6379',
     httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
     httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
-    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
+    retention: retentionFromEnv(env),
+    metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
     sources,
     usage,
   };

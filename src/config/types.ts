@@ -1,8 +1,9 @@
 import type { ListKey } from '../catalog/list-keys.ts';
+import type { RetentionConfig } from './retention.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
-export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed', 'used_code_changed'] as const;
+export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed', 'used_code_changed', 'run_completed'] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
 /** Where catalog entries can be overridden per deployment (the real service's base paths are not certain). */
@@ -94,6 +95,10 @@ export interface AppConfig {
   dashboardPassword?: string;
   logLevel: string;
   concurrency: number;
+  /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */
+  metricsSourceLabel: boolean;
+  /** REFSYNC_RETAIN_*_DAYS: what the worker prunes, and `refsync prune`. */
+  retention: RetentionConfig;
   sources: SourceConfig[];
   /** REFSYNC_CONFIG `usage`, as written (each source holds the entries that apply to it). */
   usage: UsageSource[];

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { ConfigError } from '../config/errors.ts';
 import pg from 'pg';
 import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
@@ -53,7 +54,7 @@ export interface OpenDatabaseOptions {
   applicationName?: string;
 }
 
-/** Where the embedded database lives when DATABASE_URL is unset (CONTRACT.md). */
+/** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
 export const EMBEDDED_DATA_DIR = './.refsync/pgdata';
 
 /** BEGIN with the timeouts as SET LOCAL: they end with the transaction, so nothing leaks to a pooled session. */
@@ -143,10 +144,23 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   };
 }
 
+/**
+ * PGlite, loaded only when no DATABASE_URL is given. It is an optional dependency: a checkout has it
+ * (`refsync demo`, `refsync sync` without a server), the container image leaves it out.
+ */
+async function loadPglite(): Promise<typeof PGlite> {
+  try {
+    return (await import('@electric-sql/pglite')).PGlite;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new ConfigError('DATABASE_URL: not set, and the embedded database (PGlite) is not installed here; set DATABASE_URL');
+  }
+}
+
 async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir);
+  const client = await (await loadPglite()).create(dataDir);
   const wrap = (q: { query: PGlite['query'] }): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await q.query<R>(text, params);

@@ -3,17 +3,19 @@ import {
   bigint,
   bigserial,
   boolean,
+  check,
   index,
   integer,
   jsonb,
   pgSchema,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 /**
- * The `refdata` schema of CONTRACT.md. Table and column names are public: downstream SQL depends on
+ * The `refdata` schema of docs/contract.md. Table and column names are public: downstream SQL depends on
  * them. Columns may be added, never renamed. Views, comments and roles live in custom migrations.
  */
 export const refdata = pgSchema('refdata');
@@ -40,6 +42,9 @@ export const syncRuns = refdata.table(
   },
   (t) => [
     index('sync_runs_environment_started_idx').on(t.environment, t.startedAt),
+    index('sync_runs_finished_age_idx')
+      .on(t.finishedAt)
+      .where(sql`finished_at is not null`),
     uniqueIndex('sync_runs_source_slot_uq').on(t.source, t.slot),
   ],
 );
@@ -78,6 +83,9 @@ export const snapshots = refdata.table(
       .on(t.environment, t.listKey, t.variant, t.id)
       .where(sql`status = 'ok'`),
     index('snapshots_run_idx').on(t.runId),
+    index('snapshots_unchanged_age_idx')
+      .on(t.fetchedAt)
+      .where(sql`status = 'ok' and not changed`),
   ],
 );
 
@@ -111,9 +119,9 @@ export const entryChanges = refdata.table(
   'entry_changes',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    snapshotId: bigint('snapshot_id', { mode: 'number' })
-      .notNull()
-      .references(() => snapshots.id),
+    /** Null for run_completed, which is about a run (runId). */
+    snapshotId: bigint('snapshot_id', { mode: 'number' }).references(() => snapshots.id),
+    runId: bigint('run_id', { mode: 'number' }).references(() => syncRuns.id),
     environment: text('environment').notNull(),
     listKey: text('list_key').notNull(),
     variant: text('variant').notNull().default(''),
@@ -138,9 +146,9 @@ export const alerts = refdata.table(
   'alerts',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    snapshotId: bigint('snapshot_id', { mode: 'number' })
-      .notNull()
-      .references(() => snapshots.id),
+    /** Null for run_completed, which is about a run (runId). */
+    snapshotId: bigint('snapshot_id', { mode: 'number' }).references(() => snapshots.id),
+    runId: bigint('run_id', { mode: 'number' }).references(() => syncRuns.id),
     kind: text('kind').notNull(),
     payload: jsonb('payload').notNull(),
     createdAt: tstz('created_at').notNull().defaultNow(),
@@ -158,10 +166,31 @@ export const alerts = refdata.table(
   },
   (t) => [
     uniqueIndex('alerts_snapshot_kind_uq').on(t.snapshotId, t.kind),
+    uniqueIndex('alerts_run_kind_uq')
+      .on(t.runId, t.kind)
+      .where(sql`run_id is not null`),
+    check('alerts_subject_ck', sql`snapshot_id is not null or run_id is not null`),
+    index('alerts_finished_age_idx')
+      .on(t.createdAt)
+      .where(sql`state in ('delivered', 'skipped')`),
     index('alerts_pending_idx')
       .on(t.nextAttemptAt)
       .where(sql`state = 'pending'`),
   ],
+);
+
+/** The last ok snapshot of each target, kept by a trigger on snapshots (migration 0005): what /metrics reads. */
+export const targetLastOk = refdata.table(
+  'target_last_ok',
+  {
+    environment: text('environment').notNull(),
+    listKey: text('list_key').notNull(),
+    variant: text('variant').notNull(),
+    snapshotId: bigint('snapshot_id', { mode: 'number' }).notNull(),
+    fetchedAt: tstz('fetched_at').notNull(),
+    entryCount: integer('entry_count'),
+  },
+  (t) => [primaryKey({ name: 'target_last_ok_pk', columns: [t.environment, t.listKey, t.variant] })],
 );
 
 /** Webhook endpoints the dispatcher has been told to stop using (HTTP 410 Gone). */

@@ -188,5 +188,5 @@ export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn
   ];
 }
 
-/** The values entry_changes.change takes (CONTRACT.md). */
+/** The values entry_changes.change takes (docs/contract.md). */
 export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;

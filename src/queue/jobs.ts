@@ -15,6 +15,8 @@ export interface RunJobData {
   slot?: string;
   /** Only these lists (manual triggers); all configured lists when absent. */
   lists?: ListKey[];
+  /** Apply fetches that would retire too much (`trigger --accept-removals`): accepts held lists. */
+  acceptRemovals?: boolean;
 }
 
 export interface TargetJobData {
@@ -26,6 +28,7 @@ export interface TargetJobData {
   slot: string;
   /** Times a 429 put this job back (it fails as rate limited after 10). */
   rateLimited?: number;
+  acceptRemovals?: boolean;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;
@@ -98,7 +101,7 @@ export interface EnqueuedRun {
 export async function enqueueManualRuns(
   queue: Queue,
   sources: SourceConfig[],
-  options: { slot?: string; lists?: ListKey[]; policy?: JobPolicy } = {},
+  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; policy?: JobPolicy } = {},
 ): Promise<EnqueuedRun[]> {
   const slot = options.slot ?? manualSlot();
   if (!isValidSlot(slot)) throw new Error(`slot '${slot.slice(0, 40)}' may hold only letters, digits, _ . - (at most 100)`);
@@ -106,6 +109,7 @@ export async function enqueueManualRuns(
   for (const source of sources) {
     const data: RunJobData = { kind: 'run', source: source.name, trigger: 'manual', slot };
     if (options.lists) data.lists = options.lists;
+    if (options.acceptRemovals) data.acceptRemovals = true;
     const jobId = runJobId(source.name, slot);
     const before = await queue.getJob(jobId);
     const job = await queue.add('run', data, { ...jobOptions(options.policy ?? defaultJobPolicy), jobId });

@@ -48,7 +48,7 @@ export async function recordLostTarget(deps: LostTargetDeps, job: Pick<Job<Targe
   if (snapshotId !== undefined) {
     deps.logger.warn({ runId, jobId: job.id, reason, snapshotId }, 'target job failed outside the sync: recorded as failed');
   }
-  await refreshRun(deps.db, runId);
+  await refreshRun(deps.db, runId, source);
   return snapshotId;
 }
 

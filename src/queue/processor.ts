@@ -12,6 +12,7 @@ import { syncTarget, type PageSource, type TargetOutcome } from '../sync/sync-ta
 import { UpstreamError } from '../upstream/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { jobOptions, type JobPolicy, type RunJobData, type SyncJobData, type TargetJobData } from './jobs.ts';
+import { jobProgressReporter } from './job-progress.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import type { SourceGate } from './source-gate.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
@@ -72,7 +73,7 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     if (targets.length === 0) {
       // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
-      await refreshRun(deps.db, run.id);
+      await refreshRun(deps.db, run.id, source);
       return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false };
     }
     const opts = jobOptions(deps.policy);
@@ -82,6 +83,7 @@ export function createProcessor(deps: ProcessorDeps) {
         // The n-th target of every source goes before the (n+1)-th of any: the slots take the
         // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
         const priority = Math.min(i + 1, MAX_PRIORITY);
+        if (job.data.acceptRemovals) data.acceptRemovals = true;
         return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
       }),
     );
@@ -93,6 +95,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const input = {
       source: outcome.target.source.name,
       list: outcome.target.list.key,
+      variant: outcome.target.variant,
       status: outcome.status,
       durationMs: outcome.durationMs,
       counts: outcome.counts,
@@ -125,13 +128,13 @@ export function createProcessor(deps: ProcessorDeps) {
     const target = targetsFor(source, [job.data.list]).find((t) => t.variant === job.data.variant);
     if (!target) {
       const message = `target ${job.data.source}/${job.data.list}/${job.data.variant} is no longer configured`;
-      await failRun(deps.db, runId, message);
+      await failRun(deps.db, runId, message, source);
       throw new UnrecoverableError(message);
     }
     // The job ids already stop a slot from queueing a target twice; this covers a job that ran
     // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
     if (await syncedInRun(deps.db, runId, target)) {
-      await refreshRun(deps.db, runId);
+      await refreshRun(deps.db, runId, source);
       return { kind: 'target', runId, status: 'done-before', skipped: true };
     }
 
@@ -140,14 +143,17 @@ export function createProcessor(deps: ProcessorDeps) {
     const started = performance.now();
     const log = deps.logger.child({ target: describe(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
     let outcome: TargetOutcome;
+    const progress = jobProgressReporter(job);
     try {
       outcome = await syncTarget(deps.db, deps.clientFor(source), target, {
         runId,
         signal,
         recordFailure: lastAttempt,
-        acceptRemovals: false,
+        acceptRemovals: job.data.acceptRemovals === true,
         logger: log,
+        onProgress: progress.onProgress,
       });
+      await progress.finish();
     } catch (err) {
       if (signal.aborted) {
         // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.
@@ -156,7 +162,7 @@ export function createProcessor(deps: ProcessorDeps) {
       if (!isListFailure(err)) {
         // Postgres: retried by BullMQ. After the last attempt the run cannot complete, so it is
         // closed as failed (best effort: the database may still be away).
-        if (lastAttempt) await failRun(deps.db, runId, `database error: ${(err as Error).message}`).catch(() => undefined);
+        if (lastAttempt) await failRun(deps.db, runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
         throw err;
       }
       const upstream = err instanceof UpstreamError ? err : undefined;
@@ -179,18 +185,19 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.metrics?.target({
         source: source.name,
         list: target.list.key,
+        variant: target.variant,
         status: unavailable ? 'unavailable' : 'failed',
         durationMs: performance.now() - started,
         counts: {},
         errorCode: err.code,
       });
-      await refreshRun(deps.db, runId);
+      await refreshRun(deps.db, runId, source);
       if (unavailable) return { kind: 'target', runId, status: 'unavailable', snapshotId };
       log.warn({ code: err.code, err: err.message, snapshotId }, 'list failed; not retried');
       throw new UnrecoverableError(`${err.code}: ${err.message}`);
     }
     observe(outcome);
-    await refreshRun(deps.db, runId);
+    await refreshRun(deps.db, runId, source);
     // The last attempt recorded the failure; the job fails too, so it shows in the dashboard.
     if (outcome.status === 'failed') throw new UnrecoverableError(`${outcome.errorCode ?? 'failed'}: ${outcome.error ?? ''}`);
     const result: JobResult = { kind: 'target', runId, status: outcome.status, counts: outcome.counts };

@@ -19,6 +19,7 @@ import { QUEUE_NAME, queuePrefix, schedulerId } from './names.ts';
 import { closeLostTargets, failedOutsideProcessor, recordLostTarget } from './lost-targets.ts';
 import { SourceGate } from './source-gate.ts';
 import { describeConnectError } from '../db/tls.ts';
+import { startPeriodicPrune } from '../retention/periodic.ts';
 import { createProcessor, type JobResult } from './processor.ts';
 
 /** The longest Retry-After a job waits for in its slot; longer ones put the job back instead. */
@@ -46,6 +47,8 @@ export interface WorkerServiceOptions {
   lostTargetAfterMs?: number;
   /** Run the alert outbox dispatcher in this process (default true; every worker may, they share by SKIP LOCKED). */
   alerts?: boolean;
+  /** How often old rows are pruned per the retention settings (default 1 hour; see src/retention). */
+  retentionIntervalMs?: number;
 }
 
 export interface WorkerService {
@@ -135,6 +138,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       db,
       sources: config.sources,
       logger,
+      sourceLabel: config.metricsSourceLabel,
       queueCounts: async () =>
         queue ? queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed') : {},
     });
@@ -343,6 +347,9 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
         await sweeping;
       },
     });
+
+    const retention = startPeriodicPrune(db, config.retention, logger, options.retentionIntervalMs ?? 3_600_000);
+    closers.push({ name: 'retention', close: () => retention.close() });
 
     let alerts: AlertDispatcher | undefined;
     if (options.alerts !== false) {

@@ -11,6 +11,8 @@ export interface TriggerOptions {
   lists?: ListKey[];
   /** Reuse a slot to make the trigger idempotent (a retried cron job, a deploy hook). */
   slot?: string;
+  /** Apply fetches that would retire too much, as `sync --accept-removals` does. */
+  acceptRemovals?: boolean;
   prefix?: string;
   connectTimeoutMs?: number;
 }
@@ -27,8 +29,9 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
   try {
     await assertNotCluster(client, config.redisUrl);
     await assertNoEviction(client, config.redisUrl);
-    const enqueue: { slot?: string; lists?: ListKey[] } = {};
+    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
     if (options.slot) enqueue.slot = options.slot;
+    if (options.acceptRemovals) enqueue.acceptRemovals = true;
     if (options.lists) enqueue.lists = options.lists;
     return await enqueueManualRuns(queue, config.sources, enqueue);
   } finally {

@@ -142,7 +142,7 @@ export interface SandboxStateView {
 export type Entry = Record<string, unknown>;
 
 /**
- * The switches. List keys are those of CONTRACT.md. Entry keys: `code`; equipment_types
+ * The switches. List keys are those of docs/contract.md. Entry keys: `code`; equipment_types
  * `machine_readable`; nmfc_codes `item|sub` (sub '' when none, e.g. `18810|`).
  * Variant selectors: charge_codes `{version}` (default the latest), carrier_package_types
  * `{carrier}` (default fedex); other lists ignore them. setEntries with a new date version

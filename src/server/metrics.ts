@@ -22,6 +22,7 @@ interface LastOkRow {
 export interface TargetMetricsInput {
   source: string;
   list: string;
+  variant: string;
   status: string;
   durationMs: number;
   counts: Record<string, number>;
@@ -42,38 +43,48 @@ export interface MetricsSources {
   /** Job counts by state (waiting, active, delayed, failed, ...). */
   queueCounts(): Promise<Record<string, number>>;
   logger: Logger;
+  /**
+   * Whether per-process series (histograms, counters) carry the `source` label. Off, they are summed
+   * over sources, so 1,000 sources do not multiply them; the per-target gauges keep it (docs/production.md).
+   */
+  sourceLabel?: boolean;
 }
 
 export class WorkerMetrics {
   readonly registry = new Registry();
-  readonly #syncDuration: Histogram<'source' | 'list' | 'status'>;
+  readonly #syncDuration: Histogram<'source' | 'list' | 'variant' | 'status'>;
   readonly #changes: Counter<'source' | 'list' | 'kind'>;
   readonly #failures: Counter<'source' | 'list' | 'code'>;
   readonly #jobs: Counter<'name' | 'outcome'>;
   readonly #upstream: Histogram<'source' | 'endpoint' | 'method' | 'status'>;
+  /** The `source` label of a per-process series, or none when REFSYNC_METRICS_SOURCE_LABEL is off. */
+  readonly #source: (name: string) => { source?: string };
 
   constructor(from: MetricsSources) {
     const registers = [this.registry];
+    const withSource = from.sourceLabel !== false;
+    this.#source = withSource ? (source) => ({ source }) : () => ({});
+    const sourceLabel = withSource ? (['source'] as const) : [];
     // Unprefixed (process_cpu_seconds_total, nodejs_*), so stock Node.js dashboards match.
     collectDefaultMetrics({ register: this.registry });
     registerBuildInfo(this.registry);
     this.#syncDuration = new Histogram({
       name: 'refsync_sync_duration_seconds',
       help: 'Time to sync one target (fetch, diff, apply), by outcome status.',
-      labelNames: ['source', 'list', 'status'],
+      labelNames: [...sourceLabel, 'list', 'variant', 'status'],
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
       registers,
     });
     this.#changes = new Counter({
       name: 'refsync_entry_changes_total',
-      help: 'Entry changes applied, by kind (added, removed, modified, reappeared).',
-      labelNames: ['source', 'list', 'kind'],
+      help: 'Entry changes applied, by kind (added, removed, modified, reappeared); a held snapshot applies none.',
+      labelNames: [...sourceLabel, 'list', 'kind'],
       registers,
     });
     this.#failures = new Counter({
       name: 'refsync_sync_failures_total',
       help: 'Target syncs that ended failed, unavailable or held, by error code.',
-      labelNames: ['source', 'list', 'code'],
+      labelNames: [...sourceLabel, 'list', 'code'],
       registers,
     });
     this.#jobs = new Counter({
@@ -85,7 +96,7 @@ export class WorkerMetrics {
     this.#upstream = new Histogram({
       name: 'refsync_upstream_request_duration_seconds',
       help: 'HTTP exchanges with the upstream service; status is "none" when no response came.',
-      labelNames: ['source', 'endpoint', 'method', 'status'],
+      labelNames: [...sourceLabel, 'endpoint', 'method', 'status'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
@@ -120,14 +131,14 @@ export class WorkerMetrics {
       },
     });
     // One query feeds both per-target gauges; prom-client awaits each collect, so cache it per scrape.
+    // It reads refdata.target_last_ok, one row per target kept by a trigger: a scrape costs the same
+    // after a year of hourly snapshots as after one (docs/performance.md).
     let latest: Promise<LastOkRow[]> | undefined;
     const lastOk = () => {
       latest ??= from.db
         .query<LastOkRow>(
-          `select distinct on (environment, list_key, variant) environment, list_key, variant,
-                  extract(epoch from fetched_at)::float8 as at, entry_count
-           from refdata.snapshots where status = 'ok'
-           order by environment, list_key, variant, id desc`,
+          `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
+           from refdata.target_last_ok`,
         )
         .then((r) => r.rows)
         .finally(() => setTimeout(() => (latest = undefined), 0));
@@ -160,12 +171,16 @@ export class WorkerMetrics {
   }
 
   target(input: TargetMetricsInput): void {
-    this.#syncDuration.observe({ source: input.source, list: input.list, status: input.status }, input.durationMs / 1000);
-    for (const [kind, n] of Object.entries(input.counts)) {
-      if (n > 0) this.#changes.inc({ source: input.source, list: input.list, kind }, n);
+    const source = this.#source(input.source);
+    this.#syncDuration.observe({ ...source, list: input.list, variant: input.variant, status: input.status }, input.durationMs / 1000);
+    // Only an applied snapshot changed entries: a held one carries the changes it would have made.
+    if (input.status === 'changed') {
+      for (const [kind, n] of Object.entries(input.counts)) {
+        if (n > 0) this.#changes.inc({ ...source, list: input.list, kind }, n);
+      }
     }
     if (input.status === 'failed' || input.status === 'unavailable' || input.status === 'held') {
-      this.#failures.inc({ source: input.source, list: input.list, code: input.errorCode ?? input.status });
+      this.#failures.inc({ ...source, list: input.list, code: input.errorCode ?? input.status });
     }
   }
 
@@ -175,7 +190,7 @@ export class WorkerMetrics {
 
   upstreamRequest(source: string, info: UpstreamRequestInfo): void {
     this.#upstream.observe(
-      { source, endpoint: info.endpoint, method: info.method, status: info.status === null ? 'none' : String(info.status) },
+      { ...this.#source(source), endpoint: info.endpoint, method: info.method, status: info.status === null ? 'none' : String(info.status) },
       info.durationMs / 1000,
     );
   }

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
-import { syncTarget, type PageSource, type TargetOutcome } from './sync-target.ts';
+import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from './sync-target.ts';
 
 export interface RunSyncOptions {
   db: Database;
@@ -19,6 +19,7 @@ export interface RunSyncOptions {
   logger?: Logger;
   signal?: AbortSignal;
   onTarget?: (outcome: TargetOutcome) => void;
+  onProgress?: (progress: TargetProgress) => void;
 }
 
 export interface RunResult {
@@ -72,17 +73,18 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
         logger,
       };
       if (options.signal) targetOptions.signal = options.signal;
+      if (options.onProgress) targetOptions.onProgress = options.onProgress;
       const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
       options.onTarget?.(outcome);
       return outcome;
     } catch (err) {
-      await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`).catch(() => undefined);
+      await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
       throw err;
     }
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
-    const status = await refreshRun(options.db, plan.runId);
+    const status = await refreshRun(options.db, plan.runId, plan.source);
     results.push({
       runId: plan.runId,
       source: plan.source,

@@ -1,5 +1,6 @@
 import type { SourceConfig } from '../config/types.ts';
 import type { Connection, Database, DatabaseKind, Queryable } from '../db/database.ts';
+import { recordRunCompleted } from './run-completed.ts';
 
 export type RunTrigger = 'schedule' | 'manual' | 'cli';
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
@@ -31,12 +32,12 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
 
 /**
  * Brings a run's progress up to date from its snapshots, and closes it once every target has one
- * (at once for a run of no targets).
+ * (at once for a run of no targets). Closing it tells of it (run-completed.ts), for `source`'s alerts.
  * Counting distinct targets among the run's snapshots (rather than incrementing) makes a target that
  * ran twice, after a crash or a retry, count once. The row lock orders concurrent callers, so the
  * last one sees every snapshot committed before it.
  */
-export async function refreshRun(db: Database, runId: number): Promise<RunStatus> {
+export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
   return db.transaction(async (tx) => {
     const locked = await tx.query<{ status: RunStatus }>('select status from refdata.sync_runs where id = $1 for update', [runId]);
     const current = locked.rows[0]?.status;
@@ -64,17 +65,20 @@ export async function refreshRun(db: Database, runId: number): Promise<RunStatus
        returning r.status`,
       [runId],
     );
-    return rows[0]!.status;
+    const status = rows[0]!.status;
+    if (status !== 'running') await recordRunCompleted(tx, runId, source);
+    return status;
   });
 }
 
 /** Ends a run that could not finish (for example, the database went away mid-run). */
-export async function failRun(q: Queryable, runId: number, error: string): Promise<void> {
-  await q.query(
+export async function failRun(q: Queryable, runId: number, error: string, source?: SourceConfig): Promise<void> {
+  const { rows } = await q.query(
     `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2
-     where id = $1 and status = 'running'`,
+     where id = $1 and status = 'running' returning id`,
     [runId, error.slice(0, 4000)],
   );
+  if (rows.length > 0) await recordRunCompleted(q, runId, source);
 }
 
 // Any fixed number: the advisory-lock class of "this process is running run N".

@@ -10,10 +10,16 @@ import { StaleIndexError } from './current-index.ts';
 import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
 import { isListFailure, isUnavailable, listFailureOf, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
+import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 
 /** What the pipeline needs of the upstream client: the pages of one list. */
 export interface PageSource {
-  pages(request: { basePath: string; path: string; serviceVersion?: string; signal?: AbortSignal }): AsyncIterable<unknown[]>;
+  pages(request: PagesRequest): AsyncIterable<unknown[]>;
+}
+
+/** How far the fetch of one target is, for a terminal's progress line and BullMQ's job progress. */
+export interface TargetProgress extends PageProgress {
+  target: Target;
 }
 
 export interface SyncTargetOptions {
@@ -28,6 +34,8 @@ export interface SyncTargetOptions {
   /** Rows held in memory before they stream to the staging table (default 20,000). */
   spillThreshold?: number;
   logger?: Logger;
+  /** Told after each page is received (before it is processed). */
+  onProgress?: (progress: TargetProgress) => void;
 }
 
 export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
@@ -68,12 +76,14 @@ export async function syncTarget(
   const logger = options.logger ?? silentLogger;
   const started = performance.now();
   const elapsed = () => performance.now() - started;
-  const request: { basePath: string; path: string; serviceVersion?: string; signal?: AbortSignal } = {
+  const request: PagesRequest = {
     basePath: target.list.basePath,
     path: target.path,
   };
   if (target.serviceVersion) request.serviceVersion = target.serviceVersion;
   if (options.signal) request.signal = options.signal;
+  const { onProgress } = options;
+  if (onProgress) request.onPage = (progress) => onProgress({ ...progress, target });
 
   let collected: CollectedList | undefined;
   try {

@@ -47,6 +47,15 @@ export interface PagesRequest {
   /** Sent as X-Service-Version (pinned charge-code version); absent: no header. */
   serviceVersion?: string;
   signal?: AbortSignal;
+  /** Told before each page is yielded: pages and entries so far, and the totals the service states. */
+  onPage?: (progress: PageProgress) => void;
+}
+
+export interface PageProgress {
+  pages: number;
+  entries: number;
+  totalEntries?: number;
+  totalPages?: number;
 }
 
 interface Exchange {
@@ -209,6 +218,7 @@ export class UpstreamClient {
         if (pageNo > 1 && expectedTotal !== undefined && received !== expectedTotal) {
           throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
         }
+        request.onPage?.({ pages: pageNo, entries: received, totalEntries: received, totalPages: pageNo });
         yield page.entries;
         return;
       }
@@ -228,6 +238,12 @@ export class UpstreamClient {
       received += page.entries.length;
       if (expectedTotal !== undefined && received > expectedTotal) {
         throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but already got ${received}`, { endpoint, retryable: true });
+      }
+      if (request.onPage) {
+        const progress: PageProgress = { pages: pageNo, entries: received };
+        if (expectedTotal !== undefined) progress.totalEntries = expectedTotal;
+        if (page.totalPages !== undefined) progress.totalPages = page.totalPages;
+        request.onPage(progress);
       }
 
       let nextUrl: URL | undefined;

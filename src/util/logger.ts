@@ -1,5 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { escapeControls } from './control-chars.ts';
+import { checkLogLevel } from '../config/log-level.ts';
 
 export type { Logger };
 
@@ -32,7 +33,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const level = checkLogLevel(options.level || process.env.LOG_LEVEL || 'info');
   const config = {
     level,
     name: options.name ?? 'refsync',

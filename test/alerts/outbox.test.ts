@@ -117,6 +117,73 @@ describe('the pipeline writes the outbox', () => {
   });
 });
 
+describe('run_completed', () => {
+  it('is off by default; opted in, each finished run gives one alert with its per-list counts, delivered like the others', async () => {
+    const off = fixture();
+    await off.sync();
+    expect((await alertsOf(t.db, off.source.environment)).map((a) => a.kind)).toEqual([]);
+
+    const receiver = await startReceiver();
+    const fx = fixture(webhookEnv(receiver, { REFSYNC_ALERT_ON: 'added,run_completed', REFSYNC_WEBHOOK_FORMAT: 'slack' }));
+    await fx.sync();
+    const code = addCode();
+    await fx.sync();
+    const rows = await alertsOf(t.db, fx.source.environment);
+    expect(rows.map((a) => a.kind)).toEqual(['run_completed', 'added', 'run_completed']);
+    const { rows: runs } = await t.db.query<{ id: number }>('select id from refdata.sync_runs where environment = $1 order by id', [fx.source.environment]);
+    expect(rows[2]!.payload).toMatchObject({
+      run_id: Number(runs[1]!.id),
+      source: fx.source.name,
+      environment: fx.source.environment,
+      trigger: 'cli',
+      status: 'succeeded',
+      targets_total: 1,
+      targets_done: 1,
+      targets_failed: 0,
+      lists: [{ list_key: 'charge_codes', variant: VERSION, status: 'changed', added: 1, removed: 0, modified: 0 }],
+    });
+    expect(rows[0]!.payload).toMatchObject({ lists: [{ status: 'changed' }] });
+    const { rows: subjects } = await t.db.query<{ run_id: number | null; snapshot_id: number | null }>(
+      "select run_id, snapshot_id from refdata.alerts where environment = $1 and kind = 'run_completed'",
+      [fx.source.environment],
+    );
+    expect(subjects.map((r) => [Number(r.run_id), r.snapshot_id])).toEqual(runs.map((r) => [Number(r.id), null]));
+
+    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
+    try {
+      expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 3, failed: 0 });
+    } finally {
+      await dispatcher.stop();
+    }
+    const texts = receiver.requests.map((r) => (JSON.parse(r.body) as { text: string }).text);
+    expect(texts).toContain(`:checkered_flag: run ${runs[1]!.id} of ${fx.source.name} (${fx.source.environment}) succeeded: 1 of 1 lists (1 changed)`);
+    expect(texts.some((text) => text.includes(code))).toBe(true);
+  });
+
+  it('NOTIFY refdata_runs tells every finished run, with its outcome and lists', async () => {
+    const fx = fixture();
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      const notices: Array<Record<string, unknown>> = [];
+      client.on('notification', (n) => {
+        if (n.channel === 'refdata_runs' && n.payload) notices.push(JSON.parse(n.payload) as Record<string, unknown>);
+      });
+      await client.query('LISTEN refdata_runs');
+      await fx.sync();
+      await waitFor(() => notices.some((n) => n.environment === fx.source.environment));
+      expect(notices.find((n) => n.environment === fx.source.environment)).toMatchObject({
+        source: fx.source.name,
+        status: 'succeeded',
+        targets_total: 1,
+        lists: [{ list_key: 'charge_codes', variant: VERSION, status: 'changed' }],
+      });
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe('the dispatcher', () => {
   it('delivers after a restart what a killed process committed but never sent, once', async () => {
     const receiver = await startReceiver();
@@ -332,7 +399,7 @@ describe('refsync alerts (CLI)', () => {
     expect((await alertsOf(t.db, fx.source.environment))[0]).toMatchObject({ state: 'delivered' });
   }, 120_000);
 
-  it('refuses what it cannot do: bad arguments exit 2; an unknown alert exits 1; missing tables say migrate', async () => {
+  it('refuses what it cannot do: bad arguments, an unknown alert among them, exit 2; missing tables say migrate', async () => {
     const env = { DATABASE_URL: t.url };
     const bad = [['--bogus'], ['retry'], ['retry', 'abc'], ['frobnicate'], ['--limit', '0']];
     const results = await Promise.all(bad.map((args) => cli(args, env)));
@@ -341,7 +408,7 @@ describe('refsync alerts (CLI)', () => {
       expect(r.stderr).toMatch(/^refsync: alerts( retry)?: [^\n]+\n$/);
     });
     const missing = await cli(['retry', '999999999'], env);
-    expect(missing).toMatchObject({ code: 1, stderr: 'refsync: alert 999999999 does not exist\n' });
+    expect(missing).toMatchObject({ code: 2, stderr: 'refsync: alerts retry: alert 999999999 does not exist\n' });
 
     const empty = await createTestDatabase('refsync_t_empty');
     try {

@@ -82,7 +82,8 @@ describe('names', () => {
 describe('formats', () => {
   const alert = (kind: string, payload: Record<string, unknown>, listKey = 'charge_codes', variant = '2024-06-11'): AlertRecord => ({
     id: 7,
-    snapshotId: 3,
+    snapshotId: kind === 'run_completed' ? null : 3,
+    runId: kind === 'run_completed' ? 12 : null,
     kind,
     payload,
     createdAt: new Date('2025-01-01T00:00:00Z'),
@@ -118,5 +119,14 @@ describe('formats', () => {
     const a = alert('added', { count: 8, entries, more: 5 });
     expect(JSON.parse(standardBody(a))).toEqual({ type: 'refdata.added', timestamp: '2025-01-01T00:00:00.000Z', data: a.payload });
     expect(shortSummary(a)).toBe('C0, C1, C2 +5 more');
+  });
+
+  it('run_completed: the run, its outcome and its lists counted by outcome', () => {
+    const lists = [{ status: 'changed' }, { status: 'unchanged' }, { status: 'unchanged' }, { status: 'held' }];
+    const run = alert('run_completed', { run_id: 12, source: 'acme', status: 'partial', targets_done: 4, targets_total: 4, lists }, '', '');
+    expect(alertText(run)).toBe('run 12 of acme (production) partial: 4 of 4 lists (1 changed, 2 unchanged, 1 held)');
+    expect(JSON.parse(slackBody(run)).text).toBe(':checkered_flag: run 12 of acme (production) partial: 4 of 4 lists (1 changed, 2 unchanged, 1 held)');
+    expect(JSON.parse(standardBody(run))).toMatchObject({ type: 'refdata.run_completed', data: { run_id: 12, lists } });
+    expect(shortSummary(run)).toBe('run 12 partial: 1 changed, 2 unchanged, 1 held');
   });
 });

@@ -1,20 +1,29 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { parseCommandArgs } from '../../src/cli/args.ts';
+import { commands } from '../../src/cli/commands.ts';
+import { HELP_WIDTH } from '../../src/cli/help.ts';
+import { commandOptions } from '../../src/cli/options.ts';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 
-// The commands of CONTRACT.md, whose names users and scripts depend on.
+// The commands of docs/contract.md, whose names users and scripts depend on.
 const contractCommands = ['migrate', 'sync', 'worker', 'trigger', 'status', 'changes', 'check-auth', 'sandbox', 'demo'];
 
+const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
+
 describe('refsync --help', () => {
-  it('lists every command of the contract', async () => {
+  it('lists every command of the contract, within the help width', async () => {
     const res = await runCli(['--help']);
     expect(res.code).toBe(0);
     const listed = res.stdout
       .split('\n')
-      .filter((l) => l.startsWith('  '))
+      .filter((l) => /^  \S/.test(l))
       .map((l) => l.trim().split(/\s+/)[0]);
     for (const command of contractCommands) expect(listed).toContain(command);
+    expect(listed).toEqual(commands.map((c) => c.name));
+    expect(widest(res.stdout)).toBeLessThanOrEqual(HELP_WIDTH);
   });
 
   it('runs as an executable through its shebang, which passes V8 flags', async () => {
@@ -27,5 +36,33 @@ describe('refsync --help', () => {
     const res = await runCli(['frobnicate']);
     expect(res.code).toBe(2);
     expect(res.stderr).toBe("refsync: unknown command 'frobnicate' (see 'refsync --help')\n");
+  });
+
+  it('prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) expect(await runCli([flag])).toMatchObject({ code: 0, stdout: `refsync ${version}\n`, stderr: '' });
+  });
+});
+
+describe('refsync <command> --help', () => {
+  it.each(commands.map((c) => [c.name]))('%s: exit 0, every option the parser takes and no other, within the help width', async (name) => {
+    // No settings at all: help must not need a database, Redis or credentials.
+    const res = await runCli([name, '--help'], { env: { REFSYNC_BASE_URL: 'not a url' } });
+    expect(res).toMatchObject({ code: 0, stderr: '' });
+    expect(res.stdout).toMatch(new RegExp(`^usage: refsync ${name}\\b`));
+    expect(widest(res.stdout)).toBeLessThanOrEqual(HELP_WIDTH);
+    const documented = [...res.stdout.matchAll(/^\s+(?:-h, )?--([a-z-]+)/gm)].map((m) => m[1]).sort();
+    expect(documented).toEqual([...Object.keys(commandOptions[name]), 'help'].sort());
+    expect((await runCli([name, '-h'])).stdout).toBe(res.stdout);
+    expect((await runCli(['help', name])).stdout).toBe(res.stdout);
+  });
+
+  it('the parser accepts every option help shows, with a value where help names one', () => {
+    for (const { name } of commands) {
+      for (const [option, spec] of Object.entries(commandOptions[name])) {
+        const argv = spec.type === 'string' ? [`--${option}`, 'x'] : [`--${option}`];
+        expect(() => parseCommandArgs(name, argv, true), `${name} --${option}`).not.toThrow();
+      }
+    }
   });
 });

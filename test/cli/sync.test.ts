@@ -80,6 +80,16 @@ describe('refsync status and changes', () => {
     expect(out.targets.length).toBe(catalog.length + 3 + 1);
   });
 
+  it('status fits the width it is given, wrapping rows into blocks, and keeps whole rows when piped', async () => {
+    const statusEnv = { DATABASE_URL: t.url, REDIS_URL: 'redis://127.0.0.1:1' };
+    const narrow = await runCli(['status'], { env: { ...statusEnv, COLUMNS: '80' } });
+    expect(narrow.code).toBe(0);
+    expect(Math.max(...narrow.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(narrow.stdout).toMatch(/^sandbox {2}hazmat\n {2}last fetch \S+ \S+, status failed,/m);
+    const piped = await runCli(['status'], { env: statusEnv });
+    expect(piped.stdout).toMatch(/^sandbox\s+hazmat\s+\S+ \S+\s+failed\s/m);
+  });
+
   it('changes shows the recorded change, newest first, filtered by list', async () => {
     const res = await runCli(['changes', '--json', '--list', 'shipment_modes'], { env: { DATABASE_URL: t.url } });
     expect(res.code).toBe(0);

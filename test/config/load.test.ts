@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { knownSettings, unknownSettingWarnings } from '../../src/config/known-settings.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -161,5 +163,58 @@ describe('a REFSYNC_CONFIG file with only catalog overrides', () => {
     const config = loadConfig({ ...base, REFSYNC_CONFIG: file('catalog-only.json', JSON.stringify({ catalog: { hazmat: { basePath: '', path: '/v3/hazmat/' } } })) });
     expect(config.sources).toHaveLength(1);
     expect(targetsFor(config.sources[0]!, ['hazmat']).map((t) => [t.list.basePath, t.path])).toEqual([['', '/v3/hazmat/']]);
+  });
+});
+
+describe('settings users get wrong first', () => {
+  it('refuses an unknown LOG_LEVEL, naming it and the levels', () => {
+    expect(configError({ ...base, LOG_LEVEL: 'verbose' })).toBe("LOG_LEVEL: 'verbose' is not a log level; one of: fatal, error, warn, info, debug, trace, silent");
+    expect(loadConfig({ ...base, LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+  });
+
+  it('checks REFSYNC_SCHEDULE with the cron parser BullMQ uses, in REFSYNC_TIMEZONE', () => {
+    expect(configError({ ...base, REFSYNC_SCHEDULE: '99 99 * * *' })).toBe(
+      "REFSYNC_SCHEDULE: '99 99 * * *' — Constraint error, got value 99 expected range 0-59 (in time zone UTC)",
+    );
+    expect(configError({ ...base, REFSYNC_SCHEDULE: '0 0 31 2 *', REFSYNC_TIMEZONE: 'Europe/Paris' })).toMatch(/^REFSYNC_SCHEDULE: '0 0 31 2 \*' — .*\(in time zone Europe\/Paris\)$/);
+    expect(loadConfig({ ...base, REFSYNC_SCHEDULE: '30 6 * * MON-FRI', REFSYNC_TIMEZONE: 'America/Chicago' }).sources[0]!.schedule).toBe('30 6 * * MON-FRI');
+  });
+
+  it('turns zod texts into sentences about the setting', () => {
+    expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '2' })).toBe("REFSYNC_MAX_REMOVED_FRACTION: '2' — must be at most 1");
+    expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '-1' })).toBe("REFSYNC_MAX_REMOVED_FRACTION: '-1' — must be at least 0");
+    expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: 'half' })).toBe("REFSYNC_MAX_REMOVED_FRACTION: 'half' — must be a number");
+    expect(configError({ ...base, REFSYNC_API_KEY_SCHEME: 'token' })).toBe("REFSYNC_API_KEY_SCHEME: 'token' — must be one of: apikey, bearer, basic");
+    expect(configError({ ...base, REFSYNC_ENVIRONMENT: 'e'.repeat(65) })).toMatch(/^REFSYNC_ENVIRONMENT: 'e+' — must be at most 64 characters$/);
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'not a url' })).toBe("REFSYNC_WEBHOOK_URL: 'not a url' — must be an https:// URL");
+    expect(configError({ ...base, REFSYNC_CARRIERS: ' , ' })).toBe("REFSYNC_CARRIERS: ' , ' — must name at least one");
+  });
+
+  it('says where REFSYNC_CONFIG is not JSON without quoting it across lines', () => {
+    const message = configError({ REFSYNC_CONFIG: file('token.json', '{"sources": [\n  { "apiKey": "s3cret-value" }, oops\n]}') });
+    expect(message).toMatch(/^REFSYNC_CONFIG: '.*token.json' is not valid JSON \(Unexpected token 'o'\)$/);
+    expect(message).not.toContain('s3cret');
+    expect(configError({ REFSYNC_CONFIG: file('comma.json', '{"sources": [{"a": 1,}]}') })).toMatch(/is not valid JSON \(Expected double-quoted property name in JSON at position 21 \(line 1 column 22\)\)$/);
+  });
+});
+
+describe('unknown REFSYNC_* variables', () => {
+  it('are each named with the closest known setting', () => {
+    expect(unknownSettingWarnings({ ...base, REFSYNC_LIST: 'charge_codes', REFSYNC_WEBHOK_URL: 'x', REFSYNC_ZZZZZZZZZZZZZZZZZZZZ: '1', OTHER: '1' })).toEqual([
+      'REFSYNC_LIST is not a setting refsync knows; did you mean REFSYNC_LISTS?',
+      'REFSYNC_WEBHOK_URL is not a setting refsync knows; did you mean REFSYNC_WEBHOOK_URL?',
+      'REFSYNC_ZZZZZZZZZZZZZZZZZZZZ is not a setting refsync knows',
+    ]);
+  });
+
+  it('include every REFSYNC_* name the source reads', () => {
+    const read = new Set<string>();
+    const srcDir = fileURLToPath(new URL('../../src', import.meta.url));
+    for (const path of readdirSync(srcDir, { recursive: true, encoding: 'utf8' })) {
+      if (!path.endsWith('.ts')) continue;
+      for (const name of readFileSync(join(srcDir, path), 'utf8').match(/REFSYNC_[A-Z0-9_]*[A-Z0-9]\b/g) ?? []) read.add(name);
+    }
+    expect(read.size).toBeGreaterThan(20);
+    expect([...read].filter((name) => !knownSettings.includes(name))).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { alertText, shortSummary, slackBody, type AlertRecord } from '../../src/
 const alert: AlertRecord = {
   id: 7,
   snapshotId: 3,
+  runId: null,
   kind: 'used_code_changed',
   payload: {
     count: 2,

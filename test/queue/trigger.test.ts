@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.ts';
+import { targetJobId } from '../../src/queue/names.ts';
 import { startWorkerService } from '../../src/queue/service.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
@@ -18,6 +19,49 @@ async function runOf(environment: string, slot: string) {
 }
 
 describe('refsync trigger', () => {
+  it('--accept-removals applies a list the last run held, as sync --accept-removals does', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'accept-env', REFSYNC_LISTS: 'accessorials', REFSYNC_ALERT_ON: 'held,run_completed' };
+    await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
+    const lastSnapshot = async (slot: string) => {
+      await waitFor(async () => (await runOf('accept-env', slot))[0]?.status.match(/succeeded|failed|partial/), `run ${slot}`);
+      const { rows } = await tdb.db.query<{ status: string; entry_count: number }>(
+        `select s.status, s.entry_count from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
+          where r.environment = 'accept-env' and r.slot = $1`,
+        [slot],
+      );
+      return rows[0];
+    };
+    expect((await runCli(['trigger', '--slot', 'first'], env)).code).toBe(0);
+    expect(await lastSnapshot('first')).toMatchObject({ status: 'ok' });
+    // The target job reported its fetch to BullMQ (what the dashboard shows), ending at 100%.
+    const served = sb.control.getEntries('accessorials').length;
+    const job = await testQueue(prefix).getJob(targetJobId('accept-env', 'accessorials', '', 'first'));
+    expect(job?.progress).toMatchObject({ entries: served, totalEntries: served, percent: 100 });
+    const [keep] = sb.control.getEntries('accessorials') as Array<Record<string, unknown>>;
+    sb.control.setEntries('accessorials', [keep!]);
+    expect((await runCli(['trigger', '--slot', 'held'], env)).code).toBe(0);
+    expect(await lastSnapshot('held')).toMatchObject({ status: 'held' });
+    const accepted = await runCli(['trigger', '--slot', 'accepted', '--accept-removals'], env);
+    expect(accepted).toMatchObject({ code: 0, stderr: '' });
+    expect(await lastSnapshot('accepted')).toMatchObject({ status: 'ok', entry_count: 1 });
+    const { rows } = await tdb.db.query<{ n: number }>("select count(*)::int as n from refdata.accessorials where environment = 'accept-env'");
+    expect(rows[0]!.n).toBe(1);
+    // The worker tells each run's end too (run_completed, opted in above), with the list's outcome.
+    const { rows: alerts } = await tdb.db.query<{ kind: string; status: string; list_status: string }>(
+      `select kind, payload ->> 'status' as status, payload #>> '{lists,0,status}' as list_status
+         from refdata.alerts where environment = 'accept-env' order by id`,
+    );
+    expect(alerts).toEqual([
+      { kind: 'run_completed', status: 'succeeded', list_status: 'changed' },
+      { kind: 'held', status: null, list_status: null },
+      { kind: 'run_completed', status: 'failed', list_status: 'held' },
+      { kind: 'run_completed', status: 'succeeded', list_status: 'changed' },
+    ]);
+  }, 60_000);
+
   it('enqueues a manual run that a running worker syncs; the same slot twice runs each target once', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();

@@ -101,6 +101,8 @@ describe('the refdata_reader role', () => {
       { proname: 'code_usage', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
       { proname: 'orphans', reader: true, public: false },
+      // The trigger that keeps refdata.target_last_ok: not a query function.
+      { proname: 'track_last_ok', reader: false, public: false },
       { proname: 'usage_name', reader: true, public: false },
     ]);
     const { rows: schema } = await t.db.query<{ usage: boolean; create: boolean }>(

@@ -353,7 +353,7 @@ describe('Slack text built from upstream data cannot inject markup', () => {
   it('the Slack escape covers every upstream string of every alert kind', () => {
     const hostile = '<!here> <@U1> & <https://x|y>';
     const base: Omit<AlertRecord, 'kind' | 'payload'> = {
-      id: 1, snapshotId: 1, createdAt: new Date(), retriesFrom: new Date(), attempts: 0,
+      id: 1, snapshotId: 1, runId: null, createdAt: new Date(), retriesFrom: new Date(), attempts: 0,
       environment: hostile, listKey: 'hazmat', variant: '',
     };
     const payloads: Array<[string, Record<string, unknown>]> = [

@@ -84,7 +84,7 @@ describe('worker HTTP', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const series = [
-      /^refsync_sync_duration_seconds_count\{source="http-env",list="shipment_modes",status="changed"\} 1$/m,
+      /^refsync_sync_duration_seconds_count\{source="http-env",list="shipment_modes",variant="",status="changed"\} 1$/m,
       /^refsync_entry_changes_total\{source="http-env",list="shipment_modes",kind="added"\} [1-9]\d*$/m,
       /^refsync_last_success_timestamp_seconds\{source="http-env",list="equipment_types",variant=""\} \d+/m,
       /^refsync_entries\{source="http-env",list="shipment_modes",variant=""\} [1-9]\d*$/m,

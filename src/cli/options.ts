@@ -1,0 +1,78 @@
+// Every command's options, in one table that both the parser and the help read: an option cannot be
+// parsed without appearing in `refsync <command> --help`, nor described there without being parsed.
+
+/** A node:util parseArgs option, with what help shows for it. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  default?: string | boolean;
+  /** Placeholder of the value in help, e.g. KEY. */
+  value?: string;
+  help: string;
+}
+
+const json = { type: 'boolean', default: false, help: 'print JSON instead of text' } as const;
+const acceptRemovals = {
+  type: 'boolean',
+  default: false,
+  help: 'apply a fetch even if it would retire more than REFSYNC_MAX_REMOVED_FRACTION of a list (accepts a held list)',
+} as const;
+const list = { type: 'string', multiple: true, value: 'KEY', help: 'only this list key; repeat it or give a comma list (default: all configured)' } as const;
+
+export const commandOptions = {
+  migrate: {},
+  sync: {
+    list,
+    'accept-removals': acceptRemovals,
+    json: { ...json, help: 'print the run as JSON, and no progress on stderr' },
+  },
+  worker: {},
+  trigger: {
+    list,
+    slot: { type: 'string', value: 'ID', help: 'name of the run; the same slot is enqueued once (for retried hooks)' },
+    'accept-removals': acceptRemovals,
+    json: { ...json, help: 'print the queued runs as JSON' },
+  },
+  status: { json },
+  changes: {
+    list,
+    since: { type: 'string', value: 'ISO-8601', help: 'only changes detected at or after this date or time' },
+    environment: { type: 'string', value: 'E', help: 'only changes of this environment' },
+    limit: { type: 'string', default: '100', value: 'N', help: 'at most N changes, 1 to 100000 (default 100)' },
+    json,
+  },
+  alerts: {
+    pending: { type: 'boolean', default: false, help: 'only alerts not yet delivered' },
+    json,
+    limit: { type: 'string', value: 'N', help: 'at most N alerts, 1 to 10000 (default 50)' },
+  },
+  versions: {
+    json,
+    environment: { type: 'string', value: 'E', help: 'compare in this environment only' },
+  },
+  impact: {
+    list: { ...list, help: 'orphans only: this list key; repeat it or give a comma list (default: every usage column)' },
+    at: { type: 'string', value: 'ISO-8601', help: 'orphans only: match the codes valid at this time, not the current ones' },
+    json: { ...json, help: 'print JSON: orphans [{column, value, rows}], pin [{code, change, rows, changed_fields}]' },
+  },
+  'export-dbt': {
+    out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
+  },
+  'check-auth': { json: { ...json, help: 'print each source\'s outcome as JSON' } },
+  sandbox: {
+    port: { type: 'string', value: 'N', help: 'HTTPS port, 0 for any free one (default 8443)' },
+    host: { type: 'string', value: 'H', help: 'address to listen on (default 127.0.0.1)' },
+    latency: { type: 'string', value: 'MS', help: 'delay every response by MS milliseconds (default 0)' },
+    'control-secret': { type: 'string', value: 'S', help: 'secret of the /__sandbox/ control endpoints (default: generated)' },
+    'nmfc-count': { type: 'string', value: 'N', help: 'serve a generated nmfc_codes list of N entries' },
+    san: { type: 'string', multiple: true, value: 'NAME', help: 'extra host name or IP address in the certificate; repeatable' },
+    'cert-dir': { type: 'string', value: 'DIR', help: 'keep the generated CA and certificate in DIR' },
+  },
+  prune: {
+    'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
+    json: { ...json, help: 'print the counts as JSON' },
+  },
+  demo: {},
+} as const satisfies Record<string, Record<string, OptionSpec>>;
+
+export type CommandName = keyof typeof commandOptions;

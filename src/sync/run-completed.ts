@@ -1,0 +1,84 @@
+// The end of a run, told to whoever chains work after it (dbt, Airflow): NOTIFY refdata_runs for
+// every finished run, and a run_completed alert (outbox, webhook, Slack) when REFSYNC_ALERT_ON
+// asks for it. Both carry the run's outcome and its per-list counts.
+import type { SourceConfig } from '../config/types.ts';
+import type { Queryable } from '../db/database.ts';
+import { ALERT_CHANNEL } from '../alerts/outbox.ts';
+
+/** Channel of the run notices; refdata_changes keeps the contract's per-list payload. */
+export const RUNS_CHANNEL = 'refdata_runs';
+
+/** Postgres refuses a NOTIFY payload of 8000 bytes or more; the notice then leaves out its lists. */
+const NOTIFY_LIMIT = 7_900;
+
+export interface RunListOutcome {
+  list_key: string;
+  variant: string;
+  /** changed, unchanged, held, failed or unavailable. */
+  status: string;
+  snapshot_id: number;
+  entries: number | null;
+  added: number;
+  removed: number;
+  modified: number;
+  reappeared: number;
+  error_code: string | null;
+}
+
+export interface RunCompleted {
+  run_id: number;
+  source: string;
+  environment: string;
+  trigger: string;
+  slot: string | null;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  targets_total: number;
+  targets_done: number;
+  targets_failed: number;
+  error: string | null;
+  lists: RunListOutcome[];
+}
+
+/** The run's outcome with each target's last snapshot in it. */
+export async function runCompletedPayload(q: Queryable, runId: number): Promise<RunCompleted | undefined> {
+  const { rows } = await q.query<RunCompleted>(
+    `select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
+            to_json(r.started_at) #>> '{}' as started_at, to_json(r.finished_at) #>> '{}' as finished_at,
+            r.targets_total, r.targets_done, r.targets_failed, r.error,
+            coalesce((select json_agg(json_build_object(
+                       'list_key', s.list_key, 'variant', s.variant,
+                       'status', case when s.status = 'ok' then case when s.changed then 'changed' else 'unchanged' end else s.status end,
+                       'snapshot_id', s.id, 'entries', s.entry_count, 'added', s.added, 'removed', s.removed,
+                       'modified', s.modified, 'reappeared', s.reappeared, 'error_code', s.error_code)
+                       order by s.list_key, s.variant)
+                      from (select distinct on (list_key, variant) * from refdata.snapshots
+                             where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists
+       from refdata.sync_runs r where r.id = $1`,
+    [runId],
+  );
+  return rows[0];
+}
+
+/**
+ * Tells that run `runId` finished, in the caller's transaction (sent and written only if it
+ * commits). A second call for the same run writes no second alert.
+ */
+export async function recordRunCompleted(tx: Queryable, runId: number, source: SourceConfig | undefined): Promise<void> {
+  const payload = await runCompletedPayload(tx, runId);
+  if (!payload || payload.status === 'running') return;
+  let notice = JSON.stringify(payload);
+  if (Buffer.byteLength(notice) > NOTIFY_LIMIT) notice = JSON.stringify({ ...payload, lists: undefined, lists_omitted: true });
+  await tx.query(`select pg_notify('${RUNS_CHANNEL}', $1)`, [notice]);
+  if (!source?.alertOn.includes('run_completed')) return;
+  await tx.query(
+    `with inserted as (
+       insert into refdata.alerts (run_id, kind, environment, list_key, variant, payload)
+       values ($1, 'run_completed', $2, '', '', $3::jsonb)
+       on conflict (run_id, kind) where run_id is not null do nothing
+       returning id)
+     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', $2::text, 'kind', 'run_completed')::text) from inserted`,
+    [runId, payload.environment, JSON.stringify(payload)],
+  );
+}

@@ -1,0 +1,71 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { listKeys } from '../../src/catalog/list-keys.ts';
+import { catalog } from '../../src/catalog/catalog.ts';
+import { progressLine } from '../../src/cli/progress.ts';
+import { jobProgressReporter } from '../../src/queue/job-progress.ts';
+import type { TargetProgress } from '../../src/sync/sync-target.ts';
+
+/** A terminal of `columns` columns that records what is written to it. */
+function terminal(isTTY: boolean, columns = 80) {
+  const stream = Object.assign(new PassThrough(), { isTTY, columns }) as unknown as NodeJS.WriteStream & PassThrough;
+  let written = '';
+  stream.on('data', (d: Buffer) => (written += d.toString()));
+  return { stream, written: () => written };
+}
+
+const nmfc = catalog.find((l) => l.key === 'nmfc_codes')!;
+const hazmat = catalog.find((l) => l.key === listKeys.find((k) => k === 'hazmat'))!;
+const target = (list: typeof nmfc) => ({ source: { environment: 'production' }, list, variant: '' }) as unknown as TargetProgress['target'];
+
+describe('the progress line of refsync sync', () => {
+  it('on a terminal: the biggest list in flight, a bar, pages, entries and rate, within the width', async () => {
+    const tty = terminal(true, 72);
+    let clock = 0;
+    const line = progressLine(tty.stream, true, () => clock);
+    line.update({ target: target(hazmat), pages: 1, entries: 300 });
+    clock = 2_000;
+    line.update({ target: target(nmfc), pages: 450, entries: 450_000, totalEntries: 1_000_000, totalPages: 1_000 });
+    clock = 3_000;
+    line.update({ target: target(nmfc), pages: 600, entries: 600_000, totalEntries: 1_000_000, totalPages: 1_000 });
+    const frames = tty.written().split('\r\x1b[K').filter(Boolean);
+    expect(frames.at(-1)).toBe('production nmfc_codes [##########......] 60% 600/1,000 pages 600,000 e…');
+    for (const frame of frames) expect(frame.length).toBeLessThanOrEqual(71);
+    const wide = terminal(true, 200);
+    const wideLine = progressLine(wide.stream, true, () => clock);
+    wideLine.update({ target: target(hazmat), pages: 1, entries: 300 });
+    wideLine.update({ target: target(nmfc), pages: 450, entries: 450_000, totalEntries: 1_000_000, totalPages: 1_000 });
+    clock = 5_000;
+    wideLine.update({ target: target(nmfc), pages: 600, entries: 600_000, totalEntries: 1_000_000, totalPages: 1_000 });
+    expect(wide.written().split('\r\x1b[K').at(-1)).toBe(
+      'production nmfc_codes [##########......] 60% 600/1,000 pages 600,000 entries 75,000/s  (+1 more list)',
+    );
+    line.clear();
+    expect(tty.written().endsWith('\r\x1b[K')).toBe(true);
+  });
+
+  it('writes nothing when stderr is not a terminal, or with --json', () => {
+    for (const [isTTY, enabled] of [[false, true], [true, false]] as const) {
+      const out = terminal(isTTY);
+      const line = progressLine(out.stream, enabled, () => 1_000);
+      line.update({ target: target(nmfc), pages: 1, entries: 1_000 });
+      line.clear();
+      expect(out.written()).toBe('');
+    }
+  });
+});
+
+describe('BullMQ job progress', () => {
+  it('is reported at most once per interval, and once more at the end with the final figures', async () => {
+    const sent: unknown[] = [];
+    let clock = 0;
+    const reporter = jobProgressReporter({ updateProgress: async (p: unknown) => void sent.push(p) }, 1_000, () => clock);
+    for (let page = 1; page <= 30; page++) {
+      clock = page * 100;
+      reporter.onProgress({ pages: page, entries: page * 1_000, totalEntries: 30_000, totalPages: 30 });
+    }
+    await reporter.finish();
+    expect(sent).toHaveLength(4);
+    expect(sent.at(-1)).toEqual({ pages: 30, entries: 30_000, totalEntries: 30_000, totalPages: 30, percent: 100 });
+  });
+});
