@@ -13,7 +13,9 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
   const root = new URL('../', import.meta.url);
   const platform = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
-  const bundled = Object.keys(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).optionalDependencies ?? {});
+  // The Node binary packages among the optional dependencies (PGlite is one too, and is no runtime).
+  const optional = Object.keys(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).optionalDependencies ?? {});
+  const bundled = optional.filter((name) => /^node-(?:linux|darwin|win)-/.test(name));
   let hint;
   if (!bundled.includes(platform)) {
     hint = `npm has no Node 24 package for ${process.platform}-${process.arch} (refsync brings one for ${bundled.map((p) => p.slice(5)).join(', ')}): install Node.js 24 yourself (see .nvmrc) and run again`;
