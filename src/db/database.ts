@@ -96,14 +96,7 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
       },
       async transaction(fn) {
         await this.begin();
-        try {
-          const result = await fn(conn);
-          await conn.query('commit');
-          return result;
-        } catch (err) {
-          await conn.query('rollback').catch(() => undefined);
-          throw err;
-        }
+        return commitAfter(conn, fn);
       },
     };
   };
@@ -185,6 +178,18 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
       await client.close();
     },
   };
+}
+
+/** Runs `fn` inside the transaction already begun on `conn`, then commits; rolls back if it throws. */
+export async function commitAfter<T>(conn: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  try {
+    const result = await fn(conn);
+    await conn.query('commit');
+    return result;
+  } catch (err) {
+    await conn.query('rollback').catch(() => undefined);
+    throw err;
+  }
 }
 
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {

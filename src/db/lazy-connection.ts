@@ -1,4 +1,4 @@
-import type { Connection, Database, Queryable, QueryResult } from './database.ts';
+import { commitAfter, type Connection, type Database, type Queryable, type QueryResult } from './database.ts';
 
 /**
  * A pool connection taken at its first query rather than up front. A sync spends most of its time
@@ -41,14 +41,7 @@ export class LazyConnection implements Connection {
     const conn = await this.#get();
     if (!this.#early) return conn.transaction(fn);
     this.#early = false;
-    try {
-      const result = await fn(conn);
-      await conn.query('commit');
-      return result;
-    } catch (err) {
-      await conn.query('rollback').catch(() => undefined);
-      throw err;
-    }
+    return commitAfter(conn, fn);
   }
 
   async begin(): Promise<void> {
