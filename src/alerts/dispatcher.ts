@@ -385,7 +385,10 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
     // Only what is due now: an alert that fails is rescheduled past the cutoff, so it is not
     // retried within this call however small the backoff.
     await measureClock();
-    const cutoff = new Date(dbNow());
+    // Read, not estimated: an alert requeued a moment ago by another process must count as due,
+    // and the estimate can lag the database's clock by a round trip.
+    const { rows: clock } = await db.query<{ now: Date }>('select clock_timestamp() as now');
+    const cutoff = new Date(clock[0]!.now);
     const disabled = await disabledEndpoints();
     for (;;) {
       const { rows, lease } = await claim(cutoff);
