@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Agent } from 'undici';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig, SourceConfig, WebhookFormat } from '../config/types.ts';
+import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
 import { endpointLabel, webhookId } from './endpoint.ts';
@@ -499,7 +500,7 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
   return {
     start() {
       if (running || stopping) return;
-      if (options.listen !== false && db.kind === 'pg') {
+      if (options.listen !== false && capabilitiesOf(db).listen) {
         if (config.databaseUrl) void listen();
         else logger.debug('alert dispatcher: no DATABASE_URL to LISTEN on; polling only');
       }

@@ -1,12 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { migrateListViews } from '../columns/migrate-views.ts';
+import { capabilitiesOf } from './capabilities.ts';
 import type { Database } from './database.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 // Any fixed number: it only has to be the same in every refsync process.
 const MIGRATION_LOCK = 7_302_611;
-const pgliteLocks = new WeakMap<Database, Promise<unknown>>();
+const inProcessLocks = new WeakMap<Database, Promise<unknown>>();
 
 /**
  * Applies the committed migrations, then brings the per-list views to their recorded typed columns
@@ -14,15 +15,15 @@ const pgliteLocks = new WeakMap<Database, Promise<unknown>>();
  * processes at once: a session advisory lock serialises them, so the second finds nothing to do.
  */
 export async function migrateDatabase(db: Database): Promise<void> {
-  if (db.kind === 'pglite') {
-    // PGlite lives in this process only, so a promise chain is the lock.
-    const previous = pgliteLocks.get(db) ?? Promise.resolve();
+  if (!capabilitiesOf(db).sessionLocks) {
+    // One embedded session lives in this process only, so a promise chain is the lock.
+    const previous = inProcessLocks.get(db) ?? Promise.resolve();
     const run = previous.then(async () => {
       const { migrate } = await import('drizzle-orm/pglite/migrator');
       await migrate((await db.orm()) as Parameters<typeof migrate>[0], { migrationsFolder });
       await migrateListViews(db);
     });
-    pgliteLocks.set(db, run.catch(() => undefined));
+    inProcessLocks.set(db, run.catch(() => undefined));
     return run;
   }
   await db.withConnection(async (lockConn) => {

@@ -4,7 +4,7 @@ import type { Queryable } from '../db/database.ts';
 import { BackgroundWrite } from './background-write.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
-/** Below this many rows one unnest statement is as quick as a COPY and needs no driver check. */
+/** Below this many rows one unnest statement is as quick as a COPY. */
 export const COPY_MIN_ROWS = 1_000;
 const COPY_CHUNK_CHARS = 256 * 1024;
 const copySpecial = /[\\\n\r\t]/;
@@ -65,16 +65,17 @@ export class StagingTable {
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
-  /** Whether the connection is node-postgres (COPY FROM STDIN) rather than PGlite; asked once. */
-  #canCopy: boolean | undefined;
+  /** Whether the database takes COPY FROM STDIN (capabilities.copy). */
+  readonly #canCopy: boolean;
 
   /** Rows written so far (duplicates included). */
   get rowsAppended(): number {
     return this.#appended;
   }
 
-  constructor(conn: Queryable) {
+  constructor(conn: Queryable, canCopy: boolean) {
     this.#conn = conn;
+    this.#canCopy = canCopy;
   }
 
   async #create(q: Queryable): Promise<void> {
@@ -86,8 +87,8 @@ export class StagingTable {
   }
 
   /**
-   * Appends rows: a large batch streams in with COPY FROM STDIN on node-postgres, anything else
-   * goes in one statement (arrays unnested server-side, which PGlite understands too). Inside a
+   * Appends rows: a large batch streams in with COPY FROM STDIN where the database takes it,
+   * anything else goes in one statement (arrays unnested server-side, which PGlite understands too). Inside a
    * transaction pass it as `q`: on PGlite, the connection itself waits for the transaction to end.
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
@@ -95,7 +96,7 @@ export class StagingTable {
     await this.#create(q);
     if (rows.length === 0) return;
     this.#appended += rows.length;
-    if (rows.length >= COPY_MIN_ROWS && (await this.#copyable(q))) {
+    if (rows.length >= COPY_MIN_ROWS && this.#canCopy) {
       const write = this.#copy(rows, q);
       if (q !== this.#conn) return write;
       // A spill outside the transaction is written while the caller fetches the next pages: it
@@ -109,15 +110,6 @@ export class StagingTable {
       `insert into ${this.name} (entry_key, code, description, payload, entry_hash) select * from ${source.from}`,
       source.params,
     );
-  }
-
-  async #copyable(q: Queryable): Promise<boolean> {
-    if (this.#canCopy === undefined) {
-      // PGlite cannot take a COPY stream through query() (and is left broken by trying), so ask first.
-      const { rows } = await q.query<{ pglite: boolean }>("select strpos(version(), 'PGlite') > 0 as pglite");
-      this.#canCopy = rows[0]?.pglite === false;
-    }
-    return this.#canCopy;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Target } from '../catalog/targets.ts';
+import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -81,7 +82,7 @@ export async function syncTarget(
       // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
       const conn = new LazyConnection(db);
       let failure: unknown;
-      const staging = new StagingTable(conn);
+      const staging = new StagingTable(conn, capabilitiesOf(db).copy);
       let direct: DirectLoad | undefined;
       let firstSpill = true;
       try {
@@ -154,7 +155,7 @@ export async function syncTarget(
       }
     };
     try {
-      return await fetchAndApply(db.kind === 'pg');
+      return await fetchAndApply(capabilitiesOf(db).copy);
     } catch (err) {
       if (!fetchAgain(err)) throw err;
       // Another sync applied this target while this one fetched, or a direct first load met a key
