@@ -19,6 +19,8 @@ export interface ApplyOptions {
   /** Apply a fetch even when it would retire more than the allowed share of the list. */
   acceptRemovals: boolean;
   durationMs: () => number;
+  /** Staged rows above which the staging and diff tables are ANALYZEd (tuning.analyzeAfterRows). */
+  analyzeAfterRows: number;
 }
 
 export interface ApplyResult {
@@ -147,7 +149,7 @@ export async function applyList(
     }
     await staging.append(collected.pending, tx);
     await staging.ensure(tx);
-    const large = staging.rowsAppended > 10_000;
+    const large = staging.rowsAppended > options.analyzeAfterRows;
     if (large) await tx.query(`analyze ${staging.name}`);
 
     if (firstOfTarget) {

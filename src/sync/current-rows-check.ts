@@ -5,12 +5,6 @@ import { CurrentRowIndex } from './current-index.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 /**
- * A list that reaches this many entries starts reading its current rows' index, so that the index
- * is ready by the first spill (20,000 rows) without holding up the fetch; smaller lists never read one.
- */
-const INDEX_AFTER_ENTRIES = 5_000;
-
-/**
  * Decides, for one fetch, whether rows are checked against the current rows before they are staged
  * (large lists on node-postgres), and does the checking. Without an index every row is staged.
  */
@@ -18,19 +12,22 @@ export class CurrentRowsCheck {
   readonly #conn: Connection;
   readonly #target: Target;
   readonly #enabled: boolean;
+  /** Entries received before the index is read (tuning.indexAfterEntries); a list that never spills never reads one. */
+  readonly #indexAfterEntries: number;
   #index: Promise<CurrentRowIndex> | undefined;
   /** The index once it has been read. */
   #ready: CurrentRowIndex | undefined;
 
-  constructor(conn: Connection, target: Target, enabled: boolean) {
+  constructor(conn: Connection, target: Target, enabled: boolean, indexAfterEntries: number) {
     this.#conn = conn;
     this.#target = target;
     this.#enabled = enabled;
+    this.#indexAfterEntries = indexAfterEntries;
   }
 
   /** Called with the entries read so far: starts the index read once the list proves large. */
   observe(received: number): void {
-    if (this.#enabled && !this.#index && received >= INDEX_AFTER_ENTRIES) this.#start();
+    if (this.#enabled && !this.#index && received >= this.#indexAfterEntries) this.#start();
   }
 
   #start(): Promise<CurrentRowIndex> {

@@ -6,7 +6,7 @@ import { BackgroundWrite } from './background-write.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
-import { copyChunks, copyText, unnestRows, COPY_MIN_ROWS } from './staging.ts';
+import { copyChunks, copyText, unnestRows } from './staging.ts';
 import { tryLockTarget } from './target-lock.ts';
 
 /**
@@ -37,11 +37,13 @@ export class DirectLoad {
   readonly #now: Date;
   readonly #snapshotId: number;
   readonly #rowPrefix: string;
+  readonly #copyMinRows: number;
   readonly #batch = new BackgroundWrite();
   #open = true;
 
-  private constructor(conn: Connection, target: Target, now: Date, snapshotId: number) {
+  private constructor(conn: Connection, target: Target, now: Date, snapshotId: number, copyMinRows: number) {
     this.#conn = conn;
+    this.#copyMinRows = copyMinRows;
     this.#target = target;
     this.#now = now;
     this.#snapshotId = snapshotId;
@@ -56,7 +58,7 @@ export class DirectLoad {
    * under its lock. Otherwise (or when another sync holds the lock) returns undefined and leaves the
    * connection as it was.
    */
-  static async begin(conn: Connection, target: Target): Promise<DirectLoad | undefined> {
+  static async begin(conn: Connection, target: Target, copyMinRows: number): Promise<DirectLoad | undefined> {
     const { environment } = target.source;
     await conn.query('begin');
     try {
@@ -71,7 +73,7 @@ export class DirectLoad {
         return undefined;
       }
       const { rows } = await conn.query<{ now: Date; id: string }>(`select clock_timestamp() as now, ${nextSnapshotId} as id`);
-      return new DirectLoad(conn, target, rows[0]!.now, Number(rows[0]!.id));
+      return new DirectLoad(conn, target, rows[0]!.now, Number(rows[0]!.id), copyMinRows);
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
@@ -90,7 +92,7 @@ export class DirectLoad {
   async #write(rows: readonly NormalizedEntry[]): Promise<void> {
     if (rows.length === 0) return;
     try {
-      if (rows.length >= COPY_MIN_ROWS) {
+      if (rows.length >= this.#copyMinRows) {
         await copyIn(
           this.#conn,
           `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,

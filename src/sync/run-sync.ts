@@ -6,6 +6,7 @@ import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { closeAbandonedRuns, failRun, holdRun, refreshRun, releaseRun, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type TargetOutcome } from './sync-target.ts';
+import type { SyncTuning } from './tuning.ts';
 
 export interface RunSyncOptions {
   db: Database;
@@ -19,6 +20,8 @@ export interface RunSyncOptions {
   logger?: Logger;
   signal?: AbortSignal;
   onTarget?: (outcome: TargetOutcome) => void;
+  /** Which way rows take to the database (tuning.ts); the defaults when absent. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export interface RunResult {
@@ -69,6 +72,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
         logger,
       };
       if (options.signal) targetOptions.signal = options.signal;
+      if (options.tuning) targetOptions.tuning = options.tuning;
       const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
       options.onTarget?.(outcome);
       return outcome;

@@ -4,8 +4,6 @@ import type { Queryable } from '../db/database.ts';
 import { BackgroundWrite } from './background-write.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
-/** Below this many rows one unnest statement is as quick as a COPY. */
-export const COPY_MIN_ROWS = 1_000;
 const COPY_CHUNK_CHARS = 256 * 1024;
 const copySpecial = /[\\\n\r\t]/;
 
@@ -65,17 +63,17 @@ export class StagingTable {
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
-  /** Whether the database takes COPY FROM STDIN (capabilities.copy). */
-  readonly #canCopy: boolean;
+  /** Whether the database takes COPY FROM STDIN (capabilities.copy), and from how many rows it is worth it. */
+  readonly #copyRule: { copy: boolean; copyMinRows: number };
 
   /** Rows written so far (duplicates included). */
   get rowsAppended(): number {
     return this.#appended;
   }
 
-  constructor(conn: Queryable, canCopy: boolean) {
+  constructor(conn: Queryable, copy: { copy: boolean; copyMinRows: number }) {
     this.#conn = conn;
-    this.#canCopy = canCopy;
+    this.#copyRule = copy;
   }
 
   async #create(q: Queryable): Promise<void> {
@@ -96,7 +94,7 @@ export class StagingTable {
     await this.#create(q);
     if (rows.length === 0) return;
     this.#appended += rows.length;
-    if (rows.length >= COPY_MIN_ROWS && this.#canCopy) {
+    if (this.#copyRule.copy && rows.length >= this.#copyRule.copyMinRows) {
       const write = this.#copy(rows, q);
       if (q !== this.#conn) return write;
       // A spill outside the transaction is written while the caller fetches the next pages: it
