@@ -1,12 +1,14 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import { copyIn } from '../db/copy-in.ts';
-import { hasCurrentRows, nextSnapshotId, openFirstRows, recordFirstLoad, type ApplyOptions, type ApplyResult } from './apply.ts';
+import { recordFirstLoad } from './apply.ts';
+import type { ApplyOptions, ApplyResult } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
 import { copyChunks, copyText, unnestRows } from './staging.ts';
+import { copyEntries, hasCurrentRows, insertEntries, nextSnapshotId } from './sql.ts';
 import { tryLockTarget } from './target-lock.ts';
 
 /**
@@ -66,9 +68,8 @@ export class DirectLoad {
         await conn.query('rollback');
         return undefined;
       }
-      const scope = [environment, target.list.key, target.variant];
       const { lastOk } = await previousSnapshots(conn, environment, target.list.key, target.variant);
-      if (lastOk || (await hasCurrentRows(conn, scope))) {
+      if (lastOk || (await hasCurrentRows(conn, target))) {
         await conn.query('rollback');
         return undefined;
       }
@@ -93,15 +94,10 @@ export class DirectLoad {
     if (rows.length === 0) return;
     try {
       if (rows.length >= this.#copyMinRows) {
-        await copyIn(
-          this.#conn,
-          `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,
-                                 entry_key, code, description, payload, entry_hash) from stdin`,
-          copyChunks(rows, `${this.#rowPrefix}\t`),
-        );
+        await copyIn(this.#conn, copyEntries, copyChunks(rows, `${this.#rowPrefix}\t`));
         return;
       }
-      await openFirstRows(this.#conn, this.#target, this.#now, this.#snapshotId, unnestRows(rows, 6));
+      await insertEntries(this.#conn, this.#target, this.#now, this.#snapshotId, unnestRows(rows, 6));
     } catch (err) {
       if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
         throw new DirectLoadConflict(`${this.#target.list.key}: an entry key came twice in the fetch`);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
 import { BackgroundWrite } from './background-write.ts';
+import { ENTRY_ROW_COLUMNS } from './sql.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 const COPY_CHUNK_CHARS = 256 * 1024;
@@ -27,7 +28,7 @@ export function* copyChunks(rows: readonly NormalizedEntry[], prefix = ''): Gene
   if (chunk) yield chunk;
 }
 
-/** Rows to read in SQL: a relation with columns entry_key, code, description, payload, entry_hash. */
+/** Rows to read in SQL: a relation with the columns ENTRY_ROW_COLUMNS. */
 export interface RowSource {
   from: string;
   params: unknown[];
@@ -105,7 +106,7 @@ export class StagingTable {
     }
     const source = unnestRows(rows, 1);
     await q.query(
-      `insert into ${this.name} (entry_key, code, description, payload, entry_hash) select * from ${source.from}`,
+      `insert into ${this.name} (${ENTRY_ROW_COLUMNS}) select * from ${source.from}`,
       source.params,
     );
   }
@@ -115,7 +116,7 @@ export class StagingTable {
    * held connection and hands it back, so the rows are written to it with backpressure.
    */
   async #copy(rows: readonly NormalizedEntry[], q: Queryable): Promise<void> {
-    await copyIn(q, `copy ${this.name} (entry_key, code, description, payload, entry_hash) from stdin`, copyChunks(rows));
+    await copyIn(q, `copy ${this.name} (${ENTRY_ROW_COLUMNS}) from stdin`, copyChunks(rows));
   }
 
   /** Makes sure the table exists (an empty list still needs one to diff against). */
