@@ -6,7 +6,7 @@ import type { CollectedList } from './collect.ts';
 import { StaleIndexError } from './current-index.ts';
 import { notifyChange } from './notify.ts';
 import { previousSnapshots } from './previous.ts';
-import { unnestRows, type RowSource, type StagingTable } from './staging.ts';
+import { unnestRows, type StagingTable } from './staging.ts';
 import { changeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
 import {
   changeSample,
@@ -21,37 +21,11 @@ import {
   markReappeared,
   openedBy,
   rowsGeneration,
-  type SnapshotRow,
 } from './sql.ts';
+import { firstLoad, isFirstLoad, snapshotOf } from './first-load.ts';
 import { recordImpact } from './impact.ts';
 import { lockTarget } from './target-lock.ts';
 import { evolveListColumns, type ColumnChange } from '../columns/recorded-columns.ts';
-
-/** The snapshot of a fetched list, from what the collector measured and what the apply found. */
-function snapshotOf(
-  collected: CollectedList,
-  options: ApplyOptions,
-  now: Date,
-  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & { id?: number; error?: string },
-): SnapshotRow {
-  const snapshot: SnapshotRow = {
-    runId: options.runId,
-    fetchedAt: now,
-    status: row.status,
-    changed: row.changed,
-    counts: row.counts,
-    contentHash: collected.contentHash,
-    entryCount: collected.entryCount,
-    fields: collected.fields,
-    pages: collected.pages,
-    durationMs: options.durationMs(),
-    replacedValues: collected.replacedValues,
-    error: row.error ?? null,
-    errorCode: row.status === 'held' ? 'held' : null,
-  };
-  if (row.id !== undefined) snapshot.id = row.id;
-  return snapshot;
-}
 
 /** Fields that appeared and disappeared between two snapshots' field signatures. */
 function fieldDrift(before: string[], after: string[]): { added: string[]; removed: string[] } | undefined {
@@ -101,7 +75,7 @@ export async function applyList(
     if (collected.index && (await rowsGeneration(tx, target)) !== collected.index.generation) {
       throw new StaleIndexError(`${listKey}: the current rows changed while the list was fetched`);
     }
-    const firstOfTarget = baseline && !(await hasCurrentRows(tx, target));
+    const firstOfTarget = await isFirstLoad(!baseline, () => hasCurrentRows(tx, target));
     if (firstOfTarget && staging.rowsAppended === 0) {
       // Nothing was spilled, so the rows are all in memory: straight into history, no staging table.
       return firstLoad(tx, target, collected, unnestRows(collected.pending, 6), options, now);
@@ -199,52 +173,4 @@ async function writeChangeAlerts(
       }),
     );
   }
-}
-
-/**
- * The first load of a target: every entry is new, so the rows go straight into the history table,
- * with no diff. It is a baseline: no change rows, no alerts.
- */
-async function firstLoad(
-  tx: Queryable,
-  target: Target,
-  collected: CollectedList,
-  rows: RowSource,
-  options: ApplyOptions,
-  now: Date,
-): Promise<ApplyResult> {
-  const result = await recordFirstLoad(tx, target, collected, options, now);
-  // Identical duplicates came twice; only then is the de-duplicating sort worth paying for.
-  const source =
-    rows.rows === collected.entryCount ? rows.from : `(select distinct on (entry_key) * from ${rows.from} order by entry_key) d`;
-  await insertEntries(tx, target, now, result.snapshotId, { from: source, params: rows.params });
-  return result;
-}
-
-/**
- * The snapshot and the NOTIFY of a first load, whose rows are (or are about to be) written under
- * the snapshot's id: every entry counts as added.
- */
-export async function recordFirstLoad(
-  tx: Queryable,
-  target: Target,
-  collected: CollectedList,
-  options: ApplyOptions,
-  now: Date,
-  snapshotId?: number,
-): Promise<ApplyResult> {
-  const counts = { ...zeroCounts(), added: collected.entryCount };
-  const row: Parameters<typeof snapshotOf>[3] = { status: 'ok', changed: true, counts };
-  if (snapshotId !== undefined) row.id = snapshotId;
-  const id = await insertSnapshot(tx, target, snapshotOf(collected, options, now, row));
-  // A baseline records no changes and no alerts, but the list's views must show its columns.
-  await evolveListColumns(tx, target.list.key, collected.columnTypes, id, now);
-  await notifyChange(tx, {
-    environment: target.source.environment,
-    list_key: target.list.key,
-    variant: target.variant,
-    snapshot_id: id,
-    ...counts,
-  });
-  return { status: 'changed', snapshotId: id, counts, baseline: true };
 }

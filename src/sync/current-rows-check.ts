@@ -2,6 +2,7 @@ import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import type { CollectedList } from './collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
+import { isFirstLoad } from './first-load.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 /**
@@ -49,7 +50,9 @@ export class CurrentRowsCheck {
   async neverLoaded(): Promise<boolean> {
     if (!this.#enabled) return false;
     const index = await (this.#index ?? this.#start());
-    return index.size === 0 && index.generation === 0;
+    // The index's generation is the last ok snapshot that changed the rows; a target's first ok
+    // snapshot always does, so 0 means no ok snapshot at all.
+    return isFirstLoad(index.generation > 0, async () => index.size > 0);
   }
 
   /**

@@ -1,9 +1,9 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import { copyIn } from '../db/copy-in.ts';
-import { recordFirstLoad } from './apply.ts';
 import type { ApplyOptions, ApplyResult } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
+import { isFirstLoad, recordFirstLoad } from './first-load.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
@@ -69,7 +69,7 @@ export class DirectLoad {
         return undefined;
       }
       const { lastOk } = await previousSnapshots(conn, environment, target.list.key, target.variant);
-      if (lastOk || (await hasCurrentRows(conn, target))) {
+      if (!(await isFirstLoad(Boolean(lastOk), () => hasCurrentRows(conn, target)))) {
         await conn.query('rollback');
         return undefined;
       }
