@@ -4,6 +4,7 @@ import { ConfigError } from '../config/errors.ts';
 import type { AppConfig, SourceConfig, WebhookFormat } from '../config/types.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
+import { parseRetryAfter } from '../upstream/retry.ts';
 import type { Logger } from '../util/logger.ts';
 import { endpointLabel, webhookId } from './endpoint.ts';
 import { alertFromRow, alertText, slackBody, standardBody, type AlertRecord, type AlertRow } from './format.ts';
@@ -101,15 +102,6 @@ class DeliveryFailure extends Error {
     this.status = status;
     this.retryAfterMs = retryAfterMs;
   }
-}
-
-function retryAfterMs(value: string | string[] | undefined): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return undefined;
-  const seconds = Number(v);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** One line, no control characters, bounded; the URL's path (maybe a credential) replaced by its label. */
@@ -314,7 +306,7 @@ export function createAlertDispatcher(options: AlertDispatcherOptions): AlertDis
       throw new DeliveryFailure(`HTTP ${res.status}: redirect${target} not followed; configure the final URL`, res.status);
     }
     const snippet = clean(res.snippet, webhook, 200);
-    throw new DeliveryFailure(`HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`, res.status, retryAfterMs(res.headers['retry-after']));
+    throw new DeliveryFailure(`HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`, res.status, parseRetryAfter(res.headers['retry-after']));
   }
 
   async function deliverOne(row: ClaimedRow, lease: Date, disabled: Map<string, string>): Promise<Outcome> {
