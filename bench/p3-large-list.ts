@@ -9,6 +9,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { SyncTuning } from '../src/sync/tuning.ts';
 import type { SyncChildJob, SyncChildResult } from './sync-child.ts';
 import {
   createBenchDatabase,
@@ -39,6 +40,11 @@ export interface P3Options {
    * close as a nested loop (21 s for 100,000 entries; docs/performance.md). Kept to compare.
    */
   analyzeBeforeResync?: boolean;
+  /**
+   * The sync's tuning (the defaults when absent). The reduced smoke run lowers the spill and index
+   * thresholds, so that a few thousand entries take the ways a million does: spills and the index.
+   */
+  tuning?: Partial<SyncTuning>;
   inProcessSandbox?: boolean;
   log?: (line: string) => void;
 }
@@ -93,6 +99,7 @@ async function loadShape(
   entries: number,
   everyNth: number,
   analyze: boolean,
+  tuning: Partial<SyncTuning> | undefined,
   log: (line: string) => void,
 ): Promise<Figure[]> {
   const figures: Figure[] = [];
@@ -107,6 +114,7 @@ async function loadShape(
       pageSize: 1000,
       // One bare array of a million entries is ~100 MB: above the client's 64 MiB default cap.
       ...(shape === 'array' ? { maxResponseBytes: 1024 * 2 ** 20 } : {}),
+      ...(tuning ? { tuning } : {}),
     };
     const label = shape === 'next' ? 'pages of 1000' : 'one bare array';
     const first = await runSyncChild<SyncChildResult>(job);
@@ -171,7 +179,7 @@ export async function runP3(options: P3Options = {}): Promise<Figure[]> {
     }
     for (const shape of options.shapes ?? ['next', 'array']) {
       await sandbox.control('reset');
-      figures.push(...(await loadShape(sandbox, shape, entries, options.changeEveryNth ?? 100, options.analyzeBeforeResync ?? false, log)));
+      figures.push(...(await loadShape(sandbox, shape, entries, options.changeEveryNth ?? 100, options.analyzeBeforeResync ?? false, options.tuning, log)));
     }
   } finally {
     await sandbox.close();

@@ -6,6 +6,7 @@ import { openDatabase, type Database, type Queryable } from '../src/db/database.
 import { targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect.ts';
 import { runSync } from '../src/sync/run-sync.ts';
+import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 
 export interface SyncChildJob {
@@ -19,6 +20,8 @@ export interface SyncChildJob {
    * every page and drops it, 'collect' also normalises and hashes every entry (spills dropped).
    */
   mode?: 'sync' | 'fetch' | 'collect';
+  /** Tuning for the sync (the defaults when absent): the smoke test shrinks it to reach spills and the index. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export interface SyncChildResult {
@@ -83,7 +86,7 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   const target = targetsFor(source, job.lists)[0]!;
   const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
   const started = performance.now();
-  const collector = new ListCollector(target.list, { spillThreshold: 20_000, spill: async () => undefined });
+  const collector = new ListCollector(target.list, { spillThreshold: job.tuning?.spillThreshold ?? defaultTuning.spillThreshold, spill: async () => undefined });
   let pages = 0;
   let entries = 0;
   for await (const page of client.pages(request)) {
@@ -102,7 +105,7 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
 
 async function sync(): Promise<SyncChildResult> {
   const started = performance.now();
-  const [run] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', lists: job.lists, concurrency: 4 });
+  const [run] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', lists: job.lists, concurrency: 4, ...(job.tuning ? { tuning: job.tuning } : {}) });
   const wallMs = performance.now() - started;
   return {
     wallMs,

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { restrictedReason } from './address.ts';
 
@@ -72,12 +72,14 @@ function guardedLookup(allowPrivate: boolean) {
  * undici's plain agent does not follow them.
  */
 export function createWebhookAgent(options: WebhookAgentOptions): Agent {
-  const connectOptions: { timeout: number; allowH2: boolean; lookup: ReturnType<typeof guardedLookup>; ca?: string[] } = {
+  const connectOptions: { timeout: number; allowH2: boolean; lookup: ReturnType<typeof guardedLookup>; secureContext?: SecureContext } = {
     timeout: options.timeouts.connectMs,
     allowH2: false,
     lookup: guardedLookup(options.allowPrivate),
   };
-  if (options.ca?.length) connectOptions.ca = [...rootCertificates, ...options.ca];
+  // One TLS context for the agent, as the upstream transport does: given `ca` per connection, Node
+  // parses the ~140 default roots again for every new socket.
+  if (options.ca?.length) connectOptions.secureContext = createSecureContext({ ca: [...rootCertificates, ...options.ca] });
   const base = buildConnector(connectOptions as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;

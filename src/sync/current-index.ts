@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Target } from '../catalog/targets.ts';
-import type { Connection, Queryable } from '../db/database.ts';
+import type { Connection } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
+import { rowsGeneration } from './sql.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),
@@ -46,16 +47,6 @@ function keyHash(key: string): number {
 const copyEscapes: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
 function uncopy(text: string): string {
   return text.includes('\\') ? text.replace(/\\(.)/g, (_, c: string) => copyEscapes[c] ?? c) : text;
-}
-
-/** The id of the last ok snapshot that changed the target's rows: the state its current rows are in. */
-export async function rowsGeneration(q: Queryable, target: Target): Promise<number> {
-  const { rows } = await q.query<{ g: string | null }>(
-    `select max(id) as g from refdata.snapshots
-     where environment = $1 and list_key = $2 and variant = $3 and status = 'ok' and changed`,
-    [target.source.environment, target.list.key, target.variant],
-  );
-  return Number(rows[0]?.g ?? 0);
 }
 
 /**

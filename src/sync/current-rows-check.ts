@@ -2,13 +2,8 @@ import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import type { CollectedList } from './collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
+import { isFirstLoad } from './first-load.ts';
 import type { NormalizedEntry } from './normalize.ts';
-
-/**
- * A list that reaches this many entries starts reading its current rows' index, so that the index
- * is ready by the first spill (20,000 rows) without holding up the fetch; smaller lists never read one.
- */
-const INDEX_AFTER_ENTRIES = 5_000;
 
 /**
  * Decides, for one fetch, whether rows are checked against the current rows before they are staged
@@ -18,19 +13,22 @@ export class CurrentRowsCheck {
   readonly #conn: Connection;
   readonly #target: Target;
   readonly #enabled: boolean;
+  /** Entries received before the index is read (tuning.indexAfterEntries); a list that never spills never reads one. */
+  readonly #indexAfterEntries: number;
   #index: Promise<CurrentRowIndex> | undefined;
   /** The index once it has been read. */
   #ready: CurrentRowIndex | undefined;
 
-  constructor(conn: Connection, target: Target, enabled: boolean) {
+  constructor(conn: Connection, target: Target, enabled: boolean, indexAfterEntries: number) {
     this.#conn = conn;
     this.#target = target;
     this.#enabled = enabled;
+    this.#indexAfterEntries = indexAfterEntries;
   }
 
   /** Called with the entries read so far: starts the index read once the list proves large. */
   observe(received: number): void {
-    if (this.#enabled && !this.#index && received >= INDEX_AFTER_ENTRIES) this.#start();
+    if (this.#enabled && !this.#index && received >= this.#indexAfterEntries) this.#start();
   }
 
   #start(): Promise<CurrentRowIndex> {
@@ -52,7 +50,9 @@ export class CurrentRowsCheck {
   async neverLoaded(): Promise<boolean> {
     if (!this.#enabled) return false;
     const index = await (this.#index ?? this.#start());
-    return index.size === 0 && index.generation === 0;
+    // The index's generation is the last ok snapshot that changed the rows; a target's first ok
+    // snapshot always does, so 0 means no ok snapshot at all.
+    return isFirstLoad(index.generation > 0, async () => index.size > 0);
   }
 
   /**

@@ -1,12 +1,14 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import { copyIn } from '../db/copy-in.ts';
-import { hasCurrentRows, nextSnapshotId, openFirstRows, recordFirstLoad, type ApplyOptions, type ApplyResult } from './apply.ts';
+import type { ApplyOptions, ApplyResult } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
+import { isFirstLoad, recordFirstLoad } from './first-load.ts';
 import type { CollectedList } from './collect.ts';
 import type { NormalizedEntry } from './normalize.ts';
 import { previousSnapshots } from './previous.ts';
-import { copyChunks, copyText, unnestRows, COPY_MIN_ROWS } from './staging.ts';
+import { copyChunks, copyText, unnestRows } from './staging.ts';
+import { copyEntries, hasCurrentRows, insertEntries, nextSnapshotId } from './sql.ts';
 import { tryLockTarget } from './target-lock.ts';
 
 /**
@@ -37,11 +39,13 @@ export class DirectLoad {
   readonly #now: Date;
   readonly #snapshotId: number;
   readonly #rowPrefix: string;
+  readonly #copyMinRows: number;
   readonly #batch = new BackgroundWrite();
   #open = true;
 
-  private constructor(conn: Connection, target: Target, now: Date, snapshotId: number) {
+  private constructor(conn: Connection, target: Target, now: Date, snapshotId: number, copyMinRows: number) {
     this.#conn = conn;
+    this.#copyMinRows = copyMinRows;
     this.#target = target;
     this.#now = now;
     this.#snapshotId = snapshotId;
@@ -56,7 +60,7 @@ export class DirectLoad {
    * under its lock. Otherwise (or when another sync holds the lock) returns undefined and leaves the
    * connection as it was.
    */
-  static async begin(conn: Connection, target: Target): Promise<DirectLoad | undefined> {
+  static async begin(conn: Connection, target: Target, copyMinRows: number): Promise<DirectLoad | undefined> {
     const { environment } = target.source;
     await conn.begin();
     try {
@@ -64,14 +68,13 @@ export class DirectLoad {
         await conn.query('rollback');
         return undefined;
       }
-      const scope = [environment, target.list.key, target.variant];
       const { lastOk } = await previousSnapshots(conn, environment, target.list.key, target.variant);
-      if (lastOk || (await hasCurrentRows(conn, scope))) {
+      if (!(await isFirstLoad(Boolean(lastOk), () => hasCurrentRows(conn, target)))) {
         await conn.query('rollback');
         return undefined;
       }
       const { rows } = await conn.query<{ now: Date; id: string }>(`select clock_timestamp() as now, ${nextSnapshotId} as id`);
-      return new DirectLoad(conn, target, rows[0]!.now, Number(rows[0]!.id));
+      return new DirectLoad(conn, target, rows[0]!.now, Number(rows[0]!.id), copyMinRows);
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
@@ -90,16 +93,11 @@ export class DirectLoad {
   async #write(rows: readonly NormalizedEntry[]): Promise<void> {
     if (rows.length === 0) return;
     try {
-      if (rows.length >= COPY_MIN_ROWS) {
-        await copyIn(
-          this.#conn,
-          `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,
-                                 entry_key, code, description, payload, entry_hash) from stdin`,
-          copyChunks(rows, `${this.#rowPrefix}\t`),
-        );
+      if (rows.length >= this.#copyMinRows) {
+        await copyIn(this.#conn, copyEntries, copyChunks(rows, `${this.#rowPrefix}\t`));
         return;
       }
-      await openFirstRows(this.#conn, this.#target, this.#now, this.#snapshotId, unnestRows(rows, 6));
+      await insertEntries(this.#conn, this.#target, this.#now, this.#snapshotId, unnestRows(rows, 6));
     } catch (err) {
       if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
         throw new DirectLoadConflict(`${this.#target.list.key}: an entry key came twice in the fetch`);

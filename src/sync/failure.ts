@@ -6,10 +6,12 @@ import { DuplicateKeyError } from './content-hash.ts';
 import { EntryLimitError } from './entry-limits.ts';
 import { EntryShapeError } from './normalize.ts';
 import { ViewDependencyError } from '../columns/list-views.ts';
-import { alertFor } from './alert-row.ts';
+import { alertFor } from '../alerts/alert-row.ts';
 import { storableText } from './storable-text.ts';
 import { previousSnapshots } from './previous.ts';
+import { insertSnapshot, targetIs, targetParams } from './sql.ts';
 import { lockTarget } from './target-lock.ts';
+import { zeroCounts } from './apply-types.ts';
 
 /** Postgres refused what one list's data asked it to store: that list fails, not the run. */
 export class DataRefusedError extends Error {
@@ -81,8 +83,8 @@ export async function recordFailure(
 /** Whether the run already has a snapshot of the target (it ran to the end, ok or not). */
 export async function syncedInRun(q: Queryable, runId: number, target: Target): Promise<boolean> {
   const { rows } = await q.query(
-    'select 1 from refdata.snapshots where run_id = $1 and environment = $2 and list_key = $3 and variant = $4 limit 1',
-    [runId, target.source.environment, target.list.key, target.variant],
+    `select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`,
+    [runId, ...targetParams(target)],
   );
   return rows.length > 0;
 }
@@ -108,12 +110,20 @@ export async function recordFailureUnlessDone(
     await lockTarget(tx, env, listKey, target.variant);
     if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;
     const { last } = await previousSnapshots(tx, env, listKey, target.variant);
-    const { rows } = await tx.query<{ id: number }>(
-      `insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status, error, error_code, duration_ms)
-       values ($1, $2, $3, $4, clock_timestamp(), $5, $6, $7, $8) returning id`,
-      [runId, env, listKey, target.variant, status, message, err.code ?? 'error', Math.round(durationMs)],
-    );
-    const snapshotId = Number(rows[0]!.id);
+    const snapshotId = await insertSnapshot(tx, target, {
+      runId,
+      status,
+      changed: false,
+      counts: zeroCounts(),
+      contentHash: null,
+      entryCount: null,
+      fields: null,
+      pages: null,
+      durationMs,
+      replacedValues: 0,
+      error: message,
+      errorCode: err.code ?? 'error',
+    });
     const alreadyFailing = last?.status === status;
     if (!alreadyFailing && wantsAlert(target.source, 'failed', listKey)) {
       await writeAlert(

@@ -3,7 +3,7 @@ import type { Target } from '../catalog/targets.ts';
 import type { UsageColumn } from '../config/types.ts';
 import { codeUsage, type CodeUsage } from '../db/functions.ts';
 import type { Queryable } from '../db/database.ts';
-import { alertFor } from './alert-row.ts';
+import { alertFor } from '../alerts/alert-row.ts';
 
 /** One code in use that a snapshot removed or modified, as one usage column sees it (CONTRACT.md). */
 export interface ImpactItem {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { targetIs } from './sql.ts';
 
 export interface PreviousSnapshot {
   id: number;
@@ -18,10 +19,10 @@ export async function previousSnapshots(
 ): Promise<{ lastOk?: PreviousSnapshot; last?: PreviousSnapshot }> {
   const { rows } = await q.query<{ kind: string; id: number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null }>(
     `(select 'ok' as kind, id, status, content_hash, fields, entry_count from refdata.snapshots
-       where environment = $1 and list_key = $2 and variant = $3 and status = 'ok' order by id desc limit 1)
+       where ${targetIs()} and status = 'ok' order by id desc limit 1)
      union all
      (select 'last' as kind, id, status, content_hash, fields, entry_count from refdata.snapshots
-       where environment = $1 and list_key = $2 and variant = $3 order by id desc limit 1)`,
+       where ${targetIs()} order by id desc limit 1)`,
     [environment, listKey, variant],
   );
   const pick = (kind: string): PreviousSnapshot | undefined => {

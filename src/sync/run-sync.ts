@@ -6,6 +6,7 @@ import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from './sync-target.ts';
+import type { SyncTuning } from './tuning.ts';
 
 export interface RunSyncOptions {
   db: Database;
@@ -20,6 +21,8 @@ export interface RunSyncOptions {
   signal?: AbortSignal;
   onTarget?: (outcome: TargetOutcome) => void;
   onProgress?: (progress: TargetProgress) => void;
+  /** Which way rows take to the database (tuning.ts); the defaults when absent. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export interface RunResult {
@@ -74,6 +77,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
       };
       if (options.signal) targetOptions.signal = options.signal;
       if (options.onProgress) targetOptions.onProgress = options.onProgress;
+      if (options.tuning) targetOptions.tuning = options.tuning;
       const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
       options.onTarget?.(outcome);
       return outcome;

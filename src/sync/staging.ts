@@ -3,10 +3,9 @@ import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
 import type { LazyConnection } from '../db/lazy-connection.ts';
 import { BackgroundWrite } from './background-write.ts';
+import { ENTRY_ROW_COLUMNS } from './sql.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
-/** Below this many rows one unnest statement is as quick as a COPY and needs no driver check. */
-export const COPY_MIN_ROWS = 1_000;
 const COPY_CHUNK_CHARS = 256 * 1024;
 const copySpecial = /[\\\n\r\t]/;
 
@@ -30,7 +29,7 @@ export function* copyChunks(rows: readonly NormalizedEntry[], prefix = ''): Gene
   if (chunk) yield chunk;
 }
 
-/** Rows to read in SQL: a relation with columns entry_key, code, description, payload, entry_hash. */
+/** Rows to read in SQL: a relation with the columns ENTRY_ROW_COLUMNS. */
 export interface RowSource {
   from: string;
   params: unknown[];
@@ -69,16 +68,17 @@ export class StagingTable {
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
-  /** Whether the connection is node-postgres (COPY FROM STDIN) rather than PGlite; asked once. */
-  #canCopy: boolean | undefined;
+  /** Whether the database takes COPY FROM STDIN (capabilities.copy), and from how many rows it is worth it. */
+  readonly #copyRule: { copy: boolean; copyMinRows: number };
 
   /** Rows written so far (duplicates included). */
   get rowsAppended(): number {
     return this.#appended;
   }
 
-  constructor(conn: LazyConnection) {
+  constructor(conn: LazyConnection, copy: { copy: boolean; copyMinRows: number }) {
     this.#conn = conn;
+    this.#copyRule = copy;
   }
 
   async #create(q: Queryable): Promise<void> {
@@ -92,8 +92,8 @@ export class StagingTable {
   }
 
   /**
-   * Appends rows: a large batch streams in with COPY FROM STDIN on node-postgres, anything else
-   * goes in one statement (arrays unnested server-side, which PGlite understands too). Inside a
+   * Appends rows: a large batch streams in with COPY FROM STDIN where the database takes it,
+   * anything else goes in one statement (arrays unnested server-side, which PGlite understands too). Inside a
    * transaction pass it as `q`: on PGlite, the connection itself waits for the transaction to end.
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
@@ -101,7 +101,7 @@ export class StagingTable {
     await this.#create(q);
     if (rows.length === 0) return;
     this.#appended += rows.length;
-    if (rows.length >= COPY_MIN_ROWS && (await this.#copyable(q))) {
+    if (this.#copyRule.copy && rows.length >= this.#copyRule.copyMinRows) {
       const write = this.#copy(rows, q);
       if (q !== this.#conn) return write;
       // A spill outside the transaction is written while the caller fetches the next pages: it
@@ -112,18 +112,9 @@ export class StagingTable {
     }
     const source = unnestRows(rows, 1);
     await q.query(
-      `insert into ${this.name} (entry_key, code, description, payload, entry_hash) select * from ${source.from}`,
+      `insert into ${this.name} (${ENTRY_ROW_COLUMNS}) select * from ${source.from}`,
       source.params,
     );
-  }
-
-  async #copyable(q: Queryable): Promise<boolean> {
-    if (this.#canCopy === undefined) {
-      // PGlite cannot take a COPY stream through query() (and is left broken by trying), so ask first.
-      const { rows } = await q.query<{ pglite: boolean }>("select strpos(version(), 'PGlite') > 0 as pglite");
-      this.#canCopy = rows[0]?.pglite === false;
-    }
-    return this.#canCopy;
   }
 
   /**
@@ -131,7 +122,7 @@ export class StagingTable {
    * held connection and hands it back, so the rows are written to it with backpressure.
    */
   async #copy(rows: readonly NormalizedEntry[], q: Queryable): Promise<void> {
-    await copyIn(q, `copy ${this.name} (entry_key, code, description, payload, entry_hash) from stdin`, copyChunks(rows));
+    await copyIn(q, `copy ${this.name} (${ENTRY_ROW_COLUMNS}) from stdin`, copyChunks(rows));
   }
 
   /** Makes sure the table exists (an empty list still needs one to diff against). */

@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Target } from '../catalog/targets.ts';
+import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { applyList, type ChangeKind } from './apply.ts';
+import { applyList } from './apply.ts';
+import type { ChangeKind } from './apply-types.ts';
 import { ListCollector, type CollectedList } from './collect.ts';
 import { CurrentRowsCheck } from './current-rows-check.ts';
 import { StaleIndexError } from './current-index.ts';
@@ -11,6 +13,7 @@ import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
 import { isListFailure, isUnavailable, listFailureOf, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
+import { tuningWith, type SyncTuning } from './tuning.ts';
 
 /** What the pipeline needs of the upstream client: the pages of one list. */
 export interface PageSource {
@@ -31,8 +34,8 @@ export interface SyncTargetOptions {
    * attempts it will retry, so a transient failure leaves no trace but the retry.
    */
   recordFailure?: boolean;
-  /** Rows held in memory before they stream to the staging table (default 20,000). */
-  spillThreshold?: number;
+  /** Which way rows take to the database; the defaults (tuning.ts) for what is not given. */
+  tuning?: Partial<SyncTuning>;
   logger?: Logger;
   /** Told after each page is received (before it is processed). */
   onProgress?: (progress: TargetProgress) => void;
@@ -74,6 +77,8 @@ export async function syncTarget(
   options: SyncTargetOptions,
 ): Promise<TargetOutcome> {
   const logger = options.logger ?? silentLogger;
+  const tuning = tuningWith(options.tuning);
+  const { copy } = capabilitiesOf(db);
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const request: PagesRequest = {
@@ -91,19 +96,19 @@ export async function syncTarget(
       // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
       const conn = new LazyConnection(db);
       let failure: unknown;
-      const staging = new StagingTable(conn);
+      const staging = new StagingTable(conn, { copy, copyMinRows: tuning.copyMinRows });
       let direct: DirectLoad | undefined;
       let firstSpill = true;
       try {
-        const current = new CurrentRowsCheck(conn, target, indexed);
+        const current = new CurrentRowsCheck(conn, target, indexed, tuning.indexAfterEntries);
         const collector = new ListCollector(target.list, {
-          spillThreshold: options.spillThreshold ?? 20_000,
+          spillThreshold: tuning.spillThreshold,
           keep: (row) => current.keeps(row),
           spill: async (rows) => {
             if (firstSpill) {
               firstSpill = false;
               // The index (read by now) tells a first load cheaply; begin() checks it again under the lock.
-              if (await current.neverLoaded()) direct = await DirectLoad.begin(conn, target);
+              if (await current.neverLoaded()) direct = await DirectLoad.begin(conn, target, tuning.copyMinRows);
             }
             if (direct) return direct.append(rows);
             return staging.append(await current.unmatched(rows));
@@ -114,7 +119,12 @@ export async function syncTarget(
           current.observe(collector.received);
         }
         collected = await current.finish(collector.finish());
-        const applyOptions = { runId: options.runId, acceptRemovals: options.acceptRemovals ?? false, durationMs: elapsed };
+        const applyOptions = {
+          runId: options.runId,
+          acceptRemovals: options.acceptRemovals ?? false,
+          durationMs: elapsed,
+          analyzeAfterRows: tuning.analyzeAfterRows,
+        };
         const applied = direct
           ? await direct.finish(collected, applyOptions)
           : await applyList(conn, target, collected, staging, applyOptions);
@@ -164,7 +174,8 @@ export async function syncTarget(
       }
     };
     try {
-      return await fetchAndApply(db.kind === 'pg');
+      // The index and the direct first load both stream with COPY.
+      return await fetchAndApply(copy && tuning.currentRowIndex);
     } catch (err) {
       if (!fetchAgain(err)) throw err;
       // Another sync applied this target while this one fetched, or a direct first load met a key

@@ -196,6 +196,27 @@ describe('alert delivery', () => {
     expect(row!.last_error).toMatch(/^HTTP 302: redirect to https:\/\/localhost:\d+\/…#[0-9a-f]+ not followed/);
   });
 
+  it('a Retry-After longer than the backoff is honoured: the next attempt is scheduled after it', async () => {
+    const receiver = await startReceiver();
+    receiver.respond = () => ({ status: 503, headers: { 'retry-after': '600' } });
+    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
+    // A backoff of about 1 ms, capped at an hour: only the Retry-After can push the attempt 10 minutes out.
+    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 3_600_000 } });
+    try {
+      expect(await dispatcher.drainOnce()).toMatchObject({ failed: 1, delivered: 0 });
+    } finally {
+      await dispatcher.stop();
+    }
+    const { rows } = await t.db.query<{ state: string; wait_s: number }>(
+      'select state, extract(epoch from next_attempt_at - clock_timestamp())::float8 as wait_s from refdata.alerts where environment = $1',
+      [fx.source.environment],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.state).toBe('pending');
+    expect(rows[0]!.wait_s).toBeGreaterThan(500);
+    expect(rows[0]!.wait_s).toBeLessThanOrEqual(600);
+  });
+
   it.each([['127.0.0.1'], ['localhost']])('a private address (%s) is refused without allowPrivate; nothing reaches the receiver', async (host) => {
     const receiver = await startReceiver();
     const url = receiver.url.replace('localhost', host);

@@ -112,7 +112,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
     const [target] = targetsFor(fx.source);
     // A low spill threshold stages rows (by COPY) while the list is still fetched, in the
     // transaction the apply then runs in: through the bouncer a session temp table would be lost.
-    const once = () => syncTarget(pooled, fx.client, target!, { runId: null, spillThreshold: 1000 });
+    const once = () => syncTarget(pooled, fx.client, target!, { runId: null, tuning: { spillThreshold: 1000 } });
     const outcomes = await Promise.all([once(), once(), once()]);
     expect(outcomes.map((o) => o.error ?? o.status).sort()).toEqual(['changed', 'unchanged', 'unchanged']);
     expect(outcomes.find((o) => o.status === 'changed')!.counts.modified).toBe(3000);

@@ -34,7 +34,7 @@ afterAll(async () => {
 async function sync(client: PageSource = fx.client) {
   const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
   try {
-    const outcome = await syncTarget(t.db, client, target, { runId: null, spillThreshold: 2_000 });
+    const outcome = await syncTarget(t.db, client, target, { runId: null, tuning: { spillThreshold: 2_000 } });
     const staged = unmatched.mock.results.reduce((n, r) => n + (r.value as unknown[]).length, 0);
     return { outcome, staged };
   } finally {
@@ -132,13 +132,13 @@ describe('the current-row index', () => {
         async *pages(request) {
           let page = 0;
           for await (const entries of fx.client.pages(request)) {
-            // The index read starts once 5,000 entries are in (five pages): let it finish first.
+            // The index read starts once indexAfterEntries (5,000, five pages) are in: let it finish first.
             if (++page === 6) await read.mock.results[0]!.value;
             yield entries;
           }
         },
       };
-      const outcome = await syncTarget(t.db, waiting, target, { runId: null, spillThreshold: 20_000 });
+      const outcome = await syncTarget(t.db, waiting, target, { runId: null, tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 } });
       expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
       // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
       expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);

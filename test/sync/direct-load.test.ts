@@ -44,7 +44,7 @@ async function sync(client: PageSource = fx.client) {
   const rows = (spy: typeof direct | typeof staged) =>
     spy.mock.calls.reduce((n, [batch]) => n + (batch as unknown[]).length, 0);
   try {
-    const outcome = await syncTarget(t.db, client, target, { runId: null, spillThreshold: 2_000 });
+    const outcome = await syncTarget(t.db, client, target, { runId: null, tuning: { spillThreshold: 2_000 } });
     return { outcome, direct: rows(direct), staged: rows(staged) };
   } finally {
     direct.mockRestore();

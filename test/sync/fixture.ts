@@ -3,6 +3,7 @@ import type { SourceConfig } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { runSync, type RunResult } from '../../src/sync/run-sync.ts';
+import type { SyncTuning } from '../../src/sync/tuning.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
 import { sandboxSource } from '../helpers/source.ts';
 
@@ -16,7 +17,7 @@ export function pipelineFixture(sandbox: Sandbox, env: Record<string, string> = 
   return {
     source,
     client,
-    sync(db: Database, lists?: ListKey[], extra: { acceptRemovals?: boolean } = {}): Promise<RunResult> {
+    sync(db: Database, lists?: ListKey[], extra: { acceptRemovals?: boolean; tuning?: Partial<SyncTuning> } = {}): Promise<RunResult> {
       const options: Parameters<typeof runSync>[0] = { db, sources: [source], clientFor: () => client, trigger: 'cli', ...extra };
       if (lists) options.lists = lists;
       return runSync(options).then((r) => r[0]!);

@@ -1,4 +1,4 @@
-import type { AlertRow } from '../alerts/outbox.ts';
+import type { AlertRow } from './outbox.ts';
 import type { Target } from '../catalog/targets.ts';
 import type { AlertKind } from '../config/types.ts';
 

@@ -1,0 +1,26 @@
+/** The types the ways of applying a list share (the staged diff, the first loads, syncTarget). */
+
+export type ChangeKind = 'added' | 'removed' | 'modified' | 'reappeared';
+export const changeKinds: readonly ChangeKind[] = ['added', 'removed', 'modified', 'reappeared'];
+
+export const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
+
+export interface ApplyOptions {
+  runId: number | null;
+  /** Apply a fetch even when it would retire more than the allowed share of the list. */
+  acceptRemovals: boolean;
+  durationMs: () => number;
+  /** Staged rows above which the staging and diff tables are ANALYZEd (tuning.analyzeAfterRows). */
+  analyzeAfterRows: number;
+}
+
+export interface ApplyResult {
+  status: 'unchanged' | 'changed' | 'held';
+  snapshotId: number;
+  counts: Record<ChangeKind, number>;
+  /** The first snapshot of a target is a baseline: its rows are opened, but it records no changes or alerts. */
+  baseline: boolean;
+  error?: string;
+  /** Why the impact on a usage column could not be computed; the snapshot was applied all the same. */
+  impactError?: string;
+}

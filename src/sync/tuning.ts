@@ -1,0 +1,36 @@
+/**
+ * The numbers that decide which way a fetched list takes to the database. They depend on each
+ * other (the index must be read before the first spill, a spill must be large enough for COPY), so
+ * they live together; docs/performance.md has the measurements behind each default.
+ */
+export interface SyncTuning {
+  /** Rows held in memory before they stream to the database (staging table, or a direct first load). */
+  spillThreshold: number;
+  /**
+   * Entries received before the current rows' index is read, so that it is ready by the first spill
+   * without holding up the fetch. Keep it well below spillThreshold.
+   */
+  indexAfterEntries: number;
+  /**
+   * Whether a large resync checks fetched rows against an index of the current rows and stages only
+   * the ones that differ (needs COPY). Without it every row is staged and a first load is staged too.
+   */
+  currentRowIndex: boolean;
+  /** Batches of at least this many rows are written with COPY; below it one unnest statement is as quick. */
+  copyMinRows: number;
+  /** Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned. */
+  analyzeAfterRows: number;
+}
+
+export const defaultTuning: Readonly<SyncTuning> = Object.freeze({
+  spillThreshold: 20_000,
+  indexAfterEntries: 5_000,
+  currentRowIndex: true,
+  copyMinRows: 1_000,
+  analyzeAfterRows: 10_000,
+});
+
+/** The defaults with the given settings over them. */
+export function tuningWith(overrides: Partial<SyncTuning> = {}): SyncTuning {
+  return { ...defaultTuning, ...overrides };
+}
