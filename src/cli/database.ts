@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { readSecret } from '../config/secrets.ts';
+import { capabilitiesOf } from '../db/capabilities.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
 import { describeConnectError } from '../db/tls.ts';
 import { migrateDatabase } from '../db/migrate.ts';
@@ -38,11 +39,11 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
   let db: Database;
   try {
     db = await openDatabase(openOptions);
-    if (db.kind === 'pg') await db.query('select 1');
+    if (!capabilitiesOf(db).embedded) await db.query('select 1');
   } catch (err) {
     throw new Error(`cannot reach the database: ${describeConnectError(err)}`);
   }
-  if (db.kind === 'pglite' && options.migrateEmbedded !== false) {
+  if (capabilitiesOf(db).embedded && options.migrateEmbedded !== false) {
     await migrateDatabase(db);
   } else if (!(await schemaExists(db))) {
     await db.close();

@@ -12,17 +12,21 @@ export interface Capabilities {
    */
   copy: boolean;
   /**
-   * Session advisory locks that tell processes apart. PGlite is one session shared by the whole
-   * process, so a lock held there excludes nobody in it: a promise chain or an in-process set stands in.
+   * Each connection is a server session of its own, shared with other processes. PGlite is one
+   * session inside this process: an advisory lock there excludes nobody, and a transaction held
+   * open on it would take in every other caller's statements, so run claims and early staging
+   * transactions are kept to the in-process bookkeeping instead.
    */
-  sessionLocks: boolean;
+  ownSessions: boolean;
+  /** Embedded in this process: nothing to reach over a network, migrated when it is opened. */
+  embedded: boolean;
   /** LISTEN on a held connection, woken by NOTIFY from other processes (nothing else can reach PGlite). */
   listen: boolean;
 }
 
 const byKind: Record<Database['kind'], Readonly<Capabilities>> = {
-  pg: Object.freeze({ copy: true, sessionLocks: true, listen: true }),
-  pglite: Object.freeze({ copy: false, sessionLocks: false, listen: false }),
+  pg: Object.freeze({ copy: true, ownSessions: true, listen: true, embedded: false }),
+  pglite: Object.freeze({ copy: false, ownSessions: false, listen: false, embedded: true }),
 };
 
 /** The capabilities of an opened database. */

@@ -1,3 +1,4 @@
+import { capabilitiesOf } from './capabilities.ts';
 import { commitAfter, type Connection, type Database, type Queryable, type QueryResult } from './database.ts';
 
 /**
@@ -56,7 +57,7 @@ export class LazyConnection implements Connection {
    * would take in every other caller's statements.
    */
   async openEarly(): Promise<boolean> {
-    if (this.#db.kind === 'pglite') return false;
+    if (!capabilitiesOf(this.#db).ownSessions) return false;
     await this.begin();
     this.#early = true;
     return true;

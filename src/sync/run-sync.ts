@@ -1,3 +1,4 @@
+import { capabilitiesOf } from '../db/capabilities.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
@@ -39,7 +40,7 @@ export interface RunResult {
 export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
   // One connection holds this process's claim on its runs for as long as they last.
   return options.db.withConnection(async (runConn) => {
-    const claim = await RunClaim.open(runConn, options.db.kind);
+    const claim = await RunClaim.open(runConn, capabilitiesOf(options.db));
     const plans = [];
     try {
       for (const source of options.sources) {

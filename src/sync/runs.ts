@@ -1,5 +1,6 @@
 import type { SourceConfig } from '../config/types.ts';
-import type { Connection, Database, DatabaseKind, Queryable } from '../db/database.ts';
+import type { Capabilities } from '../db/capabilities.ts';
+import type { Connection, Database, Queryable } from '../db/database.ts';
 import { recordRunCompleted } from './run-completed.ts';
 
 export type RunTrigger = 'schedule' | 'manual' | 'cli';
@@ -103,8 +104,8 @@ export class RunClaim {
   }
 
   /** On PGlite (one session, one process) the claim is the in-process set alone: an open transaction there would hold up every query. */
-  static async open(conn: Connection, kind: DatabaseKind): Promise<RunClaim> {
-    const locking = kind === 'pg';
+  static async open(conn: Connection, capabilities: Pick<Capabilities, 'ownSessions'>): Promise<RunClaim> {
+    const locking = capabilities.ownSessions;
     if (locking) await conn.begin();
     return new RunClaim(conn, locking);
   }
