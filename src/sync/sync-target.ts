@@ -11,7 +11,10 @@ import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
 import { isListFailure, isUnavailable, listFailureOf, recordFailure } from './failure.ts';
 import { StagingTable } from './staging.ts';
 
-/** What the pipeline needs of the upstream client: the pages of one list. */
+/**
+ * What the pipeline needs of the upstream client: the entries of one list in batches, a page each
+ * (a large page in several, marked as continuations; see continuesPage).
+ */
 export interface PageSource {
   pages(request: { basePath: string; path: string; serviceVersion?: string; signal?: AbortSignal }): AsyncIterable<unknown[]>;
 }
