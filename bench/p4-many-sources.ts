@@ -7,6 +7,7 @@
 //
 //   node bench/p4-many-sources.ts [sources]     (default 1000, or BENCH_P4_SOURCES)
 //   BENCH_P4_SOURCES=200 npm run bench -- p4    (a smaller P4 inside the full run)
+//   BENCH_CPU_PROF=/tmp/prof node bench/p4-many-sources.ts 200   (--cpu-prof of each worker)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,11 +22,11 @@ import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
 import {
   ALL_CHARGE_CODE_VERSIONS,
+  benchChildFlags,
   createBenchDatabase,
   figure,
   machineLine,
   printFigures,
-  productNodeFlags,
   redisUrl,
   runMain,
   sandboxEnv,
@@ -52,7 +53,7 @@ export interface P4Options {
 }
 
 function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...productNodeFlags, `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...benchChildFlags(), `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
