@@ -12,6 +12,7 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { readListBody, type PageInfo } from './list-body.ts';
+import { BATCH_BYTES } from './list-splitter.ts';
 import { markContinuation, resolveNextLink } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
 import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse, type TransportTimeouts } from './transport.ts';
@@ -166,9 +167,9 @@ export class UpstreamClient {
 
   /**
    * Streams the pages of one list; each yielded value is that page's entries, or for a page larger
-   * than a batch (a bare array of the whole list) the next batch of them, marked by markContinuation
-   * when it is not the page's first: no page is ever held whole as text. The shape is decided
-   * per response (bare array, `results` envelope by page number, `next` link). The generator only
+   * than a batch (a bare array of the whole list: batches of page-size entries, or of 8 MiB) the
+   * next batch of them, marked by markContinuation when it is not the page's first: no page is
+   * ever held whole as text. The shape is decided per response (bare array, `results` envelope by page number, `next` link). The generator only
    * completes once the list is whole: a stated total that does not add up throws after the last
    * page, so a consumer must not apply what it received before the generator returned.
    */
@@ -349,13 +350,14 @@ export class UpstreamClient {
   }
 
   /**
-   * One list page as a stream of entry batches. Its first batch (for a page of a few hundred KB,
-   * the whole page) is read within the retries; a failure after that fails the list, since part of
+   * One list page as a stream of entry batches of at most a page size of entries each. Its first
+   * batch (for a page of the size asked for, the whole page) is read within the retries; a failure after that fails the list, since part of
    * the page has been handed over.
    */
   async #listPage(ex: Exchange): Promise<{ batches: AsyncGenerator<unknown[], PageInfo>; first: IteratorResult<unknown[], PageInfo> }> {
     const { value } = await this.#withRetries(ex, async (res, sendReq) => {
-      const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
+      const limits = { entries: this.#pageSize, bytes: BATCH_BYTES };
+      const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
       return { batches, first: await batches.next() };
     });
     return value;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { checkJsonHeaders, declaredLength, discard, invalidJson, parseJsonBody, parseJsonText, type BodyContext } from './body.ts';
 import { SizeError, UpstreamError } from './errors.ts';
-import { ListSplitter } from './list-splitter.ts';
+import { ListSplitter, type BatchLimits } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
@@ -18,6 +18,7 @@ export async function* readListBody(
   body: Readable,
   headers: IncomingHttpHeaders,
   maxBytes: number,
+  batch: BatchLimits,
   ctx: BodyContext,
   transportError: (err: unknown) => unknown,
 ): AsyncGenerator<unknown[], PageInfo, undefined> {
@@ -30,7 +31,7 @@ export async function* readListBody(
       });
     }
     checkJsonHeaders(headers, ctx, declared);
-    const splitter = new ListSplitter();
+    const splitter = new ListSplitter(batch);
     let size = 0;
     let received = 0;
     const parseBatch = (text: string): unknown[] => {

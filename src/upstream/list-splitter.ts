@@ -2,8 +2,14 @@
 // array it costs several times that; split at the list's own commas as the bytes arrive, it is
 // parsed a few hundred KB at a time and each batch can be handed on (and dropped) before the next.
 
-/** Bytes of element text per batch: about a page of 1,000 entries, so a bare array costs what a paged list does. */
-export const BATCH_BYTES = 128 * 1024;
+/** Where a batch ends: after this many elements (the page size, so a bare array costs what a paged list does) or bytes. */
+export interface BatchLimits {
+  entries: number;
+  /** Bounds a batch of large entries; a page of ordinary entries stays one batch. */
+  bytes: number;
+}
+
+export const BATCH_BYTES = 8 * 2 ** 20;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -35,7 +41,9 @@ export type SplitEnd =
  * Splits only at ASCII commas outside strings, so a multi-byte character is never cut.
  */
 export class ListSplitter {
-  readonly #batchBytes: number;
+  readonly #limits: BatchLimits;
+  /** Elements ended by a comma in the batch being gathered. */
+  #batchEntries = 0;
   #started = false;
   #shape: 'array' | 'envelope' | 'other' = 'other';
   #ended = false;
@@ -56,8 +64,8 @@ export class ListSplitter {
   #lastString = '';
   #lastKey = '';
 
-  constructor(batchBytes = BATCH_BYTES) {
-    this.#batchBytes = batchBytes;
+  constructor(limits: BatchLimits) {
+    this.#limits = limits;
   }
 
   /** Takes the next chunk of the body; returns the batches it completed. Throws on what cannot be JSON. */
@@ -129,7 +137,7 @@ export class ListSplitter {
           if (!elementOpen) throw new Error('empty element in the list array');
           elementOpen = false;
           this.#sawComma = true;
-          if (this.#pieceBytes + (i - from) >= this.#batchBytes) {
+          if (++this.#batchEntries >= this.#limits.entries || this.#pieceBytes + (i - from) >= this.#limits.bytes) {
             batches.push(this.#batch(chunk.subarray(from, i)));
             from = i + 1;
           }
@@ -213,6 +221,7 @@ export class ListSplitter {
     const text = `[${Buffer.concat(this.#pieces, this.#pieceBytes + tail.length).toString('utf8')}]`;
     this.#pieces = [];
     this.#pieceBytes = 0;
+    this.#batchEntries = 0;
     return text;
   }
 }

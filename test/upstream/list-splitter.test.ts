@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ListSplitter, type SplitEnd } from '../../src/upstream/list-splitter.ts';
+import { ListSplitter, type BatchLimits, type SplitEnd } from '../../src/upstream/list-splitter.ts';
 
 // Entries with what a byte-level split can get wrong: quotes, backslashes and escapes in strings,
 // brackets and commas inside strings, multi-byte UTF-8 (2, 3 and 4 bytes), numbers of every form.
@@ -15,9 +15,9 @@ const arrayText = ` \n[ ${entries.map((e) => JSON.stringify(e).replace(/,/g, ', 
 const envelopeText = `{"count": 6, "next": null, "results": ${arrayText}, "total_count": 6, "meta": {"results": [1, 2]}}`;
 
 /** Feeds `text` cut at `cuts` (byte offsets) and returns every element of every batch, and the end. */
-function split(text: string, cuts: number[], batchBytes = 1): { items: unknown[]; batches: number; end: SplitEnd } {
+function split(text: string, cuts: number[], limits: BatchLimits = { entries: 1, bytes: Infinity }): { items: unknown[]; batches: number; end: SplitEnd } {
   const bytes = Buffer.from(text);
-  const splitter = new ListSplitter(batchBytes);
+  const splitter = new ListSplitter(limits);
   const items: unknown[] = [];
   let batches = 0;
   let from = 0;
@@ -43,14 +43,20 @@ describe('ListSplitter', () => {
     }
   });
 
-  it('a bare array fed one byte at a time, and in batches of every size', () => {
+  it('a bare array fed one byte at a time, and in batches of every size, by entries or by bytes', () => {
     const everyByte = Array.from({ length }, (_, i) => i);
     expect(split(arrayText, everyByte).items).toEqual(expected);
-    for (const batchBytes of [1, 50, 200, 10_000]) {
-      const { items, batches } = split(arrayText, [7, 31, 100], batchBytes);
-      expect(items).toEqual(expected);
-      if (batchBytes === 1) expect(batches).toBe(entries.length);
-      if (batchBytes === 10_000) expect(batches).toBe(1);
+    const cases: Array<[BatchLimits, number]> = [
+      [{ entries: 1, bytes: Infinity }, entries.length],
+      [{ entries: 4, bytes: Infinity }, 2],
+      [{ entries: 1000, bytes: Infinity }, 1],
+      [{ entries: 1000, bytes: 1 }, entries.length],
+      [{ entries: 1000, bytes: 10_000 }, 1],
+    ];
+    for (const [limits, batches] of cases) {
+      const got = split(arrayText, [7, 31, 100], limits);
+      expect(got.items).toEqual(expected);
+      expect(got.batches, JSON.stringify(limits)).toBe(batches);
     }
   });
 

@@ -1,17 +1,18 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { catalog } from '../../src/catalog/catalog.ts';
+import { ListCollector } from '../../src/sync/collect.ts';
 import { ProtocolError, SizeError, PagingError, UpstreamClient } from '../../src/upstream/index.ts';
-import { BATCH_BYTES } from '../../src/upstream/list-splitter.ts';
 import { parseKeepingNumbers } from '../../src/upstream/lossless-json.ts';
 import { continuesPage } from '../../src/upstream/paging.ts';
 import { failure, fast, tinyServer, type TinyServer } from './fixtures.ts';
 
-// A list answer larger than one batch is read and parsed as it arrives; these answers are written
+// A list answer larger than a page is read and parsed as it arrives; these answers are written
 // in pieces cut at awkward bytes (inside strings, escapes, multi-byte characters and numbers), each
 // piece flushed on its own so the client really receives them apart.
 
+/** Entries of ~150 bytes: 12 batches of the client's page size (1,000), 1.8 MB in all. */
 const ENTRIES = 12_000;
-/** Entries of ~200 bytes: 12,000 of them are several batches. */
 function entryText(i: number): string {
   const big = i % 1000 === 7 ? ',"weight":12345678901234567891,"ratio":0.10000000000000000000001' : `,"weight":${i * 0.25}`;
   return `{"code":"C${i}","description":"déjà ✓ 😀 \\"quoted\\" \\\\ back\\u00e9slash, ] } [ { number ${i}"${big},"tags":["a","b",{"n":[${i},-1.5e3]}]}`;
@@ -60,17 +61,23 @@ function sameAsWholeParse(entries: unknown[], text: string): boolean {
   return JSON.stringify(entries) === JSON.stringify(whole);
 }
 
-describe('a list answer larger than a batch streams in batches', () => {
-  it('a bare array: exactly the entries as served, in several batches of one page', async () => {
-    expect(Buffer.byteLength(arrayText)).toBeGreaterThan(3 * BATCH_BYTES);
+describe('a list answer larger than a page streams in batches', () => {
+  it('a bare array: exactly the entries as served, in batches of the page size, all of one page', async () => {
     const got = await batches(await serve((_page, res) => writeInPieces(res, arrayText)));
-    expect(got.length).toBeGreaterThan(2);
+    expect(got.map((b) => b.length)).toEqual(Array.from({ length: 12 }, () => 1000));
     expect(got.map((b) => continuesPage(b))).toEqual([false, ...got.slice(1).map(() => true)]);
     const entries = got.flat();
     expect(entries).toHaveLength(ENTRIES);
     expect(sameAsWholeParse(entries, arrayText)).toBe(true);
     expect(JSON.stringify((entries[7] as { weight: unknown }).weight)).toBe('12345678901234567891');
     expect(server!.requests).toHaveLength(1);
+  });
+
+  it('the collector counts the batches of one bare array as one page', async () => {
+    const client = await serve((_page, res) => writeInPieces(res, arrayText));
+    const collector = new ListCollector(catalog.find((l) => l.key === 'shipment_modes')!, { spillThreshold: 100_000, spill: async () => undefined });
+    for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addPage(batch);
+    expect(collector.finish()).toMatchObject({ pages: 1, entryCount: ENTRIES });
   });
 
   it('a results envelope: the entries stream, and the members after them still page the list', async () => {
@@ -112,8 +119,8 @@ describe('a list answer larger than a batch streams in batches', () => {
   });
 
   it('a chunked body that grows past maxResponseBytes is cut there', async () => {
-    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 2 * BATCH_BYTES })));
+    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 2 ** 20 })));
     expect(err).toBeInstanceOf(SizeError);
-    expect(err.message).toBe(`GET /v2/shipments/nmfc/ page 1: response exceeds the limit of ${2 * BATCH_BYTES} bytes`);
+    expect(err.message).toBe(`GET /v2/shipments/nmfc/ page 1: response exceeds the limit of ${2 ** 20} bytes`);
   });
 });
