@@ -12,7 +12,7 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { readListBody, type PageInfo } from './list-body.ts';
-import { BATCH_BYTES } from './list-splitter.ts';
+import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
 import { markContinuation, resolveNextLink } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
 import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse, type TransportTimeouts } from './transport.ts';
@@ -167,7 +167,7 @@ export class UpstreamClient {
 
   /**
    * Streams the pages of one list; each yielded value is that page's entries, or for a page larger
-   * than a batch (a bare array of the whole list: batches of page-size entries, or of 8 MiB) the
+   * than a batch (a bare array of the whole list: batches of at least page-size entries) the
    * next batch of them, marked by markContinuation when it is not the page's first: no page is
    * ever held whole as text. The shape is decided per response (bare array, `results` envelope by page number, `next` link). The generator only
    * completes once the list is whole: a stated total that does not add up throws after the last
@@ -356,7 +356,7 @@ export class UpstreamClient {
    */
   async #listPage(ex: Exchange): Promise<{ batches: AsyncGenerator<unknown[], PageInfo>; first: IteratorResult<unknown[], PageInfo> }> {
     const { value } = await this.#withRetries(ex, async (res, sendReq) => {
-      const limits = { entries: this.#pageSize, bytes: BATCH_BYTES };
+      const limits = { entries: this.#pageSize, minBytes: MIN_BATCH_BYTES, maxBytes: MAX_BATCH_BYTES };
       const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
       return { batches, first: await batches.next() };
     });

@@ -15,7 +15,7 @@ const arrayText = ` \n[ ${entries.map((e) => JSON.stringify(e).replace(/,/g, ', 
 const envelopeText = `{"count": 6, "next": null, "results": ${arrayText}, "total_count": 6, "meta": {"results": [1, 2]}}`;
 
 /** Feeds `text` cut at `cuts` (byte offsets) and returns every element of every batch, and the end. */
-function split(text: string, cuts: number[], limits: BatchLimits = { entries: 1, bytes: Infinity }): { items: unknown[]; batches: number; end: SplitEnd } {
+function split(text: string, cuts: number[], limits: BatchLimits = { entries: 1, minBytes: 0, maxBytes: Infinity }): { items: unknown[]; batches: number; end: SplitEnd } {
   const bytes = Buffer.from(text);
   const splitter = new ListSplitter(limits);
   const items: unknown[] = [];
@@ -43,15 +43,16 @@ describe('ListSplitter', () => {
     }
   });
 
-  it('a bare array fed one byte at a time, and in batches of every size, by entries or by bytes', () => {
+  it('a bare array fed one byte at a time, and in batches of every size, by entries and bytes', () => {
     const everyByte = Array.from({ length }, (_, i) => i);
     expect(split(arrayText, everyByte).items).toEqual(expected);
     const cases: Array<[BatchLimits, number]> = [
-      [{ entries: 1, bytes: Infinity }, entries.length],
-      [{ entries: 4, bytes: Infinity }, 2],
-      [{ entries: 1000, bytes: Infinity }, 1],
-      [{ entries: 1000, bytes: 1 }, entries.length],
-      [{ entries: 1000, bytes: 10_000 }, 1],
+      [{ entries: 1, minBytes: 0, maxBytes: Infinity }, entries.length],
+      [{ entries: 4, minBytes: 0, maxBytes: Infinity }, 2],
+      [{ entries: 1, minBytes: 10_000, maxBytes: Infinity }, 1],
+      [{ entries: 1000, minBytes: 0, maxBytes: Infinity }, 1],
+      [{ entries: 1000, minBytes: 0, maxBytes: 1 }, entries.length],
+      [{ entries: 1000, minBytes: 0, maxBytes: 10_000 }, 1],
     ];
     for (const [limits, batches] of cases) {
       const got = split(arrayText, [7, 31, 100], limits);
