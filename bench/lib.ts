@@ -315,15 +315,21 @@ export function runMain(main: () => Promise<unknown>): void {
 /** The V8 flags refsync runs with (bin/refsync.js's shebang, the Dockerfile): children measured run with them too. */
 export const productNodeFlags = ['--max-semi-space-size=2'];
 
+/** The product's Node flags, then `nodeArgs`, BENCH_CPU_PROF's --cpu-prof and BENCH_NODE_ARGS: for every child a bench measures. */
+export function benchChildFlags(nodeArgs: string[] = []): string[] {
+  const args = [...productNodeFlags, ...nodeArgs];
+  if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`);
+  args.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  return args;
+}
+
 /**
  * Runs `bench/sync-child.ts` with the job and returns its result line. `nodeArgs` go before the
  * script (e.g. `--cpu-prof`); BENCH_CPU_PROF=<dir> profiles every such child into that folder, and
  * BENCH_NODE_ARGS (space-separated) adds V8 or Node flags to every such child, to try heap settings.
  */
 export async function runSyncChild<R>(job: unknown, nodeArgs: string[] = []): Promise<R> {
-  const args = [...productNodeFlags, ...nodeArgs];
-  if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`);
-  args.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const args = benchChildFlags(nodeArgs);
   const child = spawn(process.execPath, [...args, `${here}sync-child.ts`, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.setEncoding('utf8');

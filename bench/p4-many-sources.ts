@@ -1,10 +1,13 @@
 // P4: 1,000 sources x every target, drained by 2 worker processes (BullMQ) on this machine, from
-// the sandbox at 20 ms latency: time to drain one slot, jobs/s, Redis memory, and that every
-// target ran exactly once. The baseline is the network bound of the same work: every request
-// (one login per source and worker, one page per target) at the latency, spread over all the
-// worker slots (workers x REFSYNC_CONCURRENCY) in perfect parallel.
+// the sandbox at 20 ms latency: time to drain one slot (the first load), jobs/s, Redis memory, and
+// that every target ran exactly once; then the slot users pay every hour, a second one with
+// nothing changed upstream (the steady state). The baseline is the network bound of the same work:
+// every request (one login per source and worker, one page per target) at the latency, spread over
+// all the worker slots (workers x REFSYNC_CONCURRENCY) in perfect parallel.
 //
-//   node bench/p4-many-sources.ts [sources]     (default 1000)
+//   node bench/p4-many-sources.ts [sources]     (default 1000, or BENCH_P4_SOURCES)
+//   BENCH_P4_SOURCES=200 npm run bench -- p4    (a smaller P4 inside the full run)
+//   BENCH_CPU_PROF=/tmp/prof node bench/p4-many-sources.ts 200   (--cpu-prof of each worker)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,11 +22,11 @@ import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
 import {
   ALL_CHARGE_CODE_VERSIONS,
+  benchChildFlags,
   createBenchDatabase,
   figure,
   machineLine,
   printFigures,
-  productNodeFlags,
   redisUrl,
   runMain,
   sandboxEnv,
@@ -35,6 +38,7 @@ import { SANDBOX_MACHINE_ACCOUNT } from '../src/sandbox/index.ts';
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 export interface P4Options {
+  /** Default BENCH_P4_SOURCES, else 1000. */
   sources?: number;
   workers?: number;
   /** Jobs each worker runs at once (REFSYNC_CONCURRENCY). */
@@ -49,7 +53,7 @@ export interface P4Options {
 }
 
 export function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...productNodeFlags, `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...benchChildFlags(), `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
@@ -76,8 +80,16 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
   } while (cursor !== '0');
 }
 
+function sourcesFromEnv(): number | undefined {
+  const raw = process.env.BENCH_P4_SOURCES;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_P4_SOURCES must be a positive integer, not '${raw}'`);
+  return n;
+}
+
 export async function runP4(options: P4Options = {}): Promise<Figure[]> {
-  const sourceCount = options.sources ?? 1000;
+  const sourceCount = options.sources ?? sourcesFromEnv() ?? 1000;
   const workers = options.workers ?? 2;
   const concurrency = options.concurrency ?? 16;
   const latencyMs = options.latencyMs ?? 20;
@@ -121,54 +133,73 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
     log(`P4 setup: ${workers} workers started (each installs ${sourceCount} schedulers) in ${Math.round(performance.now() - startedWorkers)} ms`);
     const redisIdle = await usedMemory(redis);
 
-    const slot = `bench-${Date.now()}`;
-    let redisPeak = redisIdle;
-    const sampler = setInterval(() => {
-      usedMemory(redis).then((m) => (redisPeak = Math.max(redisPeak, m)), () => undefined);
-    }, 250);
-    const started = performance.now();
-    await enqueueManualRuns(queue, config.sources, { slot });
-    const enqueuedMs = performance.now() - started;
-    const deadline = Date.now() + (options.timeoutMs ?? 20 * 60_000);
-    for (;;) {
-      const { rows } = await bench.db.query<{ open: number; runs: number }>(
-        "select count(*) filter (where status = 'running')::int as open, count(*)::int as runs from refdata.sync_runs where slot = $1",
-        [slot],
-      );
-      if (rows[0]!.runs === sourceCount && rows[0]!.open === 0) break;
-      if (Date.now() > deadline) throw new Error(`P4: slot not drained in time (${rows[0]!.runs} runs, ${rows[0]!.open} open)`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const drainMs = performance.now() - started;
-    clearInterval(sampler);
-    redisPeak = Math.max(redisPeak, await usedMemory(redis));
-
-    const { rows: check } = await bench.db.query<{ targets: number; once: number; ok: number; runs_ok: number }>(
-      `with per as (
-         select s.environment, s.list_key, s.variant, count(*) as n, bool_and(s.status = 'ok') as ok
-         from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
-         where r.slot = $1 group by 1, 2, 3)
-       select count(*)::int as targets, count(*) filter (where n = 1)::int as once, count(*) filter (where ok)::int as ok,
-              (select count(*)::int from refdata.sync_runs where slot = $1 and status = 'succeeded') as runs_ok
-       from per`,
-      [slot],
-    );
-    const c = check[0]!;
-    const exactlyOnce = c.targets === targets && c.once === targets;
-    log(`P4 check: ${c.targets} of ${targets} targets have a snapshot, ${c.once} exactly one, ${c.ok} ok; ${c.runs_ok} of ${sourceCount} runs succeeded`);
-    if (!exactlyOnce) throw new Error('P4: not every target ran exactly once');
-
     const jobs = sourceCount + targets;
     const slots = workers * concurrency;
     const requests = targets + sourceCount * workers;
     const bound = (Math.ceil(requests / slots) * latencyMs) / 1000;
+    const shape = `${sourceCount} sources x ${targetsPerSource} targets = ${targets} target jobs + ${sourceCount} run jobs; ${workers} workers x concurrency ${concurrency}; latency ${latencyMs} ms`;
+
+    /** Enqueues one slot of every source, waits until every run has ended, and checks every target ran once with the status it should. */
+    const drainSlot = async (name: string, status: 'changed' | 'unchanged') => {
+      const slot = `bench-${name.replace(/ /g, "-")}-${Date.now()}`;
+      let redisPeak = await usedMemory(redis);
+      const sampler = setInterval(() => {
+        usedMemory(redis).then((m) => (redisPeak = Math.max(redisPeak, m)), () => undefined);
+      }, 250);
+      const started = performance.now();
+      try {
+        await enqueueManualRuns(queue, config.sources, { slot });
+        const enqueuedMs = performance.now() - started;
+        const deadline = Date.now() + (options.timeoutMs ?? 20 * 60_000);
+        for (;;) {
+          const { rows } = await bench.db.query<{ open: number; runs: number }>(
+            "select count(*) filter (where status = 'running')::int as open, count(*)::int as runs from refdata.sync_runs where slot = $1",
+            [slot],
+          );
+          if (rows[0]!.runs === sourceCount && rows[0]!.open === 0) break;
+          if (Date.now() > deadline) throw new Error(`P4 ${name}: slot not drained in time (${rows[0]!.runs} runs, ${rows[0]!.open} open)`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const drainMs = performance.now() - started;
+        redisPeak = Math.max(redisPeak, await usedMemory(redis));
+        const { rows: check } = await bench.db.query<{ targets: number; once: number; ok: number; expected: number; runs_ok: number }>(
+          `with per as (
+             select s.environment, s.list_key, s.variant, count(*) as n, bool_and(s.status = 'ok') as ok, bool_and(s.changed = $2) as expected
+             from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
+             where r.slot = $1 group by 1, 2, 3)
+           select count(*)::int as targets, count(*) filter (where n = 1)::int as once, count(*) filter (where ok)::int as ok,
+                  count(*) filter (where expected)::int as expected,
+                  (select count(*)::int from refdata.sync_runs where slot = $1 and status = 'succeeded') as runs_ok
+           from per`,
+          [slot, status === 'changed'],
+        );
+        const c = check[0]!;
+        const exactlyOnce = c.targets === targets && c.once === targets;
+        log(`P4 ${name} check: ${c.targets} of ${targets} targets have a snapshot, ${c.once} exactly one, ${c.ok} ok, ${c.expected} ${status}; ${c.runs_ok} of ${sourceCount} runs succeeded`);
+        if (!exactlyOnce) throw new Error(`P4 ${name}: not every target ran exactly once`);
+        if (c.expected !== targets) throw new Error(`P4 ${name}: ${targets - c.expected} targets were not ${status}`);
+        return { drainMs, enqueuedMs, redisPeak };
+      } finally {
+        clearInterval(sampler);
+      }
+    };
+
+    const first = await drainSlot('first load', 'changed');
+    log(`P4 first load: ${(first.drainMs / 1000).toFixed(1)} s`);
+    const afterFirst = await usedMemory(redis);
+    const steady = await drainSlot('unchanged resync', 'unchanged');
+    log(`P4 unchanged resync: ${(steady.drainMs / 1000).toFixed(1)} s`);
     return [
-      figure('P4 drain one slot', drainMs / 1000, 's', 'network bound', bound, {
-        notes: `${sourceCount} sources x ${targetsPerSource} targets = ${targets} target jobs + ${sourceCount} run jobs; ${workers} workers x concurrency ${concurrency}; latency ${latencyMs} ms; enqueue ${Math.round(enqueuedMs)} ms; every target exactly once: ${exactlyOnce ? 'yes' : 'NO'}`,
+      figure('P4 drain one slot', first.drainMs / 1000, 's', 'network bound', bound, {
+        notes: `first load; ${shape}; enqueue ${Math.round(first.enqueuedMs)} ms; every target exactly once: yes`,
       }),
-      figure('P4 throughput', jobs / (drainMs / 1000), 'jobs/s', 'network bound', jobs / bound),
-      figure('P4 Redis memory', (redisPeak - redisBefore) / 2 ** 20, 'MiB', 'idle workers', (redisIdle - redisBefore) / 2 ** 20, {
-        notes: `peak used_memory over the drain minus before the workers started (sampled every 250 ms); after the drain ${((( await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
+      figure('P4 throughput', jobs / (first.drainMs / 1000), 'jobs/s', 'network bound', jobs / bound),
+      figure('P4 unchanged resync slot', steady.drainMs / 1000, 's', 'network bound', bound, {
+        target: { ratio: 3, better: 'lower' },
+        notes: `the hourly slot, nothing changed upstream; ${shape}; ${Math.round(jobs / (steady.drainMs / 1000))} jobs/s; every target exactly once, unchanged: yes`,
+      }),
+      figure('P4 Redis memory', (Math.max(first.redisPeak, steady.redisPeak) - redisBefore) / 2 ** 20, 'MiB', 'idle workers', (redisIdle - redisBefore) / 2 ** 20, {
+        notes: `peak used_memory over both drains minus before the workers started (sampled every 250 ms); after the first drain ${((afterFirst - redisBefore) / 2 ** 20).toFixed(1)} MiB, after the second ${(((await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
       }),
     ];
   } finally {

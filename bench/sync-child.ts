@@ -5,6 +5,7 @@ import { loadConfig } from '../src/config/load.ts';
 import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
 import { targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect.ts';
+import { continuesPage } from '../src/upstream/paging.ts';
 import { runSync } from '../src/sync/run-sync.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
@@ -90,7 +91,7 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   let pages = 0;
   let entries = 0;
   for await (const page of client.pages(request)) {
-    pages += 1;
+    if (!continuesPage(page)) pages += 1;
     entries += page.length;
     if (mode === 'collect') await collector.addPage(page);
   }

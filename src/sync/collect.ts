@@ -1,5 +1,6 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
 import type { ColumnType } from '../columns/column-type.ts';
+import { continuesPage } from '../upstream/paging.ts';
 import { ContentHasher } from './content-hash.ts';
 import type { IndexMatch } from './current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
@@ -70,8 +71,9 @@ export class ListCollector {
     return this.#received;
   }
 
+  /** Takes the next batch of entries: a page, or the continuation of a large one (which counts no page). */
   async addPage(entries: readonly unknown[]): Promise<void> {
-    this.#pages += 1;
+    if (!continuesPage(entries)) this.#pages += 1;
     const keep = this.#options.keep;
     for (const raw of entries) {
       const row = normalizeEntry(this.#list, raw, this.#received);

@@ -15,7 +15,10 @@ import { StagingTable } from './staging.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 
-/** What the pipeline needs of the upstream client: the pages of one list. */
+/**
+ * What the pipeline needs of the upstream client: the entries of one list in batches, a page each
+ * (a large page in several, marked as continuations; see continuesPage).
+ */
 export interface PageSource {
   pages(request: PagesRequest): AsyncIterable<unknown[]>;
 }

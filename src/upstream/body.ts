@@ -32,8 +32,8 @@ export async function readCapped(
   maxBytes: number,
   ctx: BodyContext,
 ): Promise<Buffer> {
-  const declared = Number(header(headers, 'content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
+  const declared = declaredLength(headers);
+  if (declared !== undefined && declared > maxBytes) {
     discard(body);
     throw new SizeError(`${ctx.where}: response of ${declared} bytes exceeds the limit of ${maxBytes} bytes (Content-Length)`, {
       endpoint: ctx.endpoint,
@@ -79,11 +79,10 @@ export async function readSnippet(body: Readable, limit = 16 * 1024): Promise<st
 const forbiddenKey = /forbidden prototype property/;
 
 /**
- * Parses a 2xx body as JSON: refuses an HTML (or other non-JSON) content type, an empty or truncated
- * body, and `__proto__` / `constructor.prototype` keys. Never returns a default value on failure.
- * Numbers a double would round are kept with every digit (see lossless-json.ts).
+ * Refuses a 2xx answer whose headers say it is not JSON: an HTML (or other non-JSON) content type,
+ * or a Content-Encoding other than identity. `bytes` is its size when known, for the message.
  */
-export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: BodyContext): unknown {
+export function checkJsonHeaders(headers: IncomingHttpHeaders, ctx: BodyContext, bytes: number | undefined): void {
   const type = (header(headers, 'content-type') ?? '').toLowerCase();
   const encoding = (header(headers, 'content-encoding') ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
@@ -91,32 +90,60 @@ export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: Bo
   }
   if (type && !/^application\/([a-z0-9.+-]*\+)?json\b/.test(type)) {
     const kind = type.startsWith('text/html') ? 'an HTML page' : `'${type.split(';')[0]!.slice(0, 60)}'`;
-    throw new ProtocolError(`${ctx.where}: answered ${kind} instead of JSON (status 2xx, ${buf.length} bytes)`, {
+    throw new ProtocolError(`${ctx.where}: answered ${kind} instead of JSON (status 2xx${bytes === undefined ? '' : `, ${bytes} bytes`})`, {
       endpoint: ctx.endpoint,
       retryable: true,
     });
   }
+}
+
+/** The Content-Length of an answer, when it states one. */
+export function declaredLength(headers: IncomingHttpHeaders): number | undefined {
+  const declared = Number(header(headers, 'content-length'));
+  return Number.isFinite(declared) ? declared : undefined;
+}
+
+/**
+ * Parses JSON text (a whole body, or a batch of a list's entries), refusing `__proto__` /
+ * `constructor.prototype` keys. Numbers a double would round are kept with every digit (see
+ * lossless-json.ts). `bytes` is the body's size so far, for the message.
+ */
+export function parseJsonText(text: string, ctx: BodyContext, bytes: number): unknown {
+  try {
+    return parseKeepingNumbers(text, (reviver) => sjson.parse(text, reviver, { protoAction: 'error', constructorAction: 'error' }));
+  } catch (err) {
+    throw invalidJson(err, text, ctx, bytes);
+  }
+}
+
+/** The error for JSON that does not parse: a forbidden key is refused for good, anything else may be a broken transfer. */
+export function invalidJson(err: unknown, text: string, ctx: BodyContext, bytes: number): ProtocolError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (forbiddenKey.test(message)) {
+    return new ProtocolError(`${ctx.where}: JSON carries a forbidden __proto__ or constructor.prototype key; refused`, {
+      endpoint: ctx.endpoint,
+      retryable: false,
+    });
+  }
+  const looksHtml = /^\s*</.test(text);
+  const what = looksHtml ? 'an HTML page' : 'truncated or invalid JSON';
+  return new ProtocolError(`${ctx.where}: answered ${what} (${bytes} bytes: ${message.slice(0, 100)})`, {
+    endpoint: ctx.endpoint,
+    retryable: true,
+  });
+}
+
+/**
+ * Parses a 2xx body as JSON: refuses a non-JSON content type or encoding, an empty or truncated
+ * body, and forbidden keys. Never returns a default value on failure.
+ */
+export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: BodyContext): unknown {
+  checkJsonHeaders(headers, ctx, buf.length);
   const text = buf.toString('utf8');
   if (text.trim() === '') {
     throw new ProtocolError(`${ctx.where}: answered an empty body instead of JSON`, { endpoint: ctx.endpoint, retryable: true });
   }
-  try {
-    return parseKeepingNumbers(text, (reviver) => sjson.parse(text, reviver, { protoAction: 'error', constructorAction: 'error' }));
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (forbiddenKey.test(message)) {
-      throw new ProtocolError(`${ctx.where}: JSON carries a forbidden __proto__ or constructor.prototype key; refused`, {
-        endpoint: ctx.endpoint,
-        retryable: false,
-      });
-    }
-    const looksHtml = /^\s*</.test(text);
-    const what = looksHtml ? 'an HTML page' : 'truncated or invalid JSON';
-    throw new ProtocolError(`${ctx.where}: answered ${what} (${buf.length} bytes: ${message.slice(0, 100)})`, {
-      endpoint: ctx.endpoint,
-      retryable: true,
-    });
-  }
+  return parseJsonText(text, ctx, buf.length);
 }
 
 /**

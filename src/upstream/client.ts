@@ -11,9 +11,11 @@ import {
   UpstreamConfigError,
   UpstreamError,
 } from './errors.ts';
-import { interpretPage, resolveNextLink } from './paging.ts';
+import { readListBody, type PageInfo } from './list-body.ts';
+import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
+import { markContinuation, resolveNextLink } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
-import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type TransportTimeouts } from './transport.ts';
+import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse, type TransportTimeouts } from './transport.ts';
 
 export interface UpstreamClientOptions {
   /** https origin of the service (no path). `http://` is refused. */
@@ -47,7 +49,7 @@ export interface PagesRequest {
   /** Sent as X-Service-Version (pinned charge-code version); absent: no header. */
   serviceVersion?: string;
   signal?: AbortSignal;
-  /** Told before each page is yielded: pages and entries so far, and the totals the service states. */
+  /** Told as entries arrive: pages and entries so far, and the totals the service states. */
   onPage?: (progress: PageProgress) => void;
 }
 
@@ -173,8 +175,10 @@ export class UpstreamClient {
   }
 
   /**
-   * Streams the pages of one list; each yielded value is that page's entries. The shape is decided
-   * per response (bare array, `results` envelope by page number, `next` link). The generator only
+   * Streams the pages of one list; each yielded value is that page's entries, or for a page larger
+   * than a batch (a bare array of the whole list: batches of at least page-size entries) the
+   * next batch of them, marked by markContinuation when it is not the page's first: no page is
+   * ever held whole as text. The shape is decided per response (bare array, `results` envelope by page number, `next` link). The generator only
    * completes once the list is whole: a stated total that does not add up throws after the last
    * page, so a consumer must not apply what it received before the generator returned.
    */
@@ -200,88 +204,107 @@ export class UpstreamClient {
       const exchange: Exchange = { method: 'GET', url: pageUrl, endpoint, where, auth: true };
       if (serviceVersion !== undefined) exchange.serviceVersion = serviceVersion;
       if (signal) exchange.signal = signal;
-      const pending = this.#exchange(exchange);
+      const pending = this.#listPage(exchange);
       // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
       pending.catch(() => undefined);
       return pending;
     };
     let pending = fetchPage(url, pageNo);
 
-    for (;;) {
-      const where = `GET ${endpoint} page ${pageNo}`;
-      const ctx = { where, endpoint };
-      const { json } = await pending;
-      const page = interpretPage(json, ctx);
-
-      if (page.shape === 'array') {
-        received += page.entries.length;
-        if (pageNo > 1 && expectedTotal !== undefined && received !== expectedTotal) {
-          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
+    try {
+      for (;;) {
+        const where = `GET ${endpoint} page ${pageNo}`;
+        const ctx = { where, endpoint };
+        const { batches, first } = await pending;
+        // Each batch is handed over once the next one is read, so the last one (for most pages the
+        // only one) is still held when the page's envelope tells where the next page is.
+        let step = first;
+        let held: unknown[] | undefined;
+        let pageEntries = 0;
+        while (!step.done) {
+          if (held) yield held;
+          held = pageEntries > 0 ? markContinuation(step.value) : step.value;
+          pageEntries += step.value.length;
+          // A page read in several batches (a whole list as one array) reports as it arrives.
+          if (pageEntries > step.value.length) request.onPage?.({ pages: pageNo, entries: received + pageEntries });
+          step = await batches.next();
         }
-        request.onPage?.({ pages: pageNo, entries: received, totalEntries: received, totalPages: pageNo });
-        yield page.entries;
-        return;
-      }
+        const page = step.value;
+        const last = held ?? [];
 
-      if (page.totalCount !== undefined) {
-        if (expectedTotal !== undefined && page.totalCount !== expectedTotal) {
-          throw new PagingError(`${where}: total_count changed from ${expectedTotal} to ${page.totalCount} while paging (the list changed)`, {
-            endpoint,
-            retryable: true,
-          });
-        }
-        expectedTotal = page.totalCount;
-      }
-      if (page.totalPages !== undefined && page.totalPages > this.#maxPages) {
-        throw new PagingError(`${where}: the service states ${page.totalPages} pages, more than the limit of ${this.#maxPages}`, { endpoint });
-      }
-      received += page.entries.length;
-      if (expectedTotal !== undefined && received > expectedTotal) {
-        throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but already got ${received}`, { endpoint, retryable: true });
-      }
-      if (request.onPage) {
-        const progress: PageProgress = { pages: pageNo, entries: received };
-        if (expectedTotal !== undefined) progress.totalEntries = expectedTotal;
-        if (page.totalPages !== undefined) progress.totalPages = page.totalPages;
-        request.onPage(progress);
-      }
-
-      let nextUrl: URL | undefined;
-      if (page.next !== undefined) {
-        if (page.next !== null) {
-          nextUrl = resolveNextLink(page.next, url, this.#origin, ctx);
-          const earlier = seen.get(nextUrl.href);
-          if (earlier !== undefined) {
-            yield page.entries;
-            throw new PagingError(`${where}: 'next' link leads back to page ${earlier}; paging loop refused`, { endpoint });
+        if (page.shape === 'array') {
+          received += pageEntries;
+          if (pageNo > 1 && expectedTotal !== undefined && received !== expectedTotal) {
+            throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
           }
+          request.onPage?.({ pages: pageNo, entries: received, totalEntries: received, totalPages: pageNo });
+          yield last;
+          return;
         }
-      } else if (page.totalPages !== undefined) {
-        if (pageNo < page.totalPages) nextUrl = this.#pageUrl(url, pageNo + 1);
-      } else if (expectedTotal !== undefined) {
-        if (received < expectedTotal && page.entries.length > 0) nextUrl = this.#pageUrl(url, pageNo + 1);
-      } else if (page.entries.length >= this.#pageSize) {
-        // No next link and no totals: only a short page proves the end.
-        nextUrl = this.#pageUrl(url, pageNo + 1);
-      }
 
-      if (!nextUrl) {
-        yield page.entries;
-        if (expectedTotal !== undefined && received !== expectedTotal) {
-          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
+        if (page.totalCount !== undefined) {
+          if (expectedTotal !== undefined && page.totalCount !== expectedTotal) {
+            throw new PagingError(`${where}: total_count changed from ${expectedTotal} to ${page.totalCount} while paging (the list changed)`, {
+              endpoint,
+              retryable: true,
+            });
+          }
+          expectedTotal = page.totalCount;
         }
-        return;
+        if (page.totalPages !== undefined && page.totalPages > this.#maxPages) {
+          throw new PagingError(`${where}: the service states ${page.totalPages} pages, more than the limit of ${this.#maxPages}`, { endpoint });
+        }
+        received += pageEntries;
+        if (expectedTotal !== undefined && received > expectedTotal) {
+          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but already got ${received}`, { endpoint, retryable: true });
+        }
+        if (request.onPage) {
+          const progress: PageProgress = { pages: pageNo, entries: received };
+          if (expectedTotal !== undefined) progress.totalEntries = expectedTotal;
+          if (page.totalPages !== undefined) progress.totalPages = page.totalPages;
+          request.onPage(progress);
+        }
+
+        let nextUrl: URL | undefined;
+        if (page.next !== undefined) {
+          if (page.next !== null) {
+            nextUrl = resolveNextLink(page.next, url, this.#origin, ctx);
+            const earlier = seen.get(nextUrl.href);
+            if (earlier !== undefined) {
+              yield last;
+              throw new PagingError(`${where}: 'next' link leads back to page ${earlier}; paging loop refused`, { endpoint });
+            }
+          }
+        } else if (page.totalPages !== undefined) {
+          if (pageNo < page.totalPages) nextUrl = this.#pageUrl(url, pageNo + 1);
+        } else if (expectedTotal !== undefined) {
+          if (received < expectedTotal && pageEntries > 0) nextUrl = this.#pageUrl(url, pageNo + 1);
+        } else if (pageEntries >= this.#pageSize) {
+          // No next link and no totals: only a short page proves the end.
+          nextUrl = this.#pageUrl(url, pageNo + 1);
+        }
+
+        if (!nextUrl) {
+          yield last;
+          if (expectedTotal !== undefined && received !== expectedTotal) {
+            throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
+          }
+          return;
+        }
+        if (pageNo >= this.#maxPages) {
+          yield last;
+          throw new PagingError(`${where}: more than ${this.#maxPages} pages; refusing an endless list`, { endpoint });
+        }
+        // The next page is requested before this one is handed over, so the service prepares it
+        // while the consumer normalises and stores this one: one request in flight, never more.
+        pending = fetchPage(nextUrl, pageNo + 1);
+        yield last;
+        url = nextUrl;
+        pageNo++;
       }
-      if (pageNo >= this.#maxPages) {
-        yield page.entries;
-        throw new PagingError(`${where}: more than ${this.#maxPages} pages; refusing an endless list`, { endpoint });
-      }
-      // The next page is requested before this one is handed over, so the service prepares it
-      // while the consumer normalises and stores this one: one request in flight, never more.
-      pending = fetchPage(nextUrl, pageNo + 1);
-      yield page.entries;
-      url = nextUrl;
-      pageNo++;
+    } finally {
+      // A consumer that stops early leaves a page half read: its body is dropped, not left on the connection.
+      pending.then(({ batches }) => batches.return({ shape: 'array' })).catch(() => undefined);
     }
   }
 
@@ -330,11 +353,39 @@ export class UpstreamClient {
     return apiKey ? { token, apiKey } : { token };
   }
 
-  /**
-   * One request to its JSON answer: credentials, 401 recovery (bounded by the session), retries of
-   * transient failures with backoff, body size cap and safe JSON parsing.
-   */
+  /** One request to its JSON answer, read whole within the size cap. */
   async #exchange(ex: Exchange): Promise<{ json: unknown; credential?: Credential }> {
+    const { value, credential } = await this.#withRetries(ex, async (res, sendReq) => {
+      let buf: Buffer;
+      try {
+        buf = await readCapped(res.body, res.headers, this.#maxResponseBytes, ex);
+      } catch (err) {
+        throw err instanceof UpstreamError ? err : mapTransportError(err, sendReq, 'while reading the body');
+      }
+      return parseJsonBody(buf, res.headers, ex);
+    });
+    return credential ? { json: value, credential } : { json: value };
+  }
+
+  /**
+   * One list page as a stream of entry batches of at most a page size of entries each. Its first
+   * batch (for a page of the size asked for, the whole page) is read within the retries; a failure after that fails the list, since part of
+   * the page has been handed over.
+   */
+  async #listPage(ex: Exchange): Promise<{ batches: AsyncGenerator<unknown[], PageInfo>; first: IteratorResult<unknown[], PageInfo> }> {
+    const { value } = await this.#withRetries(ex, async (res, sendReq) => {
+      const limits = { entries: this.#pageSize, minBytes: MIN_BATCH_BYTES, maxBytes: MAX_BATCH_BYTES };
+      const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
+      return { batches, first: await batches.next() };
+    });
+    return value;
+  }
+
+  /**
+   * One request with credentials, 401 recovery (bounded by the session), retries of transient
+   * failures with backoff; `read` takes a 2xx answer's body and may fail transiently too.
+   */
+  async #withRetries<T>(ex: Exchange, read: (res: SendResponse, sendReq: SendRequest) => Promise<T>): Promise<{ value: T; credential?: Credential }> {
     const authAttempt: AuthAttempt = { reloggedIn: false, keyTried: false };
     for (let attempt = 1; ; ) {
       const credential = ex.auth ? await this.#session.credentialFor(ex.endpoint, authAttempt) : undefined;
@@ -355,16 +406,10 @@ export class UpstreamClient {
         const res = await send(this.#agent, this.#origin, sendReq);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
-          let buf: Buffer;
-          try {
-            buf = await readCapped(res.body, res.headers, this.#maxResponseBytes, ex);
-          } catch (err) {
-            throw err instanceof UpstreamError ? err : mapTransportError(err, sendReq, 'while reading the body');
-          }
-          const json = parseJsonBody(buf, res.headers, ex);
+          const value = await read(res, sendReq);
           this.#report(ex, status, started);
           if (credential) this.#session.onSuccess(ex.endpoint, credential);
-          return credential ? { json, credential } : { json };
+          return credential ? { value, credential } : { value };
         }
         const detail = this.#scrub(summarizeErrorBody(await readSnippet(res.body)));
         if (status === 401 && credential) {

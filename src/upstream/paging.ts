@@ -20,16 +20,31 @@ function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
-function checkEntries(entries: unknown[], ctx: PageContext): void {
+/** Throws unless every entry is an object; `offset` is the page's entries before these, for the message. */
+export function checkEntries(entries: unknown[], ctx: PageContext, offset = 0): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
-      throw new ProtocolError(`${ctx.where}: entry ${i} is ${entry === null ? 'null' : Array.isArray(entry) ? 'an array' : typeof entry}, not an object`, {
+      throw new ProtocolError(`${ctx.where}: entry ${offset + i} is ${entry === null ? 'null' : Array.isArray(entry) ? 'an array' : typeof entry}, not an object`, {
         endpoint: ctx.endpoint,
         retryable: false,
       });
     }
   }
+}
+
+/** Batches of entries that continue the page of the batch before them (a large page comes in several). */
+const continuations = new WeakSet<readonly unknown[]>();
+
+/** Marks a batch as the continuation of the page before it. */
+export function markContinuation(entries: unknown[]): unknown[] {
+  continuations.add(entries);
+  return entries;
+}
+
+/** Whether a batch of entries continues the page of the batch before it, rather than starting a page. */
+export function continuesPage(entries: readonly unknown[]): boolean {
+  return continuations.has(entries);
 }
 
 /** Decides the shape of one response: a bare array (the whole list) or a `results` envelope. */

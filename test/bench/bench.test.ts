@@ -46,7 +46,7 @@ describe('benchmarks, reduced', () => {
     expect(figures[2]!.notes).toMatch(/^30 modified of 3000/);
   }, 120_000);
 
-  it('P4: one slot of several sources drained by a worker, every target exactly once', async () => {
+  it('P4: a first-load slot and an unchanged slot of several sources drained by a worker, every target exactly once', async () => {
     const figures = await runP4({
       sources: 3,
       workers: 1,
@@ -56,8 +56,10 @@ describe('benchmarks, reduced', () => {
       inProcessSandbox: true,
       log: quiet,
     });
-    expectFigures(figures, ['P4 drain one slot', 'P4 throughput', 'P4 Redis memory']);
+    expectFigures(figures, ['P4 drain one slot', 'P4 throughput', 'P4 unchanged resync slot', 'P4 Redis memory']);
     expect(figures[0]!.notes).toMatch(/3 sources x 6 targets = 18 target jobs.*exactly once: yes/);
+    expect(figures[2]!.notes).toMatch(/nothing changed upstream; 3 sources x 6 targets.*exactly once, unchanged: yes/);
+    expect(figures[2]!.target).toEqual({ ratio: 3, better: 'lower' });
   }, 120_000);
 
   it('P5: the impact of a 1% resync on a fact table, beside a count(*) group by of it', async () => {
