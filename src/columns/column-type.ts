@@ -94,10 +94,6 @@ export function stringType(value: string): ColumnType {
   return ok ? 'timestamptz' : 'text';
 }
 
-// JSON.rawJSON values (exact big numbers kept from the service's text) are frozen objects; typed
-// here because TypeScript's lib does not know JSON.isRawJSON yet.
-export const isRawJson = (JSON as unknown as { isRawJSON?: (v: unknown) => v is { rawJSON: string } }).isRawJSON ?? (() => false);
-
 /** The type of one JSON value as served. */
 export function valueType(value: unknown): ColumnType {
   if (value === null || value === undefined) return 'null';
@@ -110,7 +106,7 @@ export function valueType(value: unknown): ColumnType {
     case 'string':
       return stringType(value);
     default:
-      if (isRawJson(value)) {
+      if (JSON.isRawJSON(value)) {
         const text = value.rawJSON;
         return /^-?\d/.test(text) ? numberType(text) : valueType(JSON.parse(text));
       }

@@ -1,5 +1,5 @@
 import type { ListDefinition } from '../catalog/catalog.ts';
-import { isRawJson, widen, type ColumnType } from '../columns/column-type.ts';
+import { widen, type ColumnType } from '../columns/column-type.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
 import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
 import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';
@@ -123,7 +123,7 @@ export class FieldTracker {
       let types = this.#types.get(field);
       if (!types) this.#types.set(field, (types = { json: new Set(), column: 'null' }));
       if (value === null) continue;
-      types.json.add(Array.isArray(value) ? 'array' : isRawJson(value) ? 'number' : typeof value);
+      types.json.add(Array.isArray(value) ? 'array' : JSON.isRawJSON(value) ? 'number' : typeof value);
       types.column = widen(types.column, value);
     }
   }
