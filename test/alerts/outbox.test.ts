@@ -261,18 +261,23 @@ describe('the dispatcher', () => {
     expect(new Set(ids).size).toBe(expected);
   });
 
+  /**
+   * A started dispatcher that LISTENs and polls only every ten minutes, so that within a test only
+   * a NOTIFY can wake it; returned once its first drain (on start) has gone to sleep.
+   */
+  async function listeningDispatcher(config: AppConfig, ca: string) {
+    const dispatcher = testDispatcher(t.db, config, ca, { listen: true, pollIntervalMs: 10 * 60_000 });
+    dispatcher.start();
+    await sleep(200);
+    return dispatcher;
+  }
+
   it('start(): a NOTIFY wakes the dispatcher, long before its poll interval', async () => {
     const receiver = await startReceiver();
     const fx = fixture(webhookEnv(receiver));
     await fx.sync();
-    const dispatcher = testDispatcher(t.db, { ...fx.config, databaseUrl: t.url }, receiver.caPem, {
-      listen: true,
-      pollIntervalMs: 10 * 60_000,
-    });
-    dispatcher.start();
+    const dispatcher = await listeningDispatcher({ ...fx.config, databaseUrl: t.url }, receiver.caPem);
     try {
-      // Give the first drain (on start) time to go to sleep on its long poll interval.
-      await sleep(200);
       addCode();
       await fx.sync();
       await waitFor(() => receiver.requests.length === 1);
@@ -291,13 +296,8 @@ describe('the dispatcher', () => {
     await fx.sync();
     const nowhere = new URL(t.url);
     nowhere.port = '1';
-    const dispatcher = testDispatcher(t.db, { ...fx.config, databaseUrl: nowhere.toString(), listenDatabaseUrl: t.url }, receiver.caPem, {
-      listen: true,
-      pollIntervalMs: 10 * 60_000,
-    });
-    dispatcher.start();
+    const dispatcher = await listeningDispatcher({ ...fx.config, databaseUrl: nowhere.toString(), listenDatabaseUrl: t.url }, receiver.caPem);
     try {
-      await sleep(200);
       addCode();
       await fx.sync();
       await waitFor(() => receiver.requests.length === 1);
@@ -309,13 +309,8 @@ describe('the dispatcher', () => {
     const receiver = await startReceiver();
     const fx = fixture(webhookEnv(receiver));
     await fx.sync();
-    const dispatcher = testDispatcher(t.db, { ...fx.config, databaseUrl: t.url }, receiver.caPem, {
-      listen: true,
-      pollIntervalMs: 10 * 60_000,
-    });
-    dispatcher.start();
+    const dispatcher = await listeningDispatcher({ ...fx.config, databaseUrl: t.url }, receiver.caPem);
     try {
-      await sleep(200);
       sandbox.control.setFaults({ errorCount: 10, paths: ['charge_codes'] });
       try {
         await fx.sync();
