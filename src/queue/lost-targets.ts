@@ -7,7 +7,7 @@ import type { Job, Queue } from 'bullmq';
 import { targetsFor } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
-import { recordFailureUnlessDone } from '../sync/failure.ts';
+import { recordFailureUnlessDone } from '../sync/record-failure.ts';
 import { refreshRun } from '../sync/runs.ts';
 import type { Logger } from '../util/logger.ts';
 import type { SyncJobData, TargetJobData } from './jobs.ts';

@@ -3,7 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
-import { previousSnapshots } from './previous.ts';
+import { readTargetState } from './target-state.ts';
 import { rowsGeneration } from './sql.ts';
 
 /**
@@ -144,7 +144,7 @@ export class CurrentRowIndex {
     return conn.transaction(async (tx) => {
       await tx.query('set transaction isolation level repeatable read, read only');
       const generation = await rowsGeneration(tx, target);
-      const { lastOk } = await previousSnapshots(tx, target.source.environment, target.list.key, target.variant);
+      const { lastOk } = await readTargetState(tx, target);
       const rows = new GrowingRows(lastOk?.entryCount ?? 0);
       const lit = pg.escapeLiteral;
       const stream = copyTo(

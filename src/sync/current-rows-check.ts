@@ -2,7 +2,6 @@ import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import type { CollectedList } from './collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
-import { isFirstLoad } from './first-load.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
 /**
@@ -12,7 +11,7 @@ import type { NormalizedEntry } from './normalize.ts';
 export class CurrentRowsCheck {
   readonly #conn: Connection;
   readonly #target: Target;
-  readonly #enabled: boolean;
+  #enabled: boolean;
   /** Entries received before the index is read (tuning.indexAfterEntries); a list that never spills never reads one. */
   readonly #indexAfterEntries: number;
   #index: Promise<CurrentRowIndex> | undefined;
@@ -44,15 +43,16 @@ export class CurrentRowsCheck {
   }
 
   /**
-   * Whether the index shows a target never loaded (no current rows, no ok snapshot that changed
-   * them): a first load, which need not be staged. Always false without an index.
+   * Stops the check for a first load: there are no current rows to match, and the load's open
+   * transaction holds the connection an index read would use.
    */
-  async neverLoaded(): Promise<boolean> {
-    if (!this.#enabled) return false;
-    const index = await (this.#index ?? this.#start());
-    // The index's generation is the last ok snapshot that changed the rows; a target's first ok
-    // snapshot always does, so 0 means no ok snapshot at all.
-    return isFirstLoad(index.generation > 0, async () => index.size > 0);
+  off(): void {
+    this.#enabled = false;
+  }
+
+  /** Waits for an index read in flight, which holds the connection (its failure is thrown later, where the index is used). */
+  async settled(): Promise<void> {
+    await this.#index?.catch(() => undefined);
   }
 
   /**

@@ -1,4 +1,6 @@
+import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
+import type { ChangeKind } from './apply-types.ts';
 
 export interface ChangeNotice {
   environment: string;
@@ -15,6 +17,7 @@ export interface ChangeNotice {
  * NOTIFY refdata_changes, sent by Postgres only when the transaction commits. It is a wake-up
  * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
  */
-export async function notifyChange(tx: Queryable, notice: ChangeNotice): Promise<void> {
+export async function notifyChange(tx: Queryable, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
+  const notice: ChangeNotice = { environment: target.source.environment, list_key: target.list.key, variant: target.variant, snapshot_id: snapshotId, ...counts };
   await tx.query("select pg_notify('refdata_changes', $1)", [JSON.stringify(notice)]);
 }

@@ -5,6 +5,7 @@ import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { mapWithConcurrency } from '../util/concurrency.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
+import { recordOutcomeFailure } from './record-failure.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from './sync-target.ts';
 import type { SyncTuning } from './tuning.ts';
@@ -79,7 +80,8 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
       if (options.signal) targetOptions.signal = options.signal;
       if (options.onProgress) targetOptions.onProgress = options.onProgress;
       if (options.tuning) targetOptions.tuning = options.tuning;
-      const outcome = await syncTarget(options.db, plan.client, target, targetOptions);
+      // In process there is no later attempt: a list failure is recorded at once.
+      const outcome = await recordOutcomeFailure(options.db, await syncTarget(options.db, plan.client, target, targetOptions), plan.runId, logger);
       options.onTarget?.(outcome);
       return outcome;
     } catch (err) {

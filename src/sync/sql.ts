@@ -100,15 +100,6 @@ export async function insertEntries(
 export const copyEntries = `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,
                                                   ${ENTRY_ROW_COLUMNS}) from stdin`;
 
-/** Whether the target has any current rows. */
-export async function hasCurrentRows(tx: Queryable, target: Target): Promise<boolean> {
-  const { rows } = await tx.query<{ found: boolean }>(
-    `select exists (select 1 from refdata.entries where ${targetIs()} and valid_to is null) as found`,
-    targetParams(target),
-  );
-  return rows[0]?.found === true;
-}
-
 /** The target's current rows as the diff reads them: all of them, or only the ones an index left unmatched. */
 export function currentRowsOf(target: Target, unseenIds: number[] | undefined): [string, unknown[]] {
   if (!unseenIds) {

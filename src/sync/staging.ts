@@ -3,6 +3,7 @@ import { copyIn } from '../db/copy-in.ts';
 import type { Queryable } from '../db/database.ts';
 import type { LazyConnection } from '../db/lazy-connection.ts';
 import { BackgroundWrite } from './background-write.ts';
+import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
 import { ENTRY_ROW_COLUMNS } from './sql.ts';
 import type { NormalizedEntry } from './normalize.ts';
 
@@ -68,17 +69,16 @@ export class StagingTable {
   #appended = 0;
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
-  /** Whether the database takes COPY FROM STDIN (capabilities.copy), and from how many rows it is worth it. */
-  readonly #copyRule: { copy: boolean; copyMinRows: number };
+  readonly #rule: RowWriteRule;
 
   /** Rows written so far (duplicates included). */
   get rowsAppended(): number {
     return this.#appended;
   }
 
-  constructor(conn: LazyConnection, copy: { copy: boolean; copyMinRows: number }) {
+  constructor(conn: LazyConnection, rule: RowWriteRule) {
     this.#conn = conn;
-    this.#copyRule = copy;
+    this.#rule = rule;
   }
 
   async #create(q: Queryable): Promise<void> {
@@ -101,7 +101,7 @@ export class StagingTable {
     await this.#create(q);
     if (rows.length === 0) return;
     this.#appended += rows.length;
-    if (this.#copyRule.copy && rows.length >= this.#copyRule.copyMinRows) {
+    if (usesCopy(this.#rule, rows.length)) {
       const write = this.#copy(rows, q);
       if (q !== this.#conn) return write;
       // A spill outside the transaction is written while the caller fetches the next pages: it

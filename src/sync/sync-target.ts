@@ -3,17 +3,18 @@ import type { Target } from '../catalog/targets.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
+import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { applyList } from './apply.ts';
-import type { ChangeKind } from './apply-types.ts';
+import { zeroCounts, type ApplyOptions } from './apply-types.ts';
+import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect.ts';
 import { CurrentRowsCheck } from './current-rows-check.ts';
-import { StaleIndexError } from './current-index.ts';
-import { DirectLoad, DirectLoadConflict } from './direct-load.ts';
-import { isListFailure, isUnavailable, listFailureOf, recordFailure } from './failure.ts';
-import { StagingTable } from './staging.ts';
-import type { PageProgress, PagesRequest } from '../upstream/client.ts';
+import { isListFailure, isUnavailable, listFailureOf } from './failure.ts';
+import type { Loader, LoadResult } from './loader.ts';
+import type { TargetOutcome } from './target-outcome.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
+
+export type { TargetOutcome, TargetStatus } from './target-outcome.ts';
 
 /**
  * What the pipeline needs of the upstream client: the entries of one list in batches, a page each
@@ -32,11 +33,6 @@ export interface SyncTargetOptions {
   runId: number | null;
   acceptRemovals?: boolean;
   signal?: AbortSignal;
-  /**
-   * Record a list failure as a failed snapshot and return it (default). The worker passes false on
-   * attempts it will retry, so a transient failure leaves no trace but the retry.
-   */
-  recordFailure?: boolean;
   /** Which way rows take to the database; the defaults (tuning.ts) for what is not given. */
   tuning?: Partial<SyncTuning>;
   logger?: Logger;
@@ -44,166 +40,148 @@ export interface SyncTargetOptions {
   onProgress?: (progress: TargetProgress) => void;
 }
 
-export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
-
-export interface TargetOutcome {
+/** One sync's fixed inputs, shared by its fetches. */
+interface Fetch {
+  db: Database;
+  client: PageSource;
   target: Target;
-  status: TargetStatus;
-  snapshotId?: number;
-  counts: Record<ChangeKind, number>;
-  baseline: boolean;
-  entryCount: number;
+  options: SyncTargetOptions;
+  tuning: SyncTuning;
+  elapsed: () => number;
+  /** Pages read by the latest fetch and the loader it chose, for a failure's outcome. */
   pages: number;
-  durationMs: number;
-  error?: string;
-  errorCode?: string;
-  /** Why the impact on a usage column could not be computed (the list itself synced). */
-  impactError?: string;
-  /** The list failure itself, for callers that decide on retries (never carries a secret). */
-  failure?: Error & { code: string };
+  loader?: Loader;
+  fetches: number;
 }
 
-/** Failures of a fast path that the plain path (every row staged) does not have. */
-const fetchAgain = (err: unknown): err is Error => err instanceof StaleIndexError || err instanceof DirectLoadConflict;
-
-const noCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
+/** One fetch, loaded: what it collected, the loader that wrote it, and how that ended. */
+interface Fetched {
+  collected: CollectedList;
+  loader: Loader;
+  result: LoadResult;
+}
 
 /**
- * Syncs one target: fetch every page, normalise and hash, then apply in one transaction. A failure
- * of the list (service, answer, data) is recorded and returned, leaving the last good data as it
- * was; a database failure is thrown, since nothing could be recorded.
+ * Syncs one target: pages → collect (normalise, hash) → a loader chosen once → loader.finish() →
+ * the outcome. A failure of the list (service, answer, data) is returned in the outcome, unrecorded,
+ * for the caller to settle (record-failure.ts); a database failure is thrown.
  */
-export async function syncTarget(
-  db: Database,
-  client: PageSource,
-  target: Target,
-  options: SyncTargetOptions,
-): Promise<TargetOutcome> {
-  const logger = options.logger ?? silentLogger;
-  const tuning = tuningWith(options.tuning);
-  const { copy } = capabilitiesOf(db);
+export async function syncTarget(db: Database, client: PageSource, target: Target, options: SyncTargetOptions): Promise<TargetOutcome> {
   const started = performance.now();
-  const elapsed = () => performance.now() - started;
-  const request: PagesRequest = {
-    basePath: target.list.basePath,
-    path: target.path,
-  };
+  const f: Fetch = { db, client, target, options, tuning: tuningWith(options.tuning), elapsed: () => performance.now() - started, pages: 0, fetches: 0 };
+  const { copy, ownSessions } = capabilitiesOf(db);
+  try {
+    let fetched = await fetchAndLoad(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+    if ('fetchAgain' in fetched.result) {
+      // A fast path backed out: another sync applied the target while the index was in use, or a
+      // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
+      // fast path is taken, so this cannot back out a second time.
+      (options.logger ?? silentLogger).info({ target: describe(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
+      fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
+    }
+    return appliedOutcome(f, fetched);
+  } catch (thrown) {
+    const failure = listFailureOf(thrown, target.list.key);
+    if (!failure) throw thrown;
+    const status = isUnavailable(failure) ? 'unavailable' : 'failed';
+    const outcome: TargetOutcome = { target, status, counts: zeroCounts(), baseline: false, entryCount: 0, pages: f.pages, durationMs: f.elapsed() };
+    // What a load wrote before the failure was rolled back; told for the record.
+    if (f.loader) outcome.load = { loader: f.loader.kind, rowsWritten: f.loader.rowsWritten, fetches: f.fetches };
+    return { ...outcome, error: failure.message, errorCode: failure.code, failure };
+  }
+}
+
+/** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
+async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+  // Taken at the first spill or at the load, so a small list holds no connection while it is fetched.
+  const conn = new LazyConnection(f.db);
+  const check = new CurrentRowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
+  const setup: LoaderSetup = { conn, target: f.target, check, rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows }, streamFirstLoad: how.streamFirstLoad };
+  let loader: Loader | undefined;
+  let sessionFailure: unknown;
+  f.fetches += 1;
+  f.loader = undefined;
+  try {
+    const collector = new ListCollector(f.target.list, {
+      spillThreshold: f.tuning.spillThreshold,
+      keep: (row) => check.keeps(row),
+      spill: async (rows) => {
+        loader ??= f.loader = await loaderAtFirstSpill(setup);
+        await loader.append(rows);
+      },
+    });
+    f.pages = 0;
+    for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
+      await collector.addPage(page);
+      check.observe(collector.received);
+    }
+    const collected = await check.finish(collector.finish());
+    f.pages = collected.pages;
+    const applyOptions: ApplyOptions = {
+      runId: f.options.runId,
+      acceptRemovals: f.options.acceptRemovals ?? false,
+      durationMs: f.elapsed,
+      analyzeAfterRows: f.tuning.analyzeAfterRows,
+    };
+    if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
+    const loaded = await loadAfterFetch(setup, collected, applyOptions);
+    f.loader = loaded.loader;
+    return { collected, ...loaded };
+  } catch (err) {
+    // A list failure says nothing about the session; anything else may have left it unfit.
+    if (!isListFailure(err)) sessionFailure = err;
+    throw err;
+  } finally {
+    // Before the connection goes back, and before the caller records a failure under the target's lock.
+    await (loader as Loader | undefined)?.abort().catch((err: unknown) => {
+      sessionFailure ??= err;
+    });
+    await conn.release(sessionFailure);
+  }
+}
+
+function pagesRequest(target: Target, options: SyncTargetOptions): PagesRequest {
+  const request: PagesRequest = { basePath: target.list.basePath, path: target.path };
   if (target.serviceVersion) request.serviceVersion = target.serviceVersion;
   if (options.signal) request.signal = options.signal;
   const { onProgress } = options;
   if (onProgress) request.onPage = (progress) => onProgress({ ...progress, target });
-
-  let collected: CollectedList | undefined;
-  try {
-    const fetchAndApply = async (indexed: boolean): Promise<TargetOutcome> => {
-      // Taken at the first spill or at apply, so a small list holds no connection while it is fetched.
-      const conn = new LazyConnection(db);
-      let failure: unknown;
-      const staging = new StagingTable(conn, { copy, copyMinRows: tuning.copyMinRows });
-      let direct: DirectLoad | undefined;
-      let firstSpill = true;
-      try {
-        const current = new CurrentRowsCheck(conn, target, indexed, tuning.indexAfterEntries);
-        const collector = new ListCollector(target.list, {
-          spillThreshold: tuning.spillThreshold,
-          keep: (row) => current.keeps(row),
-          spill: async (rows) => {
-            if (firstSpill) {
-              firstSpill = false;
-              // The index (read by now) tells a first load cheaply; begin() checks it again under the lock.
-              if (await current.neverLoaded()) direct = await DirectLoad.begin(conn, target, tuning.copyMinRows);
-            }
-            if (direct) return direct.append(rows);
-            return staging.append(await current.unmatched(rows));
-          },
-        });
-        for await (const page of client.pages(request)) {
-          await collector.addPage(page);
-          current.observe(collector.received);
-        }
-        collected = await current.finish(collector.finish());
-        const applyOptions = {
-          runId: options.runId,
-          acceptRemovals: options.acceptRemovals ?? false,
-          durationMs: elapsed,
-          analyzeAfterRows: tuning.analyzeAfterRows,
-        };
-        const applied = direct
-          ? await direct.finish(collected, applyOptions)
-          : await applyList(conn, target, collected, staging, applyOptions);
-        const outcome: TargetOutcome = {
-          target,
-          status: applied.status,
-          snapshotId: applied.snapshotId,
-          counts: applied.counts,
-          baseline: applied.baseline,
-          entryCount: collected.entryCount,
-          pages: collected.pages,
-          durationMs: elapsed(),
-        };
-        if (applied.error) {
-          outcome.error = applied.error;
-          outcome.errorCode = 'held';
-        }
-        if (collected.replacedValues > 0) {
-          logger.warn(
-            {
-              target: `${target.list.key}:${target.variant}`,
-              snapshotId: applied.snapshotId,
-              replacedValues: collected.replacedValues,
-              replacedEntries: collected.replacedEntries,
-              // The first few keys: enough to find the entries, bounded for a million-entry list.
-              entries: collected.replacedKeys,
-            },
-            'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD',
-          );
-        }
-        if (applied.impactError) {
-          outcome.impactError = applied.impactError;
-          logger.warn({ target: `${target.list.key}:${target.variant}`, err: applied.impactError }, 'impact on the usage columns not computed');
-        }
-        return outcome;
-      } catch (err) {
-        // A list failure says nothing about the session; anything else may have left it unfit.
-        if (!isListFailure(err) && !fetchAgain(err)) failure = err;
-        throw err;
-      } finally {
-        // Before the connection goes back, and before a failure is recorded under the target's lock.
-        await direct?.abort().catch((err: unknown) => {
-          failure ??= err;
-        });
-        await staging.drop().catch(() => undefined);
-        await conn.release(failure);
-      }
-    };
-    try {
-      // The index and the direct first load both stream with COPY.
-      return await fetchAndApply(copy && tuning.currentRowIndex);
-    } catch (err) {
-      if (!fetchAgain(err)) throw err;
-      // Another sync applied this target while this one fetched, or a direct first load met a key
-      // twice: fetch again, staging every row.
-      logger.info({ target: `${target.list.key}:${target.variant}`, reason: err.message }, 'fetching the list again through staging');
-      return await fetchAndApply(false);
-    }
-  } catch (thrown) {
-    const err = listFailureOf(thrown, target.list.key);
-    if (!err) throw thrown;
-    if (options.recordFailure === false) throw err;
-    logger.warn({ target: `${target.list.key}:${target.variant}`, code: err.code, err: err.message }, 'list failed');
-    const snapshotId = await recordFailure(db, target, options.runId, err, elapsed());
-    return {
-      target,
-      status: isUnavailable(err) ? 'unavailable' : 'failed',
-      snapshotId,
-      counts: noCounts(),
-      baseline: false,
-      entryCount: 0,
-      pages: collected?.pages ?? 0,
-      durationMs: elapsed(),
-      error: err.message,
-      errorCode: err.code,
-      failure: err,
-    };
-  }
+  return request;
 }
+
+/** The outcome of a fetch that loaded, with the log lines that go with it. */
+function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
+  const { target } = f;
+  const logger = f.options.logger ?? silentLogger;
+  const { collected, loader, result } = fetched;
+  // Only the plain path is left after a refetch, and it never backs out.
+  if ('fetchAgain' in result) throw new Error(`${describe(target)}: ${result.fetchAgain}, on the plain path`);
+  const { applied } = result;
+  const outcome: TargetOutcome = {
+    target,
+    status: applied.status,
+    snapshotId: applied.snapshotId,
+    counts: applied.counts,
+    baseline: applied.baseline,
+    entryCount: collected.entryCount,
+    pages: collected.pages,
+    durationMs: f.elapsed(),
+    load: { loader: loader.kind, rowsWritten: loader.rowsWritten, fetches: f.fetches },
+  };
+  if (applied.error) {
+    outcome.error = applied.error;
+    outcome.errorCode = 'held';
+  }
+  if (collected.replacedValues > 0) {
+    const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };
+    // entries: the first few keys, enough to find them, bounded for a million-entry list.
+    logger.warn({ target: describe(target), snapshotId: applied.snapshotId, ...replaced }, 'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD');
+  }
+  if (applied.impactError) {
+    outcome.impactError = applied.impactError;
+    logger.warn({ target: describe(target), err: applied.impactError }, 'impact on the usage columns not computed');
+  }
+  return outcome;
+}
+
+const describe = (target: Target) => `${target.list.key}:${target.variant}`;

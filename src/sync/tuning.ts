@@ -13,7 +13,7 @@ export interface SyncTuning {
   indexAfterEntries: number;
   /**
    * Whether a large resync checks fetched rows against an index of the current rows and stages only
-   * the ones that differ (needs COPY). Without it every row is staged and a first load is staged too.
+   * the ones that differ (needs COPY). Without it a resync stages every row.
    */
   currentRowIndex: boolean;
   /** Batches of at least this many rows are written with COPY; below it one unnest statement is as quick. */

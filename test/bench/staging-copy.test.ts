@@ -1,8 +1,8 @@
 // The COPY path of the staging table (large batches on node-postgres): values with the characters
 // COPY's text format escapes must arrive exactly as served, through a first load and a resync.
-// Without the current-row index every row is staged: the first load spills 20,000 rows and stages
-// the last 5,000 (both by COPY) before it loads from staging, and the resync stages all 25,000.
-// With the index, the first load would go direct and the resync would stage under copyMinRows.
+// The first load is written straight into the entries (COPY too, with the target's columns in
+// front). Without the current-row index the resync stages every row: a spill of 20,000 and the last
+// 5,000, both by COPY; with the index it would stage only the changed 25, under copyMinRows.
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
@@ -21,6 +21,7 @@ describe('staging through COPY', () => {
 
     const first = await fx.sync(t.db, ['accessorials'], { tuning });
     expect(first.outcomes[0]!.status).toBe('changed');
+    expect(first.outcomes[0]!.load).toEqual({ loader: 'first-load', rowsWritten: 25_000, fetches: 1 });
     const served = sandbox.control.getEntries('accessorials') as Array<Record<string, unknown>>;
     const { rows } = await t.db.query<{ n: number }>(
       "select count(*)::int as n from refdata.entries where list_key = 'accessorials' and valid_to is null",
@@ -36,6 +37,7 @@ describe('staging through COPY', () => {
     const again = await fx.sync(t.db, ['accessorials'], { tuning });
     // The tricky entry hashes the same as stored: only the generated changes show as modified.
     expect(again.outcomes[0]!.counts.modified).toBe(25);
+    expect(again.outcomes[0]!.load).toEqual({ loader: 'resync', rowsWritten: 25_000, fetches: 1 });
     const { rows: still } = await t.db.query<{ description: string }>(
       "select description from refdata.entries where list_key = 'accessorials' and entry_key = 'G0000007' and valid_to is null",
     );

@@ -1,0 +1,31 @@
+import { UnrecoverableError, type Queue } from 'bullmq';
+import type { SourceConfig } from '../config/types.ts';
+import type { Database } from '../db/database.ts';
+import type { WorkerMetrics } from '../server/metrics.ts';
+import type { PageSource } from '../sync/sync-target.ts';
+import type { Logger } from '../util/logger.ts';
+import type { JobPolicy } from './jobs.ts';
+import type { SourceGate } from './source-gate.ts';
+
+export interface ProcessorDeps {
+  db: Database;
+  queue: Queue;
+  sources: SourceConfig[];
+  clientFor(source: SourceConfig): PageSource;
+  policy: JobPolicy;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+  /** Per-source cool-downs and job slots, shared by every worker through Redis. */
+  gate: SourceGate;
+}
+
+export type JobResult =
+  | { kind: 'run'; runId: number; slot: string; targets: number; fannedOut: boolean }
+  | { kind: 'target'; runId: number; status: string; snapshotId?: number; skipped?: boolean; counts?: Record<string, number> };
+
+/** The configured source a job names; a job for a source this worker does not have fails for good. */
+export function sourceFor(deps: Pick<ProcessorDeps, 'sources'>, name: string): SourceConfig {
+  const source = deps.sources.find((s) => s.name === name);
+  if (!source) throw new UnrecoverableError(`source '${name}' is not configured in this worker`);
+  return source;
+}

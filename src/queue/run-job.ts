@@ -1,0 +1,49 @@
+import type { Job } from 'bullmq';
+import { targetsFor } from '../catalog/targets.ts';
+import { refreshRun, startRun } from '../sync/runs.ts';
+import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
+import { scheduleSlot, targetJobId } from './names.ts';
+import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
+
+/** BullMQ's highest priority number (the lowest priority). */
+const MAX_PRIORITY = 2_097_151;
+
+/** The slot of a run job: the trigger's, or the instant a scheduler planned the job (its id ends with it). */
+export function slotOf(job: Job<RunJobData>): string {
+  if (job.data.slot) return job.data.slot;
+  const planned = /:(\d+)$/.exec(job.id ?? '')?.[1] ?? (job.opts as { prevMillis?: number }).prevMillis;
+  return scheduleSlot(Number(planned ?? job.timestamp));
+}
+
+/** A run job: opens the source's run for its slot and fans out one target job per list and variant. */
+export async function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): Promise<JobResult> {
+  const source = sourceFor(deps, job.data.source);
+  const slot = slotOf(job);
+  const targets = targetsFor(source, job.data.lists);
+  const run = await startRun(deps.db, { source, trigger: job.data.trigger, targetsTotal: targets.length, slot });
+  if (!run.created) {
+    // A second job for the same slot (two triggers, or this job retried after a crash): fan out
+    // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
+    const { rows } = await deps.db.query<{ status: string }>('select status from refdata.sync_runs where id = $1', [run.id]);
+    if (rows[0]?.status !== 'running') return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false };
+  }
+  if (targets.length === 0) {
+    // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
+    await refreshRun(deps.db, run.id, source);
+    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false };
+  }
+  const opts = jobOptions(deps.policy);
+  await deps.queue.addBulk(
+    targets.map((t, i) => {
+      const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
+      // The n-th target of every source goes before the (n+1)-th of any: the slots take the
+      // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
+      const priority = Math.min(i + 1, MAX_PRIORITY);
+      if (job.data.acceptRemovals) data.acceptRemovals = true;
+      return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
+    }),
+  );
+  deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run fanned out');
+  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true };
+}
+

@@ -1,0 +1,130 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { targetsFor, type Target } from '../catalog/targets.ts';
+import type { SourceConfig } from '../config/types.ts';
+import { recordOutcomeFailure, syncedInRun } from '../sync/record-failure.ts';
+import { failRun, refreshRun } from '../sync/runs.ts';
+import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
+import type { Logger } from '../util/logger.ts';
+import type { TargetJobData } from './jobs.ts';
+import { jobProgressReporter } from './job-progress.ts';
+import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
+import { verdictOn } from './target-verdict.ts';
+
+// A target job: admitted by its source's gate, synced, and its outcome settled in one place
+// (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
+// after a 429 without using an attempt, or recorded and failed.
+
+function describe(target: Target): string {
+  return `${target.source.name}/${target.list.key}${target.variant ? `/${target.variant}` : ''}`;
+}
+
+export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
+  const source = sourceFor(deps, job.data.source);
+  const admission = await deps.gate.admit(source.name, job.id!, source.maxConcurrentJobs);
+  if (!admission.admitted) {
+    deps.logger.debug({ source: source.name, jobId: job.id, waitMs: admission.waitMs, reason: admission.reason }, 'target job put back');
+    return later(job, token, admission.waitMs);
+  }
+  try {
+    return await syncAdmitted(deps, job, token, signal, source);
+  } finally {
+    await admission.slot.release().catch(() => undefined);
+  }
+}
+
+async function syncAdmitted(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal, source: SourceConfig): Promise<JobResult> {
+  const { runId } = job.data;
+  const target = targetsFor(source, [job.data.list]).find((t) => t.variant === job.data.variant);
+  if (!target) {
+    const message = `target ${job.data.source}/${job.data.list}/${job.data.variant} is no longer configured`;
+    await failRun(deps.db, runId, message, source);
+    throw new UnrecoverableError(message);
+  }
+  // The job ids already stop a slot from queueing a target twice; this covers a job that ran
+  // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
+  if (await syncedInRun(deps.db, runId, target)) {
+    await refreshRun(deps.db, runId, source);
+    return { kind: 'target', runId, status: 'done-before', skipped: true };
+  }
+
+  const attempts = job.opts.attempts ?? 1;
+  const attempt = { last: job.attemptsMade + 1 >= attempts, rateLimited: job.data.rateLimited ?? 0 };
+  const log = deps.logger.child({ target: describe(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
+  const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
+  const verdict = verdictOn(outcome, attempt);
+  if (verdict.kind === 'wait') {
+    log.warn({ retryAfterMs: verdict.ms }, "rate limited by the service: this source's jobs wait, the others go on");
+    await deps.gate.coolDown(source.name, verdict.ms);
+    await job.updateData({ ...job.data, rateLimited: attempt.rateLimited + 1 });
+    return later(job, token, verdict.ms);
+  }
+  if (verdict.kind === 'retry') {
+    log.warn({ code: outcome.errorCode, err: outcome.error }, 'list failed; will retry');
+    throw outcome.failure;
+  }
+  // Settled here, once: the failure recorded, the metrics observed, the run brought up to date.
+  const settled = await recordOutcomeFailure(deps.db, outcome, runId, log);
+  observe(deps, settled);
+  await refreshRun(deps.db, runId, source);
+  // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
+  if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
+  const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
+  if (settled.snapshotId !== undefined) result.snapshotId = settled.snapshotId;
+  return result;
+}
+
+/**
+ * The target's sync, its job progress reported. A database error is thrown for BullMQ to retry;
+ * after the last attempt the run cannot complete and is closed as failed (best effort: the
+ * database may still be away).
+ */
+async function syncOrThrow(
+  deps: ProcessorDeps,
+  job: Job<TargetJobData>,
+  signal: AbortSignal,
+  source: SourceConfig,
+  target: Target,
+  lastAttempt: boolean,
+  log: Logger,
+): Promise<TargetOutcome> {
+  const progress = jobProgressReporter(job);
+  try {
+    const outcome = await syncTarget(deps.db, deps.clientFor(source), target, {
+      runId: job.data.runId,
+      signal,
+      acceptRemovals: job.data.acceptRemovals === true,
+      logger: log,
+      onProgress: progress.onProgress,
+    });
+    await progress.finish();
+    return outcome;
+  } catch (err) {
+    if (signal.aborted) {
+      // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.
+      throw new Error(`${describe(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
+    }
+    if (lastAttempt) await failRun(deps.db, job.data.runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The target's outcome, told to the metrics once. */
+function observe(deps: ProcessorDeps, outcome: TargetOutcome): void {
+  const input = {
+    source: outcome.target.source.name,
+    list: outcome.target.list.key,
+    variant: outcome.target.variant,
+    status: outcome.status,
+    durationMs: outcome.durationMs,
+    counts: outcome.counts,
+  };
+  deps.metrics?.target(outcome.errorCode ? { ...input, errorCode: outcome.errorCode } : input);
+}
+
+
+/** Puts the job back for waitMs: not a failed attempt, so nothing is recorded and no retry is used. */
+async function later(job: Job<TargetJobData>, token: string | undefined, waitMs: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + waitMs, token);
+  throw new DelayedError();
+}
+

@@ -1,0 +1,57 @@
+import type { Target } from '../catalog/targets.ts';
+import type { LazyConnection } from '../db/lazy-connection.ts';
+import type { ApplyOptions } from './apply-types.ts';
+import type { CollectedList } from './collect.ts';
+import type { CurrentRowsCheck } from './current-rows-check.ts';
+import { FirstLoad } from './first-load.ts';
+import type { Loader, LoadResult } from './loader.ts';
+import { Resync } from './resync.ts';
+import type { RowWriteRule } from './row-write-rule.ts';
+import { TargetTransaction } from './target-transaction.ts';
+
+/** What choosing a loader needs: the fetch's connection and index check, and how rows are written. */
+export interface LoaderSetup {
+  conn: LazyConnection;
+  target: Target;
+  check: CurrentRowsCheck;
+  rule: RowWriteRule;
+  /**
+   * Whether a first load may hold a transaction from its first spill to its end: only where each
+   * connection is a session of its own (on PGlite every other statement would run inside it), and
+   * not when the list is fetched again after a streamed first load backed out.
+   */
+  streamFirstLoad: boolean;
+}
+
+/*
+ * A loader is chosen once per fetch, by whichever of these two comes first: the first spill of a
+ * large list, or the end of a fetch that never spilled. Both ask the target's state under its lock
+ * (target-state.ts#isFirstLoad is the only rule).
+ */
+
+/** At the first spill, while the fetch goes on. */
+export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
+  // An index read in flight uses the same connection: let it end before a transaction begins there.
+  await setup.check.settled();
+  if (setup.streamFirstLoad) {
+    const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
+    if (txn?.state.firstLoad) {
+      setup.check.off();
+      return FirstLoad.open(txn, setup.rule);
+    }
+    // Loaded before, or another sync holds the target right now: stage, and diff once it is free.
+    await txn?.rollback();
+  }
+  return new Resync(setup.conn, setup.target, setup.check, setup.rule);
+}
+
+/** After a fetch that never spilled: chosen under the lock in the transaction that then loads. */
+export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
+  return setup.conn.transaction(async (tx) => {
+    const txn = await TargetTransaction.within(tx, setup.target);
+    const loader = txn.state.firstLoad
+      ? await FirstLoad.open(txn, setup.rule)
+      : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    return { loader, result: await loader.finish(collected, options) };
+  });
+}

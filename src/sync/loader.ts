@@ -1,0 +1,30 @@
+import type { ApplyOptions, ApplyResult } from './apply-types.ts';
+import type { CollectedList } from './collect.ts';
+import type { NormalizedEntry } from './normalize.ts';
+
+/** The two ways a fetched list takes into the database (first-load.ts, resync.ts). */
+export type LoaderKind = 'first-load' | 'resync';
+
+/**
+ * What a load ended in: applied, or a fast path that backed out and asks for the list to be fetched
+ * again the plain way (a stale index of the current rows, a key met twice by a streaming first load).
+ * A value, not an exception: the caller's retry is written out where it happens (sync-target.ts).
+ */
+export type LoadResult = { applied: ApplyResult } | { fetchAgain: string };
+
+/**
+ * One way of writing a fetched list: rows handed over while the fetch goes on, then the rest and the
+ * snapshot in one commit. Nothing a load wrote is visible before finish() commits, and abort()
+ * leaves nothing behind.
+ */
+export interface Loader {
+  readonly kind: LoaderKind;
+  /** Rows written so far: into the entries (first load), or into staging (resync). */
+  readonly rowsWritten: number;
+  /** Takes a batch of rows while the fetch goes on (written in the background where it can be). */
+  append(rows: NormalizedEntry[]): Promise<void>;
+  /** The fetch is complete: writes what is left and the snapshot, and commits. */
+  finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult>;
+  /** Undoes an unfinished load (a failed fetch); harmless after finish. */
+  abort(): Promise<void>;
+}

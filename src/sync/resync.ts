@@ -1,0 +1,58 @@
+import type { ApplyOptions } from './apply-types.ts';
+import type { CollectedList } from './collect.ts';
+import type { CurrentRowsCheck } from './current-rows-check.ts';
+import type { LazyConnection } from '../db/lazy-connection.ts';
+import type { Target } from '../catalog/targets.ts';
+import type { Loader, LoadResult } from './loader.ts';
+import type { NormalizedEntry } from './normalize.ts';
+import { applyResync } from './resync-apply.ts';
+import type { RowWriteRule } from './row-write-rule.ts';
+import { StagingTable } from './staging.ts';
+import { TargetTransaction } from './target-transaction.ts';
+
+/**
+ * The load of a target that has rows: fetched rows go to a staging table (on Postgres, only the ones
+ * the current-row index does not match), and finish() diffs staging against the current rows in one
+ * transaction under the target's lock (resync-apply.ts). An unchanged list stages nothing at all.
+ */
+export class Resync implements Loader {
+  readonly kind = 'resync';
+  readonly #conn: LazyConnection;
+  readonly #target: Target;
+  readonly #check: CurrentRowsCheck;
+  readonly #staging: StagingTable;
+  /** The transaction to finish in when the load was chosen inside one; else finish() opens its own. */
+  readonly #txn: TargetTransaction | undefined;
+
+  constructor(conn: LazyConnection, target: Target, check: CurrentRowsCheck, rule: RowWriteRule, txn?: TargetTransaction) {
+    this.#conn = conn;
+    this.#target = target;
+    this.#check = check;
+    this.#staging = new StagingTable(conn, rule);
+    this.#txn = txn;
+  }
+
+  get rowsWritten(): number {
+    return this.#staging.rowsAppended;
+  }
+
+  async append(rows: NormalizedEntry[]): Promise<void> {
+    await this.#staging.append(await this.#check.unmatched(rows));
+  }
+
+  async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
+    try {
+      if (this.#txn) return await applyResync(this.#txn, this.#staging, collected, options);
+      return await this.#conn.transaction(async (tx) =>
+        applyResync(await TargetTransaction.within(tx, this.#target), this.#staging, collected, options),
+      );
+    } finally {
+      await this.abort();
+    }
+  }
+
+  /** Drops the staging table (one made in a transaction went with it). */
+  async abort(): Promise<void> {
+    await this.#staging.drop();
+  }
+}

@@ -1,0 +1,29 @@
+import type { ApplyOptions } from './apply-types.ts';
+import type { CollectedList } from './collect.ts';
+import type { SnapshotRow } from './sql.ts';
+
+/** The snapshot of a fetched list, from what the collector measured and what the load found. */
+export function snapshotOf(
+  collected: CollectedList,
+  options: ApplyOptions,
+  now: Date,
+  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & { id?: number; error?: string },
+): SnapshotRow {
+  const snapshot: SnapshotRow = {
+    runId: options.runId,
+    fetchedAt: now,
+    status: row.status,
+    changed: row.changed,
+    counts: row.counts,
+    contentHash: collected.contentHash,
+    entryCount: collected.entryCount,
+    fields: collected.fields,
+    pages: collected.pages,
+    durationMs: options.durationMs(),
+    replacedValues: collected.replacedValues,
+    error: row.error ?? null,
+    errorCode: row.status === 'held' ? 'held' : null,
+  };
+  if (row.id !== undefined) snapshot.id = row.id;
+  return snapshot;
+}

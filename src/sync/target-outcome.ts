@@ -1,0 +1,29 @@
+import type { Target } from '../catalog/targets.ts';
+import type { ChangeKind } from './apply-types.ts';
+import type { LoaderKind } from './loader.ts';
+
+export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
+
+/** What one sync of a target came to: what syncTarget returns and its caller settles. */
+export interface TargetOutcome {
+  target: Target;
+  status: TargetStatus;
+  /** The snapshot written; for a failure, once the caller has recorded it (record-failure.ts). */
+  snapshotId?: number;
+  counts: Record<ChangeKind, number>;
+  baseline: boolean;
+  entryCount: number;
+  pages: number;
+  durationMs: number;
+  error?: string;
+  errorCode?: string;
+  /** Why the impact on a usage column could not be computed (the list itself synced). */
+  impactError?: string;
+  /** How the list reached the database: which loader wrote it, the rows it wrote, and in how many fetches. */
+  load?: { loader: LoaderKind; rowsWritten: number; fetches: number };
+  /**
+   * A failure of the list (status failed or unavailable), not yet recorded: the caller decides
+   * whether to record it or retry. Never carries a secret.
+   */
+  failure?: Error & { code: string };
+}

@@ -1,0 +1,69 @@
+import type { Target } from '../catalog/targets.ts';
+import type { Connection, Queryable } from '../db/database.ts';
+import { lockTarget, tryLockTarget } from './target-lock.ts';
+import { readTargetState, type TargetState } from './target-state.ts';
+
+/**
+ * The transaction a load writes in, holding the target's advisory lock, with the target's state as
+ * it read after taking the lock. It comes two ways:
+ * - `within` a transaction someone else ends (`conn.transaction(fn)`): commit and rollback are left
+ *   to them. Every load that begins after the fetch takes this way (PGlite runs such a transaction
+ *   exclusively, which a bare BEGIN on its one session would not).
+ * - `tryBegin`, a transaction of its own held open through the rest of a fetch (a first load that
+ *   streams into the entries): only tried, so a fetch never waits behind another sync's apply.
+ */
+export class TargetTransaction {
+  readonly q: Queryable;
+  readonly target: Target;
+  readonly state: TargetState;
+  readonly #ends: boolean;
+  #open = true;
+
+  private constructor(q: Queryable, target: Target, state: TargetState, ends: boolean) {
+    this.q = q;
+    this.target = target;
+    this.state = state;
+    this.#ends = ends;
+  }
+
+  /** Locks the target inside `tx` (waiting for the lock) and reads its state. */
+  static async within(tx: Queryable, target: Target): Promise<TargetTransaction> {
+    await lockTarget(tx, target.source.environment, target.list.key, target.variant);
+    return new TargetTransaction(tx, target, await readTargetState(tx, target), false);
+  }
+
+  /** Begins a transaction on `conn` and takes the target's lock if it is free; undefined (nothing open) if it is not. */
+  static async tryBegin(conn: Connection, target: Target): Promise<TargetTransaction | undefined> {
+    await conn.begin();
+    try {
+      if (!(await tryLockTarget(conn, target.source.environment, target.list.key, target.variant))) {
+        await conn.query('rollback');
+        return undefined;
+      }
+      return new TargetTransaction(conn, target, await readTargetState(conn, target), true);
+    } catch (err) {
+      await conn.query('rollback').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Whether this transaction is ended here (tryBegin) rather than by its caller (within). */
+  get endsItself(): boolean {
+    return this.#ends;
+  }
+
+  async commit(): Promise<void> {
+    await this.#end('commit');
+  }
+
+  /** Idempotent; a transaction `within` another's is rolled back by throwing out of it instead. */
+  async rollback(): Promise<void> {
+    await this.#end('rollback');
+  }
+
+  async #end(how: 'commit' | 'rollback'): Promise<void> {
+    if (!this.#ends || !this.#open) return;
+    this.#open = false;
+    await this.q.query(how);
+  }
+}
