@@ -141,8 +141,9 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
         return r && r.status !== 'running' && r;
       }, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS, 250);
       expect(done.status).toBe('succeeded');
+      // The run closes at the last job's refresh, a moment before BullMQ marks that job complete.
+      await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', 'the re-run job to complete', RECOVERY_MS, 100);
       const job = (await queue.getJob(jobId))!;
-      expect(await job.getState()).toBe('completed');
       expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
       expect(job.returnvalue, 'the re-run saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
       expect(await snapshotsOfRun(run.id)).toEqual(snapshots);
