@@ -2,54 +2,26 @@
 // only the ones that are not current as fetched. The result must be exactly what staging every row
 // gives: the same current rows, the same history and change rows, and a fetch that races another
 // sync's apply must fall back rather than trust a stale index.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
-import { canonicalJson } from '../../src/sync/canonical.ts';
+import { describe, expect, it, vi } from 'vitest';
 import { CurrentRowIndex } from '../../src/sync/current-index.ts';
 import { CurrentRowsCheck } from '../../src/sync/current-rows-check.ts';
-import { normalizeEntry } from '../../src/sync/normalize.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
-import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { count, pipelineFixture } from './fixture.ts';
+import { count, servedAndStored, useGeneratedList } from './fixture.ts';
 
 const t = useTestDatabase();
 const LIST = 'accessorials';
 const ENTRIES = 12_000;
-let sb: Sandbox;
-let fx: ReturnType<typeof pipelineFixture>;
-let target: Target;
-
-beforeAll(async () => {
-  sb = await useSandbox();
-  sb.control.setGenerated(LIST, ENTRIES);
-  fx = pipelineFixture(sb);
-  target = targetsFor(fx.source, [LIST])[0]!;
-});
-afterAll(async () => {
-  await fx?.client.close();
-});
+const g = useGeneratedList(LIST, ENTRIES);
 
 /** Syncs the list with spills every 2,000 rows: the outcome, and the rows staged (after the index check). */
-async function sync(client: PageSource = fx.client) {
-  const outcome = await syncTarget(t.db, client, target, { runId: null, tuning: { spillThreshold: 2_000 } });
+async function sync(client: PageSource = g.fx.client) {
+  const outcome = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 } });
   const staged = outcome.load?.loader === 'resync' ? outcome.load.rowsWritten : 0;
   return { outcome, staged };
 }
 
-/** The current rows, as the sandbox serves them and as stored, both in canonical form by key. */
-async function currentRows() {
-  const served = sb.control
-    .getEntries(LIST)
-    .map((e, i) => normalizeEntry(target.list, e, i))
-    .map((n) => [n.entryKey, n.payload] as const)
-    .sort(([a], [b]) => (a < b ? -1 : 1));
-  const { rows } = await t.db.query<{ entry_key: string; payload: unknown }>(
-    `select entry_key, payload from refdata.entries where list_key = $1 and valid_to is null order by entry_key collate "C"`,
-    [LIST],
-  );
-  return { served, stored: rows.map((r) => [r.entry_key, canonicalJson(r.payload)] as const) };
-}
+const currentRows = () => servedAndStored(t.db, g.sb, g.target);
 
 describe('the current-row index', () => {
   it('loads a large list, then resyncs it staging only what changed', async () => {
@@ -63,9 +35,9 @@ describe('the current-row index', () => {
     expect(unchanged.outcome.status).toBe('unchanged');
     expect(unchanged.staged).toBe(0);
 
-    sb.control.changeGenerated(LIST, { everyNth: 1000 });
-    sb.control.removeEntry(LIST, 'G0000100');
-    sb.control.addEntry(LIST, { code: 'ZNEW', description: 'added after the load', id: 7 });
+    g.sb.control.changeGenerated(LIST, { everyNth: 1000 });
+    g.sb.control.removeEntry(LIST, 'G0000100');
+    g.sb.control.addEntry(LIST, { code: 'ZNEW', description: 'added after the load', id: 7 });
     const changed = await sync();
     expect(changed.outcome.counts).toEqual({ added: 1, removed: 1, modified: ENTRIES / 1000, reappeared: 0 });
     // The modified and the added entries; every other fetched entry matched a current row.
@@ -78,7 +50,7 @@ describe('the current-row index', () => {
       `select payload from refdata.entries where list_key = $1 and entry_key = 'G0000100'`,
       [LIST],
     )).rows[0]!.payload;
-    sb.control.addEntry(LIST, removed);
+    g.sb.control.addEntry(LIST, removed);
     const back = await sync();
     expect(back.outcome.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1 });
     expect(back.staged).toBe(1);
@@ -87,19 +59,19 @@ describe('the current-row index', () => {
   }, 120_000);
 
   it('fetches again, staging every row, when another sync applies the target during the fetch', async () => {
-    sb.control.modifyEntry(LIST, 'G0000042', { description: 'changed before the race' });
+    g.sb.control.modifyEntry(LIST, 'G0000042', { description: 'changed before the race' });
     let calls = 0;
     const racing: PageSource = {
       async *pages(request) {
         calls += 1;
         let page = 0;
-        for await (const entries of fx.client.pages(request)) {
+        for await (const entries of g.fx.client.pages(request)) {
           // Halfway through the first fetch (its index read by now), another sync applies the list.
           if (calls === 1 && ++page === 8) {
-            const other = await syncTarget(t.db, fx.client, target, { runId: null });
+            const other = await syncTarget(t.db, g.fx.client, g.target, { runId: null });
             expect(other.counts.modified).toBe(1);
             // ...and the list changes again on a page this fetch has yet to read.
-            sb.control.modifyEntry(LIST, 'G0011990', { description: 'changed after the race' });
+            g.sb.control.modifyEntry(LIST, 'G0011990', { description: 'changed after the race' });
           }
           yield entries;
         }
@@ -120,7 +92,7 @@ describe('the current-row index', () => {
   }, 120_000);
 
   it('drops fetched rows that are current as soon as the index is in, without holding them to a spill', async () => {
-    sb.control.modifyEntry(LIST, 'G0011000', { description: 'changed on the last page' });
+    g.sb.control.modifyEntry(LIST, 'G0011000', { description: 'changed on the last page' });
     // Spies here measure what is held in memory, which no outcome shows; `read` also paces the fetch.
     const read = vi.spyOn(CurrentRowIndex, 'read');
     const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
@@ -129,18 +101,18 @@ describe('the current-row index', () => {
       const waiting: PageSource = {
         async *pages(request) {
           let page = 0;
-          for await (const entries of fx.client.pages(request)) {
+          for await (const entries of g.fx.client.pages(request)) {
             // The index read starts once indexAfterEntries (5,000, five pages) are in: let it finish first.
             if (++page === 6) await read.mock.results[0]!.value;
             yield entries;
           }
         },
       };
-      const outcome = await syncTarget(t.db, waiting, target, { runId: null, tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 } });
+      const outcome = await syncTarget(t.db, waiting, g.target, { runId: null, tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 } });
       expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
       // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
       expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);
-      expect(keeps).toHaveBeenCalledTimes(sb.control.getEntries(LIST).length);
+      expect(keeps).toHaveBeenCalledTimes(g.sb.control.getEntries(LIST).length);
       // Of those, only the modified entry was staged.
       expect(outcome.load).toMatchObject({ loader: 'resync', rowsWritten: 1, fetches: 1 });
     } finally {

@@ -1,35 +1,19 @@
 // The first load of a large list is written straight into refdata.entries while it is fetched.
 // It must store exactly what the staged path stores, leave nothing behind when the fetch fails,
 // and hand over to the staged path when it meets a key twice or finds the target locked.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
-import { canonicalJson } from '../../src/sync/canonical.ts';
-import { normalizeEntry } from '../../src/sync/normalize.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { recordOutcomeFailure } from '../../src/sync/record-failure.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { lockTarget } from '../../src/sync/target-lock.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { useTestDatabase } from '../helpers/db.ts';
-import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { count, pipelineFixture } from './fixture.ts';
+import { count, servedAndStored, useGeneratedList } from './fixture.ts';
 
 const t = useTestDatabase();
 const LIST = 'equipment_types';
 const ENTRIES = 8_500; // the last 500 arrive after the last spill: the direct load writes them with one insert
-let sb: Sandbox;
-let fx: ReturnType<typeof pipelineFixture>;
-let target: Target;
-
-beforeAll(async () => {
-  sb = await useSandbox();
-  sb.control.setGenerated(LIST, ENTRIES);
-  fx = pipelineFixture(sb);
-  target = targetsFor(fx.source, [LIST])[0]!;
-});
-afterAll(async () => {
-  await fx?.client.close();
-});
+const g = useGeneratedList(LIST, ENTRIES);
 beforeEach(async () => {
   // Every case starts from a target never loaded.
   for (const table of ['alerts', 'entry_changes', 'entries', 'snapshots']) {
@@ -41,8 +25,8 @@ beforeEach(async () => {
  * Syncs the list with spills every 2,000 rows, recording a failure as the in-process sync does, and
  * counts the rows written each way: straight into the entries (the first load) or into staging.
  */
-async function sync(client: PageSource = fx.client) {
-  const synced = await syncTarget(t.db, client, target, { runId: null, tuning: { spillThreshold: 2_000 } });
+async function sync(client: PageSource = g.fx.client) {
+  const synced = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 } });
   const outcome = await recordOutcomeFailure(t.db, synced, null, silentLogger);
   const written = (loader: string) => (outcome.load?.loader === loader ? outcome.load.rowsWritten : 0);
   return { outcome, direct: written('first-load'), staged: written('resync'), fetches: outcome.load?.fetches };
@@ -55,23 +39,12 @@ function edited(edit: (entries: unknown[], page: number) => unknown[]): PageSour
     async *pages(request) {
       this.calls += 1;
       let page = 0;
-      for await (const entries of fx.client.pages(request)) yield edit(entries, page++);
+      for await (const entries of g.fx.client.pages(request)) yield edit(entries, page++);
     },
   };
 }
 
-async function currentRows() {
-  const served = sb.control
-    .getEntries(LIST)
-    .map((e, i) => normalizeEntry(target.list, e, i))
-    .map((n) => [n.entryKey, n.payload, n.digest] as const)
-    .sort(([a], [b]) => (a < b ? -1 : 1));
-  const { rows } = await t.db.query<{ entry_key: string; payload: unknown; entry_hash: string }>(
-    `select entry_key, payload, entry_hash from refdata.entries where list_key = $1 and valid_to is null order by entry_key collate "C"`,
-    [LIST],
-  );
-  return { served, stored: rows.map((r) => [r.entry_key, canonicalJson(r.payload), r.entry_hash] as const) };
-}
+const currentRows = () => servedAndStored(t.db, g.sb, g.target, true);
 
 describe('the direct first load', () => {
   it('writes a large first load straight into the entries, under the snapshot it commits with', async () => {
@@ -147,7 +120,7 @@ describe('the direct first load', () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const holder = t.db.transaction(async (tx) => {
-      await lockTarget(tx, target.source.environment, LIST, target.variant);
+      await lockTarget(tx, g.target.source.environment, LIST, g.target.variant);
       locked();
       await held;
     });

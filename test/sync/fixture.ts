@@ -1,10 +1,15 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
+import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { canonicalJson } from '../../src/sync/canonical.ts';
+import { normalizeEntry } from '../../src/sync/normalize.ts';
 import { runSync, type RunResult } from '../../src/sync/run-sync.ts';
 import type { SyncTuning } from '../../src/sync/tuning.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';
 
 /** A source on the sandbox with a client that fails fast (no long backoffs in tests). */
@@ -28,4 +33,41 @@ export function pipelineFixture(sandbox: Sandbox, env: Record<string, string> = 
 export async function count(db: Database, table: string, where = 'true', params: unknown[] = []): Promise<number> {
   const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from refdata.${table} where ${where}`, params);
   return rows[0]!.n;
+}
+
+/**
+ * One generated list of `entries` on a sandbox of its own, for a file's tests of the large-list
+ * paths: the sandbox, the pipeline fixture and the list's target, set before the tests run.
+ */
+export function useGeneratedList(list: ListKey, entries: number) {
+  const at = {} as { sb: Sandbox; fx: ReturnType<typeof pipelineFixture>; target: Target };
+  beforeAll(async () => {
+    at.sb = await useSandbox();
+    at.sb.control.setGenerated(list, entries);
+    at.fx = pipelineFixture(at.sb);
+    at.target = targetsFor(at.fx.source, [list])[0]!;
+  });
+  afterAll(async () => {
+    await at.fx?.client.close();
+  });
+  return at;
+}
+
+/**
+ * The current rows of a target as the sandbox serves them and as stored, both by key, in the form
+ * compared: the key and the canonical payload, and the entry hash too with `withHash`.
+ */
+export async function servedAndStored(db: Database, sb: Sandbox, target: Target, withHash = false) {
+  const list = target.list.key;
+  const pick = (key: string, payload: string, hash: string) => (withHash ? [key, payload, hash] : [key, payload]);
+  const served = sb.control
+    .getEntries(list)
+    .map((e, i) => normalizeEntry(target.list, e, i))
+    .map((n) => pick(n.entryKey, n.payload, n.digest))
+    .sort(([a], [b]) => (a! < b! ? -1 : 1));
+  const { rows } = await db.query<{ entry_key: string; payload: unknown; entry_hash: string }>(
+    `select entry_key, payload, entry_hash from refdata.entries where list_key = $1 and valid_to is null order by entry_key collate "C"`,
+    [list],
+  );
+  return { served, stored: rows.map((r) => pick(r.entry_key, canonicalJson(r.payload), r.entry_hash)) };
 }
