@@ -50,4 +50,21 @@ describe('the pipeline on embedded PGlite', () => {
     const { rows: ltl } = await db.query<{ description: string }>("select description from refdata.shipment_modes where code = 'LTL'");
     expect(ltl[0]!.description).toBe('Less than truckload (edited)');
   });
+
+  it('a list larger than the spill threshold: staged (no transaction may stay open on the one session), first load and resync', async () => {
+    const tuning = { spillThreshold: 1_000 };
+    // The list as if never loaded, then served as 3,000 generated entries.
+    for (const table of ['alerts', 'entry_changes', 'entries', 'snapshots']) await db.query(`delete from refdata.${table} where list_key = 'accessorials'`);
+    sb.control.setGenerated('accessorials', 3_000);
+    const first = (await fx.sync(db, ['accessorials'], { tuning })).outcomes[0]!;
+    // PGlite stages a large first load too: the streamed first load needs a session of its own.
+    expect(first).toMatchObject({ status: 'changed', baseline: true, load: { loader: 'resync', rowsWritten: 3_000, fetches: 1 } });
+    expect(first.counts).toEqual({ added: 3_000, removed: 0, modified: 0, reappeared: 0 });
+    expect(await count(db, 'entry_changes', "list_key = 'accessorials'")).toBe(0);
+    sb.control.changeGenerated('accessorials', { everyNth: 100 });
+    const again = (await fx.sync(db, ['accessorials'], { tuning })).outcomes[0]!;
+    expect(again.counts).toEqual({ added: 0, removed: 0, modified: 30, reappeared: 0 });
+    expect(await count(db, 'entries', "list_key = 'accessorials' and valid_to is null")).toBe(3_000);
+    expect(await count(db, 'entry_changes', "list_key = 'accessorials'")).toBe(30);
+  });
 });
