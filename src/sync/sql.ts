@@ -100,6 +100,52 @@ export async function insertEntries(
 export const copyEntries = `copy refdata.entries (environment, list_key, variant, valid_from, first_snapshot_id, last_snapshot_id,
                                                   ${ENTRY_ROW_COLUMNS}) from stdin`;
 
+/** A snapshot of the target as a load compares with it. */
+export interface PreviousSnapshot {
+  id: number;
+  status: string;
+  contentHash: string | null;
+  fields: string[] | null;
+  /** Distinct entries fetched (null for a snapshot that fetched nothing). */
+  entryCount: number | null;
+}
+
+type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null };
+const previousColumns = 'id, status, content_hash, fields, entry_count';
+const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
+  json ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count } : undefined;
+
+/**
+ * The clock, the target's last ok snapshot and its last snapshot of any status, in one round trip.
+ * It names refdata.snapshots only: see target-state.ts for why the entries are asked apart.
+ */
+export async function clockAndLastSnapshots(q: Queryable, target: Target): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot }> {
+  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null }>(
+    `select clock_timestamp() as now,
+            (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
+               where ${targetIs()} and status = 'ok' order by id desc limit 1) s) as last_ok,
+            (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
+               where ${targetIs()} order by id desc limit 1) s) as last`,
+    targetParams(target),
+  );
+  const row = rows[0]!;
+  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot } = { now: row.now };
+  const lastOk = previousOf(row.last_ok);
+  const last = previousOf(row.last);
+  if (lastOk) result.lastOk = lastOk;
+  if (last) result.last = last;
+  return result;
+}
+
+/** Whether the target has any current rows. */
+export async function hasCurrentRows(q: Queryable, target: Target): Promise<boolean> {
+  const { rows } = await q.query<{ found: boolean }>(
+    `select exists (select 1 from refdata.entries where ${targetIs()} and valid_to is null) as found`,
+    targetParams(target),
+  );
+  return rows[0]?.found === true;
+}
+
 /** The target's current rows as the diff reads them: all of them, or only the ones an index left unmatched. */
 export function currentRowsOf(target: Target, unseenIds: number[] | undefined): [string, unknown[]] {
   if (!unseenIds) {

@@ -1,16 +1,6 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
-import { targetIs, targetParams } from './sql.ts';
-
-/** A snapshot of the target as a load compares with it. */
-export interface PreviousSnapshot {
-  id: number;
-  status: string;
-  contentHash: string | null;
-  fields: string[] | null;
-  /** Distinct entries fetched (null for a snapshot that fetched nothing). */
-  entryCount: number | null;
-}
+import { clockAndLastSnapshots, hasCurrentRows, type PreviousSnapshot } from './sql.ts';
 
 /** What a load must know of its target, read under the target's lock. */
 export interface TargetState {
@@ -32,10 +22,6 @@ export function isFirstLoad(hasOkSnapshot: boolean, hasCurrentRows: boolean): bo
   return !hasOkSnapshot && !hasCurrentRows;
 }
 
-type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null };
-
-const snapshotColumns = 'id, status, content_hash, fields, entry_count';
-
 /**
  * Reads the state: the clock and both snapshots in one round trip, and only without an ok snapshot
  * whether rows are current. That costs a second query on purpose: naming refdata.entries in a
@@ -45,32 +31,8 @@ const snapshotColumns = 'id, status, content_hash, fields, entry_count';
  * lock waited for.
  */
 export async function readTargetState(q: Queryable, target: Target): Promise<TargetState> {
-  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null }>(
-    `select clock_timestamp() as now,
-            (select to_jsonb(s) from (select ${snapshotColumns} from refdata.snapshots
-               where ${targetIs()} and status = 'ok' order by id desc limit 1) s) as last_ok,
-            (select to_jsonb(s) from (select ${snapshotColumns} from refdata.snapshots
-               where ${targetIs()} order by id desc limit 1) s) as last`,
-    targetParams(target),
-  );
-  const row = rows[0]!;
-  const hasOk = row.last_ok !== null;
+  const read = await clockAndLastSnapshots(q, target);
   // With an ok snapshot it is no first load, whatever the rows: they are asked about only without one.
-  const firstLoad = hasOk ? false : isFirstLoad(false, await hasCurrentRows(q, target));
-  const state: TargetState = { now: row.now, firstLoad };
-  if (row.last_ok) state.lastOk = snapshotOf(row.last_ok);
-  if (row.last) state.last = snapshotOf(row.last);
-  return state;
-}
-
-async function hasCurrentRows(q: Queryable, target: Target): Promise<boolean> {
-  const { rows } = await q.query<{ found: boolean }>(
-    `select exists (select 1 from refdata.entries where ${targetIs()} and valid_to is null) as found`,
-    targetParams(target),
-  );
-  return rows[0]?.found === true;
-}
-
-function snapshotOf(json: SnapshotJson): PreviousSnapshot {
-  return { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count };
+  const firstLoad = read.lastOk ? false : isFirstLoad(false, await hasCurrentRows(q, target));
+  return { ...read, firstLoad };
 }
