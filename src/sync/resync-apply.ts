@@ -35,6 +35,7 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
+    await commitWithoutFlush(tx);
     const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts() }));
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
@@ -50,6 +51,16 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
   return { applied: await writeChanges(txn, diff, collected, options, counts) };
+}
+
+/**
+ * An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
+ * for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres
+ * still commits in order, and the next synchronous commit (the run's refresh) flushes it with its
+ * own; a Postgres crash in between loses at most that row, never an entry (docs/reliability.md).
+ */
+async function commitWithoutFlush(tx: Queryable): Promise<void> {
+  await tx.query('set local synchronous_commit = off');
 }
 
 /** Stages what is still in memory and diffs staging against the current rows: the diff table's name. */
