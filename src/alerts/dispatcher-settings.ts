@@ -1,4 +1,5 @@
 import { ConfigError } from '../config/errors.ts';
+import { positiveOption } from '../util/positive-option.ts';
 
 export interface RetryOptions {
   /** First retry delay; doubles per attempt, ±25% jitter. Default 30 s. */
@@ -26,11 +27,7 @@ export interface DispatcherSettings {
   ca: string[];
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`alert dispatcher: ${name} must be a positive number`);
-  return value;
-}
+const positive = positiveOption('alert dispatcher', ConfigError);
 
 /** The options with their defaults; a value that is not a positive number is a configuration error. */
 export function dispatcherSettings(options: {
