@@ -1,4 +1,5 @@
 import { ConfigError } from '../config/errors.ts';
+import { pemList } from '../util/pem-list.ts';
 import { positiveOption } from '../util/positive-option.ts';
 
 export interface RetryOptions {
@@ -50,6 +51,6 @@ export function dispatcherSettings(options: {
     batchSize: positive('batchSize', options.batchSize, 20),
     // Long enough that a delivery in flight always finishes (or times out) before another worker may take it.
     leaseMs: timeoutMs * 2 + 30_000,
-    ca: options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca],
+    ca: pemList(options.ca),
   };
 }
