@@ -12,7 +12,7 @@ import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';
 import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, privateWorkerQueue, stalledCount, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
-import { startWorkerProcess } from './servers.ts';
+import { startWorkerProcess, type WorkerProcess } from './servers.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
@@ -34,6 +34,14 @@ async function prepare() {
   return { fx, before, after, ...(await privateWorkerQueue(sb, fx.source, t.url)) };
 }
 
+/** SIGKILLs a worker held at the test's lock, then lets the lock go and waits for the worker's backends to end. */
+async function killHeldWorker(worker: WorkerProcess, locker: { release(): Promise<void> }): Promise<void> {
+  await worker.kill();
+  await locker.release();
+  await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
+  expectNoSecretsIn(worker);
+}
+
 describe('1. worker SIGKILLed in the middle of a list transaction', () => {
   it('the transaction rolls back; the stalled job is retried by a new worker to the same final state; no duplicate alert', async () => {
     const { fx, before, after, redis, prefix, queue, env } = await prepare();
@@ -52,10 +60,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
       'the worker transaction to wait on the alerts table',
       60_000,
     );
-    await w1.kill();
-    await locker.release();
-    await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
-    expectNoSecretsIn(w1);
+    await killHeldWorker(w1, locker);
 
     // Rolled back: nothing of the changed list's transaction is left; the job is still active in Redis.
     const run = (await runOf(fx.source, slot))!;
@@ -111,10 +116,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
         'every target committed and waiting to update the run record',
         60_000,
       );
-      await w1.kill();
-      await locker.release();
-      await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
-      expectNoSecretsIn(w1);
+      await killHeldWorker(w1, locker);
 
       // Committed: the new state, its changes and alerts are there; the run record was never refreshed.
       expect((await runOf(fx.source, slot))!.status).toBe('running');
