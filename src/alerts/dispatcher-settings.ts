@@ -1,4 +1,6 @@
 import { ConfigError } from '../config/errors.ts';
+import { pemList } from '../util/pem-list.ts';
+import { positiveOption } from '../util/positive-option.ts';
 
 export interface RetryOptions {
   /** First retry delay; doubles per attempt, ±25% jitter. Default 30 s. */
@@ -26,11 +28,7 @@ export interface DispatcherSettings {
   ca: string[];
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`alert dispatcher: ${name} must be a positive number`);
-  return value;
-}
+const positive = positiveOption('alert dispatcher', ConfigError);
 
 /** The options with their defaults; a value that is not a positive number is a configuration error. */
 export function dispatcherSettings(options: {
@@ -53,6 +51,6 @@ export function dispatcherSettings(options: {
     batchSize: positive('batchSize', options.batchSize, 20),
     // Long enough that a delivery in flight always finishes (or times out) before another worker may take it.
     leaseMs: timeoutMs * 2 + 30_000,
-    ca: options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca],
+    ca: pemList(options.ca),
   };
 }

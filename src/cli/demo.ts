@@ -72,14 +72,8 @@ function printRun(result: RunResult, onlyChanged: boolean): void {
   print(summaryLine(result));
 }
 
-export async function run(argv: string[]): Promise<number> {
-  parseCommandArgs('demo', argv);
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const sandbox = await startSandbox({ logger });
-  const environment = demoEnvironment();
-  const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => passThrough.test(k)));
-  // Without a webhook of the user's, the demo brings its own receiver, so the signed delivery is seen too.
-  const receiver: DemoReceiver | undefined = env.REFSYNC_WEBHOOK_URL ? undefined : await startDemoReceiver();
+/** Sets the environment so the configuration points at the sandbox, its demo source and the demo's receiver (when it runs one). */
+function pointAtDemo(env: Record<string, string | undefined>, sandbox: Sandbox, environment: string, receiver: DemoReceiver | undefined): void {
   if (receiver) {
     Object.assign(env, {
       REFSYNC_WEBHOOK_URL: receiver.url,
@@ -97,6 +91,32 @@ export async function run(argv: string[]): Promise<number> {
     REFSYNC_CHARGE_CODE_VERSIONS: `${CHARGE_CODE_VERSION_2024},${CHARGE_CODE_VERSION_2025},unpinned`,
     REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,held,failed,used_code_changed',
   });
+}
+
+function printReceived(receiver: DemoReceiver): void {
+  print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
+  for (const w of receiver.received) {
+    const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
+    print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
+  }
+}
+
+function printTryNext(environment: string): void {
+  print('\nTry next:');
+  print('  npx refsync status            # last run and last change per list');
+  print('  npx refsync changes --list charge_codes');
+  print(`  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  parseCommandArgs('demo', argv);
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const sandbox = await startSandbox({ logger });
+  const environment = demoEnvironment();
+  const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => passThrough.test(k)));
+  // Without a webhook of the user's, the demo brings its own receiver, so the signed delivery is seen too.
+  const receiver: DemoReceiver | undefined = env.REFSYNC_WEBHOOK_URL ? undefined : await startDemoReceiver();
+  pointAtDemo(env, sandbox, environment, receiver);
   const config = loadConfig(env);
   const source = config.sources[0]!;
   source.usage = usageFor(source, demoUsage);
@@ -130,18 +150,8 @@ export async function run(argv: string[]): Promise<number> {
     await printAlerts(db, environment);
     print(`\n6. Impact on your data: facts of the last 90 days in ${DEMO_FACTS} that use a retired or modified code`);
     await printDemoImpact(db, environment, print);
-    if (receiver) {
-      print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
-      for (const w of receiver.received) {
-        const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
-        print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
-      }
-    }
-
-    print('\nTry next:');
-    print('  npx refsync status            # last run and last change per list');
-    print('  npx refsync changes --list charge_codes');
-    print(`  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
+    if (receiver) printReceived(receiver);
+    printTryNext(environment);
     return second.status === 'succeeded' ? 0 : 1;
   } finally {
     await alerts.close();

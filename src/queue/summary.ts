@@ -1,9 +1,8 @@
 // The queue's state for `refsync status`: job counts and the schedulers with their next run.
-// Fails fast (a short connect timeout, no reconnect, no offline queue) when Redis is down.
-import { Queue } from 'bullmq';
+// Fails fast when Redis is down (see short-lived-queue.ts).
 import type { AppConfig } from '../config/types.ts';
-import { closeClient, openCommandClient } from './connection.ts';
-import { QUEUE_NAME, queuePrefix, sourceOfScheduler } from './names.ts';
+import { sourceOfScheduler } from './names.ts';
+import { withShortLivedQueue } from './short-lived-queue.ts';
 
 export interface QueueSummary {
   counts: Record<string, number>;
@@ -11,15 +10,8 @@ export interface QueueSummary {
 }
 
 export async function queueSummary(config: AppConfig, options: { prefix?: string; connectTimeoutMs?: number } = {}): Promise<QueueSummary> {
-  const client = await openCommandClient(config.redisUrl, {
-    reconnect: false,
-    connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
-    connectionName: 'refsync-status',
-    reach: config,
-  });
-  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
-  queue.on('error', () => undefined);
-  try {
+  const connection = { connectionName: 'refsync-status', connectTimeoutMs: options.connectTimeoutMs ?? 2_000, prefix: options.prefix };
+  return withShortLivedQueue(config, connection, async (queue) => {
     const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed');
     const schedulers = [];
     for (const s of await queue.getJobSchedulers(0, -1, true)) {
@@ -33,8 +25,5 @@ export async function queueSummary(config: AppConfig, options: { prefix?: string
       });
     }
     return { counts, schedulers };
-  } finally {
-    await queue.close().catch(() => undefined);
-    await closeClient(client);
-  }
+  });
 }

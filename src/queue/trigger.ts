@@ -1,11 +1,10 @@
 // `refsync trigger` as a library: enqueue a manual run per source through Redis, failing fast when
 // Redis is down (no offline queue, no reconnect).
-import { Queue } from 'bullmq';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
-import { assertNoEviction, assertNotCluster, closeClient, openCommandClient } from './connection.ts';
+import { assertNoEviction, assertNotCluster } from './connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
-import { QUEUE_NAME, queuePrefix } from './names.ts';
+import { withShortLivedQueue } from './short-lived-queue.ts';
 
 export interface TriggerOptions {
   lists?: ListKey[];
@@ -18,24 +17,14 @@ export interface TriggerOptions {
 }
 
 export async function triggerRuns(config: AppConfig, options: TriggerOptions = {}): Promise<EnqueuedRun[]> {
-  const client = await openCommandClient(config.redisUrl, {
-    reconnect: false,
-    connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
-    connectionName: 'refsync-trigger',
-    reach: config,
-  });
-  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
-  queue.on('error', () => undefined);
-  try {
+  const connection = { connectionName: 'refsync-trigger', connectTimeoutMs: options.connectTimeoutMs ?? 3_000, prefix: options.prefix };
+  return withShortLivedQueue(config, connection, async (queue, client) => {
     await assertNotCluster(client, config.redisUrl);
     await assertNoEviction(client, config.redisUrl);
     const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
     if (options.slot) enqueue.slot = options.slot;
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
     if (options.lists) enqueue.lists = options.lists;
-    return await enqueueManualRuns(queue, config.sources, enqueue);
-  } finally {
-    await queue.close().catch(() => undefined);
-    await closeClient(client);
-  }
+    return enqueueManualRuns(queue, config.sources, enqueue);
+  });
 }

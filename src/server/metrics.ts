@@ -8,6 +8,7 @@ import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
 import { registerBuildInfo, registerTargetHealthGauges } from './operator-gauges.ts';
+import { targetGauges } from './target-gauges.ts';
 
 /** The last ok snapshot of a target, as the per-target gauges read it at scrape time. */
 interface LastOkRow {
@@ -101,73 +102,7 @@ export class WorkerMetrics {
       registers,
     });
 
-    const sourceOf = new Map(from.sources.map((s) => [s.environment, s.name]));
-    const log = from.logger;
-    new Gauge({
-      name: 'refsync_queue_jobs',
-      help: 'Jobs in the queue by state (shared by every worker).',
-      labelNames: ['state'],
-      registers,
-      async collect() {
-        this.reset();
-        try {
-          for (const [state, n] of Object.entries(await from.queueCounts())) this.set({ state }, n);
-        } catch (err) {
-          log.debug({ err: (err as Error).message }, 'metrics: queue counts unavailable');
-        }
-      },
-    });
-    new Gauge({
-      name: 'refsync_alerts_pending',
-      help: 'Alert outbox rows not yet delivered (refdata.alerts where state = pending).',
-      registers,
-      async collect() {
-        try {
-          const { rows } = await from.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where state = 'pending'");
-          this.set(rows[0]?.n ?? 0);
-        } catch (err) {
-          log.debug({ err: (err as Error).message }, 'metrics: outbox backlog unavailable');
-        }
-      },
-    });
-    // One query feeds both per-target gauges; prom-client awaits each collect, so cache it per scrape.
-    // It reads refdata.target_last_ok, one row per target kept by a trigger: a scrape costs the same
-    // after a year of hourly snapshots as after one (docs/performance.md).
-    let latest: Promise<LastOkRow[]> | undefined;
-    const lastOk = () => {
-      latest ??= from.db
-        .query<LastOkRow>(
-          `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
-           from refdata.target_last_ok`,
-        )
-        .then((r) => r.rows)
-        .finally(() => setTimeout(() => (latest = undefined), 0));
-      return latest;
-    };
-    // Both per-target gauges read the last ok snapshot of each target.
-    const targetGauge = (name: string, help: string, value: (row: LastOkRow) => number | null, reportErrors: boolean) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['source', 'list', 'variant'],
-        registers,
-        async collect() {
-          this.reset();
-          try {
-            for (const row of await lastOk()) {
-              const source = sourceOf.get(row.environment);
-              const v = value(row);
-              if (source && v !== null) this.set({ source, list: row.list_key, variant: row.variant }, v);
-            }
-          } catch (err) {
-            if (reportErrors) log.debug({ err: (err as Error).message }, `metrics: ${name} unavailable`);
-          }
-        },
-      });
-    targetGauge('refsync_last_success_timestamp_seconds', 'When each target last synced ok (unix time); alert on time() minus this.', (r) => r.at, true);
-    // Errors are reported once, by the gauge above.
-    targetGauge('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);
-    registerTargetHealthGauges(this.registry, from.db, sourceOf, log);
+    registerDeploymentGauges(this.registry, from);
   }
 
   target(input: TargetMetricsInput): void {
@@ -202,4 +137,54 @@ export class WorkerMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * The gauges every worker reports alike, read from Redis and Postgres at scrape time: queue depth,
+ * outbox backlog, and per target its last success, entries, hold and failures in a row.
+ */
+function registerDeploymentGauges(registry: Registry, from: MetricsSources): void {
+  const registers = [registry];
+  const log = from.logger;
+  new Gauge({
+    name: 'refsync_queue_jobs',
+    help: 'Jobs in the queue by state (shared by every worker).',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      this.reset();
+      try {
+        for (const [state, n] of Object.entries(await from.queueCounts())) this.set({ state }, n);
+      } catch (err) {
+        log.debug({ err: (err as Error).message }, 'metrics: queue counts unavailable');
+      }
+    },
+  });
+  new Gauge({
+    name: 'refsync_alerts_pending',
+    help: 'Alert outbox rows not yet delivered (refdata.alerts where state = pending).',
+    registers,
+    async collect() {
+      try {
+        const { rows } = await from.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where state = 'pending'");
+        this.set(rows[0]?.n ?? 0);
+      } catch (err) {
+        log.debug({ err: (err as Error).message }, 'metrics: outbox backlog unavailable');
+      }
+    },
+  });
+  const sourceOf = new Map(from.sources.map((s) => [s.environment, s.name]));
+  // Both gauges read refdata.target_last_ok, one row per target kept by a trigger: a scrape costs the
+  // same after a year of hourly snapshots as after one (docs/performance.md).
+  const lastOk = targetGauges<LastOkRow>(registry, sourceOf, log, async () => {
+    const { rows } = await from.db.query<LastOkRow>(
+      `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
+       from refdata.target_last_ok`,
+    );
+    return rows;
+  });
+  lastOk('refsync_last_success_timestamp_seconds', 'When each target last synced ok (unix time); alert on time() minus this.', (r) => r.at, true);
+  // Errors are reported once, by the gauge above.
+  lastOk('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);
+  registerTargetHealthGauges(registry, from.db, sourceOf, log);
 }

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
+import { targetGauges } from './target-gauges.ts';
 import { targetHealth, type TargetHealthRow } from './target-health.ts';
 
 const packageVersion: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -20,30 +21,7 @@ export function registerBuildInfo(registry: Registry): void {
 
 /** refsync_list_held and refsync_list_consecutive_failures, labelled by configured source name. */
 export function registerTargetHealthGauges(registry: Registry, db: Queryable, sourceOf: ReadonlyMap<string, string>, log: Logger): void {
-  // One query feeds both gauges; prom-client awaits each collect in turn, so share it per scrape.
-  let pending: Promise<TargetHealthRow[]> | undefined;
-  const rows = () => {
-    pending ??= targetHealth(db).finally(() => setTimeout(() => (pending = undefined), 0));
-    return pending;
-  };
-  const gauge = (name: string, help: string, value: (row: TargetHealthRow) => number, reportErrors: boolean) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['source', 'list', 'variant'],
-      registers: [registry],
-      async collect() {
-        this.reset();
-        try {
-          for (const row of await rows()) {
-            const source = sourceOf.get(row.environment);
-            if (source) this.set({ source, list: row.list_key, variant: row.variant }, value(row));
-          }
-        } catch (err) {
-          if (reportErrors) log.debug({ err: (err as Error).message }, `metrics: ${name} unavailable`);
-        }
-      },
-    });
+  const gauge = targetGauges<TargetHealthRow>(registry, sourceOf, log, () => targetHealth(db));
   gauge('refsync_list_held', '1 while the latest snapshot of the target is held (a mass removal waiting for a human).', (r) => (r.held ? 1 : 0), true);
   // Errors are reported once, by the gauge above.
   gauge('refsync_list_consecutive_failures', 'Failed snapshots of the target in a row since its last ok one.', (r) => r.consecutive_failures, false);

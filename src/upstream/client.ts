@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Agent } from 'undici';
 import { silentLogger, type Logger } from '../util/logger.ts';
+import { positiveOption } from '../util/positive-option.ts';
 import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
 import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
 import {
@@ -76,11 +77,7 @@ interface Exchange {
 const LOGIN_PATH = '/v2/auth/token/';
 const ME_PATH = '/v2/auth/me/';
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new UpstreamConfigError(`upstream client: ${name} must be a positive number`);
-  return value;
-}
+const positive = positiveOption('upstream client', UpstreamConfigError);
 
 function parseOrigin(baseUrl: string): URL {
   let url: URL;

@@ -1,46 +1,28 @@
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webhookStatus } from '../../src/alerts/status.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { captureLogs } from '../helpers/logs.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
-import { alertFixture, alertsOf, newSecret, sleep, testDispatcher, VERSION, type AlertFixture } from './fixture.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { alertsOf, drainWithTestDispatcher, newSecret, sleep, testDispatcher, useAlertFixtures, VERSION, webhookEnv, type AlertFixture } from './fixture.ts';
+import { startReceiver } from './receiver.ts';
 
 const t = useTestDatabase();
-let sandbox: Sandbox;
-let codeSeq = 0;
-const fixtures: AlertFixture[] = [];
-
-beforeAll(async () => {
-  sandbox = await useSandbox();
-});
-
-afterEach(async () => {
-  await Promise.all(fixtures.splice(0).map((f) => f.close()));
-});
+const files = useAlertFixtures(t, 'Z');
 
 /** Baseline sync, then one new charge code in the sandbox and a second sync: one `added` alert. */
 async function newCodeAlert(extra: Record<string, string>, description = 'Alert test code'): Promise<{ fx: AlertFixture; code: string }> {
-  const fx = alertFixture(t.db, t.url, sandbox, extra);
-  fixtures.push(fx);
+  const fx = files.fixture(extra);
   await fx.sync();
-  const code = `Z${String(++codeSeq).padStart(2, '0')}`;
-  sandbox.control.addEntry('charge_codes', { code, description, category: 'accessorial' }, { version: VERSION });
+  const code = files.addCode(description);
   await fx.sync();
   return { fx, code };
-}
-
-function webhookEnv(receiver: Receiver, secret: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { REFSYNC_WEBHOOK_URL: receiver.url, REFSYNC_WEBHOOK_SECRET: secret, REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true', ...extra };
 }
 
 describe('alert delivery', () => {
   it('a new charge code gives one alert, delivered once, signed per Standard Webhooks, and logged', async () => {
     const receiver = await startReceiver();
     const secret = newSecret();
-    const { fx, code } = await newCodeAlert(webhookEnv(receiver, secret));
+    const { fx, code } = await newCodeAlert(webhookEnv(receiver, { REFSYNC_WEBHOOK_SECRET: secret }));
     const env = fx.source.environment;
 
     const before = await alertsOf(t.db, env);
@@ -99,7 +81,7 @@ describe('alert delivery', () => {
 
   it('a receiver that is down, then up, gets the same webhook-id; the alert is marked delivered once', async () => {
     const receiver = await startReceiver();
-    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
     await receiver.stop();
     const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
     try {
@@ -132,7 +114,7 @@ describe('alert delivery', () => {
   it('gives up after the last attempt: dead, with the last error', async () => {
     const receiver = await startReceiver();
     receiver.respond = () => ({ status: 500, body: 'boom' });
-    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
     const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
     const totals = { failed: 0, dead: 0 };
     try {
@@ -154,12 +136,12 @@ describe('alert delivery', () => {
   it('410 Gone disables the endpoint: the alert is disabled, later alerts are not sent, status shows it', async () => {
     const receiver = await startReceiver();
     receiver.respond = () => ({ status: 410 });
-    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
     const logs = captureLogs('info');
     const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem, { logger: logs.logger });
     try {
       expect(await dispatcher.drainOnce()).toMatchObject({ disabled: 1, delivered: 0, failed: 0 });
-      sandbox.control.addEntry('charge_codes', { code: `Y${++codeSeq}`, description: 'After 410', category: 'other' }, { version: VERSION });
+      files.addCode('After 410', 'other');
       await fx.sync();
       expect(await dispatcher.drainOnce()).toMatchObject({ disabled: 1, delivered: 0 });
     } finally {
@@ -182,13 +164,8 @@ describe('alert delivery', () => {
     const target = await startReceiver('/elsewhere');
     const receiver = await startReceiver();
     receiver.respond = () => ({ status: 302, headers: { location: target.url } });
-    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ failed: 1, delivered: 0 });
-    } finally {
-      await dispatcher.stop();
-    }
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem)).toMatchObject({ failed: 1, delivered: 0 });
     expect(receiver.requests).toHaveLength(1);
     expect(target.requests).toHaveLength(0);
     const [row] = await alertsOf(t.db, fx.source.environment);
@@ -199,14 +176,9 @@ describe('alert delivery', () => {
   it('a Retry-After longer than the backoff is honoured: the next attempt is scheduled after it', async () => {
     const receiver = await startReceiver();
     receiver.respond = () => ({ status: 503, headers: { 'retry-after': '600' } });
-    const { fx } = await newCodeAlert(webhookEnv(receiver, newSecret()));
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
     // A backoff of about 1 ms, capped at an hour: only the Retry-After can push the attempt 10 minutes out.
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 3_600_000 } });
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ failed: 1, delivered: 0 });
-    } finally {
-      await dispatcher.stop();
-    }
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 3_600_000 } })).toMatchObject({ failed: 1, delivered: 0 });
     const { rows } = await t.db.query<{ state: string; wait_s: number }>(
       'select state, extract(epoch from next_attempt_at - clock_timestamp())::float8 as wait_s from refdata.alerts where environment = $1',
       [fx.source.environment],
@@ -222,12 +194,7 @@ describe('alert delivery', () => {
     const url = receiver.url.replace('localhost', host);
     const { fx } = await newCodeAlert({ REFSYNC_WEBHOOK_URL: url, REFSYNC_WEBHOOK_SECRET: newSecret() });
     expect(fx.source.webhook?.allowPrivate).toBe(false);
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ failed: 1, delivered: 0 });
-    } finally {
-      await dispatcher.stop();
-    }
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem)).toMatchObject({ failed: 1, delivered: 0 });
     expect(receiver.requests).toHaveLength(0);
     const [row] = await alertsOf(t.db, fx.source.environment);
     expect(row!.state).toBe('pending');
@@ -236,13 +203,8 @@ describe('alert delivery', () => {
 
   it('Slack format: readable text naming the codes', async () => {
     const receiver = await startReceiver();
-    const { fx, code } = await newCodeAlert({ ...webhookEnv(receiver, newSecret()), REFSYNC_WEBHOOK_FORMAT: 'slack' }, 'Sort <and> segregate');
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 1 });
-    } finally {
-      await dispatcher.stop();
-    }
+    const { fx, code } = await newCodeAlert({ ...webhookEnv(receiver), REFSYNC_WEBHOOK_FORMAT: 'slack' }, 'Sort <and> segregate');
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem)).toMatchObject({ delivered: 1 });
     const body = JSON.parse(receiver.requests[0]!.body) as { text: string };
     expect(body.text).toBe(
       `:new: 1 charge code added in ${fx.source.environment} (charge_codes, version ${VERSION}): ${code} — Sort &lt;and&gt; segregate`,
@@ -252,12 +214,7 @@ describe('alert delivery', () => {
   it('a source without a webhook: the alert is logged with its digest and marked skipped', async () => {
     const { fx, code } = await newCodeAlert({});
     const logs = captureLogs('info');
-    const dispatcher = testDispatcher(t.db, fx.config, '', { logger: logs.logger });
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ skipped: 1 });
-    } finally {
-      await dispatcher.stop();
-    }
+    expect(await drainWithTestDispatcher(t.db, fx.config, '', { logger: logs.logger })).toMatchObject({ skipped: 1 });
     expect((await alertsOf(t.db, fx.source.environment)).map((r) => r.state)).toEqual(['skipped']);
     const line = logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => (l.alert as { kind?: string } | undefined)?.kind === 'added');
     expect(line).toMatchObject({ level: 30, channel: 'log', alert: { digest: { count: 1, entries: [{ code }] } } });

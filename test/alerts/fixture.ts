@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { afterEach, beforeAll } from 'vitest';
 import type { AppConfig, SourceConfig } from '../../src/config/types.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { createAlertDispatcher, type AlertDispatcherOptions } from '../../src/alerts/dispatcher.ts';
+import { createAlertDispatcher, type AlertDispatcherOptions, type DrainResult } from '../../src/alerts/dispatcher.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { runSync } from '../../src/sync/run-sync.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 import { silentLogger, type Logger } from '../../src/util/logger.ts';
 
@@ -78,6 +80,65 @@ export function testDispatcher(
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
     ...extra,
   });
+}
+
+/** One drain by a fresh test dispatcher, stopped afterwards. */
+export async function drainWithTestDispatcher(
+  db: Database,
+  config: AppConfig,
+  ca: string,
+  extra: Partial<AlertDispatcherOptions> & { logger?: Logger } = {},
+): Promise<DrainResult> {
+  const dispatcher = testDispatcher(db, config, ca, extra);
+  try {
+    return await dispatcher.drainOnce();
+  } finally {
+    await dispatcher.stop();
+  }
+}
+
+/** The receiver's webhook settings: its URL, a fresh secret, private addresses allowed (it runs on localhost). */
+export function webhookEnv(receiver: { url: string }, extra: Record<string, string> = {}): Record<string, string> {
+  return { REFSYNC_WEBHOOK_URL: receiver.url, REFSYNC_WEBHOOK_SECRET: newSecret(), REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true', ...extra };
+}
+
+export interface AlertFiles {
+  /** The file's sandbox (set in beforeAll). */
+  sandbox(): Sandbox;
+  /** A fixture on the file's sandbox, closed after the test. */
+  fixture(extra?: Record<string, string>): AlertFixture;
+  /** Adds a charge code to the sandbox (`<codePrefix>01`, `02`, ...) and returns it. */
+  addCode(description: string, category?: string): string;
+}
+
+/** What every alerts test file sets up: a sandbox of its own and fixtures closed after each test. */
+export function useAlertFixtures(t: { readonly db: Database; readonly url: string }, codePrefix: string): AlertFiles {
+  let sandbox: Sandbox | undefined;
+  let codeSeq = 0;
+  const fixtures: AlertFixture[] = [];
+  beforeAll(async () => {
+    sandbox = await useSandbox();
+  });
+  afterEach(async () => {
+    await Promise.all(fixtures.splice(0).map((f) => f.close()));
+  });
+  const started = (): Sandbox => {
+    if (!sandbox) throw new Error('the alerts sandbox starts in beforeAll');
+    return sandbox;
+  };
+  return {
+    sandbox: started,
+    fixture(extra = {}) {
+      const fx = alertFixture(t.db, t.url, started(), extra);
+      fixtures.push(fx);
+      return fx;
+    },
+    addCode(description, category = 'accessorial') {
+      const code = `${codePrefix}${String(++codeSeq).padStart(2, '0')}`;
+      started().control.addEntry('charge_codes', { code, description, category }, { version: VERSION });
+      return code;
+    },
+  };
 }
 
 export interface AlertRowView {

@@ -1,43 +1,17 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../src/config/types.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
 import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
-import { alertFixture, alertsOf, newSecret, sleep, testDispatcher, VERSION, type AlertFixture } from './fixture.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { alertsOf, drainWithTestDispatcher, sleep, testDispatcher, useAlertFixtures, VERSION, webhookEnv } from './fixture.ts';
+import { startReceiver } from './receiver.ts';
 
 const t = useTestDatabase();
 const bin = fileURLToPath(new URL('../../bin/refsync.js', import.meta.url));
-let sandbox: Sandbox;
-let codeSeq = 0;
-const fixtures: AlertFixture[] = [];
-
-beforeAll(async () => {
-  sandbox = await useSandbox();
-});
-
-afterEach(async () => {
-  await Promise.all(fixtures.splice(0).map((f) => f.close()));
-});
-
-function fixture(extra: Record<string, string> = {}): AlertFixture {
-  const fx = alertFixture(t.db, t.url, sandbox, extra);
-  fixtures.push(fx);
-  return fx;
-}
-
-function webhookEnv(receiver: Receiver, extra: Record<string, string> = {}): Record<string, string> {
-  return { REFSYNC_WEBHOOK_URL: receiver.url, REFSYNC_WEBHOOK_SECRET: newSecret(), REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true', ...extra };
-}
-
-function addCode(description = 'Outbox test code'): string {
-  const code = `X${String(++codeSeq).padStart(2, '0')}`;
-  sandbox.control.addEntry('charge_codes', { code, description, category: 'accessorial' }, { version: VERSION });
-  return code;
-}
+const files = useAlertFixtures(t, 'X');
+const { fixture } = files;
+const addCode = (description = 'Outbox test code') => files.addCode(description);
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [bin, 'alerts', ...args], {
@@ -67,15 +41,15 @@ describe('the pipeline writes the outbox', () => {
     expect(await alertsOf(t.db, fx.source.environment)).toEqual([]);
     addCode();
     addCode();
-    const current = sandbox.control.getEntries('charge_codes', { version: VERSION }) as Array<{ code: string }>;
-    sandbox.control.modifyEntry('charge_codes', current[0]!.code, { description: 'Reworded for the outbox test' }, { version: VERSION });
+    const current = files.sandbox().control.getEntries('charge_codes', { version: VERSION }) as Array<{ code: string }>;
+    files.sandbox().control.modifyEntry('charge_codes', current[0]!.code, { description: 'Reworded for the outbox test' }, { version: VERSION });
     await fx.sync();
     const rows = await alertsOf(t.db, fx.source.environment);
     expect(rows.map((r) => [r.kind, r.state, r.payload.count])).toEqual([
       ['added', 'pending', 2],
       ['modified', 'pending', 1],
     ]);
-    sandbox.control.modifyEntry('charge_codes', current[0]!.code, { description: (current[0] as { description?: string }).description ?? '' }, { version: VERSION });
+    files.sandbox().control.modifyEntry('charge_codes', current[0]!.code, { description: (current[0] as { description?: string }).description ?? '' }, { version: VERSION });
   });
 
   it('no row when the kind is not in REFSYNC_ALERT_ON, or the list is not in REFSYNC_ALERT_LISTS', async () => {
@@ -149,12 +123,7 @@ describe('run_completed', () => {
     );
     expect(subjects.map((r) => [Number(r.run_id), r.snapshot_id])).toEqual(runs.map((r) => [Number(r.id), null]));
 
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 3, failed: 0 });
-    } finally {
-      await dispatcher.stop();
-    }
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem)).toMatchObject({ delivered: 3, failed: 0 });
     const texts = receiver.requests.map((r) => (JSON.parse(r.body) as { text: string }).text);
     expect(texts).toContain(`:checkered_flag: run ${runs[1]!.id} of ${fx.source.name} (${fx.source.environment}) succeeded: 1 of 1 lists (1 changed)`);
     expect(texts.some((text) => text.includes(code))).toBe(true);
@@ -238,12 +207,12 @@ describe('the dispatcher', () => {
     await a.sync();
     await b.sync();
     addCode();
-    const current = sandbox.control.getEntries('charge_codes', { version: VERSION }) as Array<{ code: string; description: string }>;
+    const current = files.sandbox().control.getEntries('charge_codes', { version: VERSION }) as Array<{ code: string; description: string }>;
     const target = current[1]!;
-    sandbox.control.modifyEntry('charge_codes', target.code, { description: 'Temporarily reworded' }, { version: VERSION });
+    files.sandbox().control.modifyEntry('charge_codes', target.code, { description: 'Temporarily reworded' }, { version: VERSION });
     await a.sync();
     await b.sync();
-    sandbox.control.modifyEntry('charge_codes', target.code, { description: target.description }, { version: VERSION });
+    files.sandbox().control.modifyEntry('charge_codes', target.code, { description: target.description }, { version: VERSION });
     const config: AppConfig = { ...a.config, sources: [a.source, b.source] };
     const expected = (await alertsOf(t.db, a.source.environment)).length + (await alertsOf(t.db, b.source.environment)).length;
     expect(expected).toBe(4);
@@ -311,11 +280,11 @@ describe('the dispatcher', () => {
     await fx.sync();
     const dispatcher = await listeningDispatcher({ ...fx.config, databaseUrl: t.url }, receiver.caPem);
     try {
-      sandbox.control.setFaults({ errorCount: 10, paths: ['charge_codes'] });
+      files.sandbox().control.setFaults({ errorCount: 10, paths: ['charge_codes'] });
       try {
         await fx.sync();
       } finally {
-        sandbox.control.clearFaults();
+        files.sandbox().control.clearFaults();
       }
       await waitFor(() => receiver.requests.length === 1);
     } finally {
@@ -333,12 +302,7 @@ describe('refsync alerts (CLI)', () => {
     const code = addCode('Listed by the CLI');
     await fx.sync();
     receiver.respond = () => ({ status: 500, body: 'down' });
-    const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 1 } });
-    try {
-      expect(await dispatcher.drainOnce()).toMatchObject({ dead: 1 });
-    } finally {
-      await dispatcher.stop();
-    }
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 1 } })).toMatchObject({ dead: 1 });
     const [row] = await alertsOf(t.db, fx.source.environment);
     const env = { DATABASE_URL: t.url };
 

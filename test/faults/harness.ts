@@ -15,8 +15,10 @@ import { runSync, type RunResult } from '../../src/sync/run-sync.ts';
 import type { TargetOutcome } from '../../src/sync/sync-target.ts';
 import { normalizeEntry } from '../../src/sync/normalize.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
+import { testQueuePrefix } from '../helpers/db.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { sandboxEnv, sandboxSource } from '../helpers/source.ts';
+import { startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
 import { watchAuthorization } from '../upstream/fixtures.ts';
 import { expectConsistentHistory, expectWholeStates, footprint, servedState, type SourceState } from './invariants.ts';
 
@@ -190,6 +192,18 @@ export function workerEnv(sb: Sandbox, source: SourceConfig, extra: Record<strin
   });
 }
 
+/**
+ * What the worker-process cases run on: a Redis server of the case's own, a fresh queue prefix with
+ * a producer-side handle, and the environment of worker processes syncing `source` through them.
+ */
+export async function privateWorkerQueue(sb: Sandbox, source: SourceConfig, databaseUrl: string) {
+  const redis = await startRedisServer();
+  const prefix = testQueuePrefix();
+  const queue = testQueue(prefix, redis.url);
+  const env = workerEnv(sb, source, { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix });
+  return { redis, prefix, queue, env };
+}
+
 /** Output of a worker process (or any CLI child) holds none of the known secrets. */
 export function expectNoSecretsIn(proc: { output(): { stdout: string; stderr: string } }): void {
   const { stdout, stderr } = proc.output();
@@ -214,13 +228,21 @@ export async function stalledCount(redisUrl: string, prefix: string, jobId: stri
  */
 export function workerProbes(at: () => { db: Database; url: string }) {
   const db = () => at().db;
+  const runOf = async (source: SourceConfig, slot: string) => {
+    const { rows } = await db().query<{ id: number; status: string }>('select id, status from refdata.sync_runs where source = $1 and slot = $2', [
+      source.name,
+      slot,
+    ]);
+    return rows[0] ? { id: Number(rows[0].id), status: rows[0].status } : undefined;
+  };
   return {
-    async runOf(source: SourceConfig, slot: string) {
-      const { rows } = await db().query<{ id: number; status: string }>('select id, status from refdata.sync_runs where source = $1 and slot = $2', [
-        source.name,
-        slot,
-      ]);
-      return rows[0] ? { id: Number(rows[0].id), status: rows[0].status } : undefined;
+    runOf,
+    /** Waits until the slot's run is no longer running, and returns it. */
+    async runFinished(source: SourceConfig, slot: string, what: string, timeoutMs: number) {
+      return waitFor(async () => {
+        const r = await runOf(source, slot);
+        return r && r.status !== 'running' && r;
+      }, what, timeoutMs, 250);
     },
     async snapshotsOfRun(runId: number) {
       const { rows } = await db().query<{ id: number; list_key: string; status: string; changed: boolean }>(

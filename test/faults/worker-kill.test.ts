@@ -7,19 +7,19 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { targetJobId } from '../../src/queue/names.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
-import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, stalledCount, workerEnv, workerProbes } from './harness.ts';
+import { waitFor } from '../queue/helpers.ts';
+import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, privateWorkerQueue, stalledCount, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
-import { startWorkerProcess } from './servers.ts';
+import { startWorkerProcess, type WorkerProcess } from './servers.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
 beforeAll(async () => {
   sb = await useSandbox();
 });
-const { runOf, snapshotsOfRun, alertKinds, workerBackendsWaiting, noWorkerBackends, holdLock } = workerProbes(() => ({ db: t.db, url: t.url }));
+const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, noWorkerBackends, holdLock } = workerProbes(() => ({ db: t.db, url: t.url }));
 
 /** Generous bounds: two loaded cores, and BullMQ's stalled check needs up to ~60 s by design. */
 const RECOVERY_MS = 150_000;
@@ -31,11 +31,15 @@ async function prepare() {
   const before = fx.served();
   changeList(sb, 'shipment_modes');
   const after = fx.served();
-  const redis = await startRedisServer();
-  const prefix = testQueuePrefix();
-  const queue = testQueue(prefix, redis.url);
-  const env = workerEnv(sb, fx.source, { DATABASE_URL: t.url, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix });
-  return { fx, before, after, redis, prefix, queue, env };
+  return { fx, before, after, ...(await privateWorkerQueue(sb, fx.source, t.url)) };
+}
+
+/** SIGKILLs a worker held at the test's lock, then lets the lock go and waits for the worker's backends to end. */
+async function killHeldWorker(worker: WorkerProcess, locker: { release(): Promise<void> }): Promise<void> {
+  await worker.kill();
+  await locker.release();
+  await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
+  expectNoSecretsIn(worker);
 }
 
 describe('1. worker SIGKILLed in the middle of a list transaction', () => {
@@ -56,10 +60,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
       'the worker transaction to wait on the alerts table',
       60_000,
     );
-    await w1.kill();
-    await locker.release();
-    await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
-    expectNoSecretsIn(w1);
+    await killHeldWorker(w1, locker);
 
     // Rolled back: nothing of the changed list's transaction is left; the job is still active in Redis.
     const run = (await runOf(fx.source, slot))!;
@@ -73,10 +74,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
 
     // A new worker recovers the stalled job and applies the whole new state, once.
     const w2 = await startWorkerProcess(env);
-    const done = await waitFor(async () => {
-      const r = await runOf(fx.source, slot);
-      return r && r.status !== 'running' && r;
-    }, 'the run to finish after the stalled job is recovered', RECOVERY_MS, 250);
+    const done = await runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
     expect(done.status).toBe('succeeded');
     expect(await (await queue.getJob(jobId))!.getState()).toBe('completed');
     expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
@@ -118,10 +116,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
         'every target committed and waiting to update the run record',
         60_000,
       );
-      await w1.kill();
-      await locker.release();
-      await waitFor(noWorkerBackends, 'the killed worker backends to end', 60_000);
-      expectNoSecretsIn(w1);
+      await killHeldWorker(w1, locker);
 
       // Committed: the new state, its changes and alerts are there; the run record was never refreshed.
       expect((await runOf(fx.source, slot))!.status).toBe('running');
@@ -136,10 +131,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
 
       sb.control.setLatency(0);
       const w2 = await startWorkerProcess(env);
-      const done = await waitFor(async () => {
-        const r = await runOf(fx.source, slot);
-        return r && r.status !== 'running' && r;
-      }, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS, 250);
+      const done = await runFinished(fx.source, slot, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS);
       expect(done.status).toBe('succeeded');
       // The run closes at the last job's refresh, a moment before BullMQ marks that job complete.
       await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', 'the re-run job to complete', RECOVERY_MS, 100);

@@ -6,10 +6,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { targetJobId } from '../../src/queue/names.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { onCleanup, startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
-import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, stalledCount, workerEnv, workerProbes } from './harness.ts';
+import { onCleanup, waitFor } from '../queue/helpers.ts';
+import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, privateWorkerQueue, stalledCount, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
 
@@ -18,7 +18,7 @@ let sb: Sandbox;
 beforeAll(async () => {
   sb = await useSandbox();
 });
-const { runOf, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = workerProbes(() => ({ db: t.db, url: t.url }));
+const { runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = workerProbes(() => ({ db: t.db, url: t.url }));
 
 describe('3. a job stalls past its lock; a second worker takes it', () => {
   it('one commit of the change: one changed snapshot, one set of change rows and alerts; the other attempt finds it unchanged', async () => {
@@ -27,10 +27,7 @@ describe('3. a job stalls past its lock; a second worker takes it', () => {
     const baseline = await footprint(t.db, fx.source.environment);
     changeList(sb, 'shipment_modes');
     const after = fx.served();
-    const redis = await startRedisServer();
-    const prefix = testQueuePrefix();
-    const queue = testQueue(prefix, redis.url);
-    const env = workerEnv(sb, fx.source, { DATABASE_URL: t.url, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix });
+    const { redis, prefix, queue, env } = await privateWorkerQueue(sb, fx.source, t.url);
     const slot = 'stalled';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
 
@@ -65,10 +62,7 @@ describe('3. a job stalls past its lock; a second worker takes it', () => {
     // The first worker wakes up and commits; the second then sees the committed hash.
     resume();
 
-    const run = await waitFor(async () => {
-      const r = await runOf(fx.source, slot);
-      return r && r.status !== 'running' && r;
-    }, 'the run to finish', 90_000, 250);
+    const run = await runFinished(fx.source, slot, 'the run to finish', 90_000);
     expect(run.status).toBe('succeeded');
     await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', 'the job to complete', 60_000);
 

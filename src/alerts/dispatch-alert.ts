@@ -1,0 +1,39 @@
+import { clean, DeliveryFailure, errorMessage, sendAlert } from './delivery.ts';
+import type { DispatchContext, Outcome } from './dispatch-context.ts';
+import { webhookId } from './endpoint.ts';
+import { alertFromRow, alertText, type AlertRow } from './format.ts';
+import { settleAlert } from './outbox-sql.ts';
+import { disableGoneEndpoint, settleDelivered, settleFailedAttempt, type AlertDelivery } from './settle.ts';
+
+/**
+ * One claimed alert: logged, then sent to its webhook unless it has none or its endpoint is
+ * disabled, then settled by the outcome. `disabled` holds the endpoints disabled so far (label to
+ * reason); a 410 adds to it, so the rest of the round skips that endpoint too.
+ */
+export async function dispatchAlert(ctx: DispatchContext, row: AlertRow, lease: Date, disabled: Map<string, string>): Promise<Outcome> {
+  const alert = alertFromRow(row);
+  const webhook = ctx.channels.get(alert.environment)?.webhook;
+  const context = { alertId: alert.id, kind: alert.kind, environment: alert.environment, listKey: alert.listKey, variant: alert.variant };
+  // Logs are a channel of their own: every alert is logged once, with its digest, when first taken.
+  if (alert.attempts === 1) {
+    ctx.logger.info({ alert: { ...context, snapshotId: alert.snapshotId, digest: alert.payload }, channel: webhook ? 'webhook' : 'log' }, alertText(alert));
+  }
+  if (!webhook) {
+    await settleAlert(ctx.db, alert.id, 'skipped', null, ctx.clock.date());
+    return 'skipped';
+  }
+  const disabledReason = disabled.get(webhook.label);
+  if (disabledReason !== undefined) {
+    await settleAlert(ctx.db, alert.id, 'disabled', `endpoint ${webhook.label} is disabled: ${disabledReason}`, ctx.clock.date());
+    return 'disabled';
+  }
+  const delivery: AlertDelivery = { alert, webhook, webhookId: webhookId(alert), context, lease };
+  try {
+    await sendAlert(alert, webhook, Math.floor(ctx.clock.now() / 1000), ctx.settings.timeoutMs);
+  } catch (err) {
+    const failure = err instanceof DeliveryFailure ? err : new DeliveryFailure(clean(errorMessage(err), webhook));
+    if (failure.status === 410) return disableGoneEndpoint(ctx, delivery, disabled);
+    return settleFailedAttempt(ctx, delivery, failure);
+  }
+  return settleDelivered(ctx, delivery);
+}

@@ -1,0 +1,89 @@
+import type { Logger } from '../util/logger.ts';
+import { errorMessage } from './delivery.ts';
+import type { DrainResult } from './dispatch-context.ts';
+import { OutboxListener } from './listener.ts';
+
+export interface DispatchLoopOptions {
+  drain: () => Promise<DrainResult>;
+  /** How long to sleep after a drain: until the next due alert, at most the poll interval. */
+  millisUntilNextDue: () => Promise<number>;
+  pollIntervalMs: number;
+  logger: Logger;
+}
+
+/**
+ * The dispatcher's continuous loop: drain, then sleep until the next due alert, the poll interval,
+ * or a NOTIFY on the LISTEN connection (when given one), whichever comes first. A wake-up that
+ * comes during a drain is not lost: the loop drains again at once.
+ */
+export class DispatchLoop {
+  readonly #options: DispatchLoopOptions;
+  #running: Promise<void> | undefined;
+  #stopping = false;
+  #stopped: Promise<void> | undefined;
+  #wakeRequested = false;
+  #wake: (() => void) | undefined;
+  #listener: OutboxListener | undefined;
+
+  constructor(options: DispatchLoopOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the loop, and a listener on the URL `listenUrl` gives, if any. Does nothing once started or stopped. */
+  start(listenUrl: () => string | undefined): void {
+    if (this.#running || this.#stopping) return;
+    const url = listenUrl();
+    if (url) {
+      const reconnectMs = Math.min(this.#options.pollIntervalMs, 5_000);
+      this.#listener = new OutboxListener({ databaseUrl: url, reconnectMs, logger: this.#options.logger, onWake: () => this.#requestWake() });
+      this.#listener.start();
+    }
+    this.#running = this.#loop();
+  }
+
+  /** Stops the loop and the listener; waits for the drain in flight. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      this.#stopping = true;
+      const listenerStopped = this.#listener?.stop();
+      this.#wake?.();
+      await this.#running?.catch(() => undefined);
+      await listenerStopped;
+    })();
+    return this.#stopped;
+  }
+
+  #requestWake(): void {
+    this.#wakeRequested = true;
+    this.#wake?.();
+  }
+
+  async #loop(): Promise<void> {
+    const { drain, logger, pollIntervalMs } = this.#options;
+    while (!this.#stopping) {
+      let wait = pollIntervalMs;
+      try {
+        this.#wakeRequested = false;
+        const r = await drain();
+        if (r.delivered + r.failed + r.dead + r.skipped + r.disabled > 0) logger.debug({ ...r }, 'alert outbox drained');
+        wait = await this.#options.millisUntilNextDue();
+      } catch (err) {
+        logger.error({ err: errorMessage(err) }, 'alert outbox drain failed; will try again');
+      }
+      if (this.#stopping || this.#wakeRequested) continue;
+      await this.#sleep(wait);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      this.#wake = undefined;
+    });
+  }
+}

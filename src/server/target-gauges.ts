@@ -1,0 +1,51 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../util/logger.ts';
+
+/** What identifies a target in a row of a per-target query. */
+export interface TargetRow {
+  environment: string;
+  list_key: string;
+  variant: string;
+}
+
+export type TargetGauge<R> = (name: string, help: string, value: (row: R) => number | null, reportErrors: boolean) => void;
+
+/**
+ * Makes gauges labelled by target (source, list, variant) that share one query per scrape:
+ * prom-client awaits each collect in turn, so the first gauge runs the query and the others of the
+ * same scrape reuse its answer. Targets of environments no configured source has are left out, as
+ * are null values. With reportErrors false a gauge stays silent on a failed query (one report per
+ * query is enough).
+ */
+export function targetGauges<R extends TargetRow>(
+  registry: Registry,
+  sourceOf: ReadonlyMap<string, string>,
+  log: Logger,
+  query: () => Promise<R[]>,
+): TargetGauge<R> {
+  let pending: Promise<R[]> | undefined;
+  const rows = () => {
+    pending ??= query().finally(() => setTimeout(() => (pending = undefined), 0));
+    return pending;
+  };
+  return (name, help, value, reportErrors) => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['source', 'list', 'variant'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const row of await rows()) {
+            const source = sourceOf.get(row.environment);
+            const v = value(row);
+            if (source && v !== null) this.set({ source, list: row.list_key, variant: row.variant }, v);
+          }
+        } catch (err) {
+          if (reportErrors) log.debug({ err: (err as Error).message }, `metrics: ${name} unavailable`);
+        }
+      },
+    });
+  };
+}

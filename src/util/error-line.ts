@@ -1,0 +1,4 @@
+/** An error as one log-friendly line: its message's first line, at most 300 characters. */
+export function errorLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+}
