@@ -137,6 +137,9 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
     expect((await snapshotsOf(run!.id)).map((s) => s.status)).toEqual(['ok', 'ok', 'ok']);
   });
 
+  /** pg_locks is server-wide: other test files (and their syncs' locks) share the server. */
+  const thisDatabase = 'database = (select oid from pg_database where datname = current_database())';
+
   it('a sync killed mid-run is closed as abandoned by the next; a live one is never taken for abandoned', async () => {
     const env = (lists: string) => ({ ...sandboxEnv(sb, { REFSYNC_ENVIRONMENT: 'pooled-killed', REFSYNC_LISTS: lists }), DATABASE_URL: url });
     // The target lock the apply takes (src/sync/target-lock.ts), held here so that the first sync
@@ -148,7 +151,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
       await locker.query("select pg_advisory_xact_lock(hashtextextended($1, 7302611))", [['pooled-killed', 'shipment_modes', ''].join('\u001f')]);
       const killed = spawnCli(['sync'], env('shipment_modes'));
       await waitFor(
-        async () => (await t.db.query("select 1 from pg_locks where locktype = 'advisory' and not granted")).rows.length > 0,
+        async () => (await t.db.query(`select 1 from pg_locks where ${thisDatabase} and locktype = 'advisory' and not granted`)).rows.length > 0,
         'the first sync to wait at its apply',
         60_000,
         50,
@@ -162,7 +165,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
       // Its claim on the run goes with it: no run lock (class 7302612, src/sync/runs.ts) is left on
       // a server session the bouncer hands to other clients.
       await waitFor(
-        async () => (await t.db.query("select 1 from pg_locks where locktype = 'advisory' and classid = 7302612")).rows.length === 0,
+        async () => (await t.db.query(`select 1 from pg_locks where ${thisDatabase} and locktype = 'advisory' and classid = 7302612`)).rows.length === 0,
         "the killed sync's run lock to go",
         20_000,
         50,

@@ -5,6 +5,7 @@
 // on it (pg_locks), and kills it there. A new worker recovers the job through BullMQ's stalled-job
 // check (lock 30 s, check every 30 s: up to about a minute on its own clock).
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Queue } from 'bullmq';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { targetJobId } from '../../src/queue/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -42,6 +43,11 @@ async function killHeldWorker(worker: WorkerProcess, locker: { release(): Promis
   expectNoSecretsIn(worker);
 }
 
+/** The run closes at its last job's refresh, a moment before BullMQ marks that job complete. */
+async function jobCompleted(queue: Queue, jobId: string): Promise<void> {
+  await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', `job ${jobId} to complete`, RECOVERY_MS, 100);
+}
+
 describe('1. worker SIGKILLed in the middle of a list transaction', () => {
   it('the transaction rolls back; the stalled job is retried by a new worker to the same final state; no duplicate alert', async () => {
     const { fx, before, after, redis, prefix, queue, env } = await prepare();
@@ -76,7 +82,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
     const w2 = await startWorkerProcess(env);
     const done = await runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
     expect(done.status).toBe('succeeded');
-    expect(await (await queue.getJob(jobId))!.getState()).toBe('completed');
+    await jobCompleted(queue, jobId);
     expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
     const changed = (await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes');
     expect(changed.map((s) => [s.status, s.changed])).toEqual([['ok', true]]);
@@ -133,8 +139,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w2 = await startWorkerProcess(env);
       const done = await runFinished(fx.source, slot, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS);
       expect(done.status).toBe('succeeded');
-      // The run closes at the last job's refresh, a moment before BullMQ marks that job complete.
-      await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', 'the re-run job to complete', RECOVERY_MS, 100);
+      await jobCompleted(queue, jobId);
       const job = (await queue.getJob(jobId))!;
       expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
       expect(job.returnvalue, 'the re-run saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
