@@ -50,7 +50,7 @@ export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedLis
   return setup.conn.transaction(async (tx) => {
     const txn = await TargetTransaction.within(tx, setup.target);
     const loader = txn.state.firstLoad
-      ? await FirstLoad.open(txn, setup.rule)
+      ? FirstLoad.open(txn, setup.rule)
       : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
     return { loader, result: await loader.finish(collected, options) };
   });

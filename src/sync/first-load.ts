@@ -31,29 +31,21 @@ export class FirstLoad implements Loader {
   readonly kind = 'first-load';
   readonly #txn: TargetTransaction;
   readonly #rule: RowWriteRule;
-  readonly #snapshotId: number;
-  /** Target, time and snapshot columns in COPY text, in front of each row's own. */
-  readonly #rowPrefix: string;
+  /** The snapshot's id, reserved by the first batch written before finish (else the snapshot's insert takes one). */
+  #reserved: Promise<SnapshotIds> | undefined;
   readonly #batch = new BackgroundWrite();
   #written = 0;
   /** Why the load must be fetched again (a key met twice), once the unique index said so. */
   #conflict: string | undefined;
 
-  private constructor(txn: TargetTransaction, rule: RowWriteRule, snapshotId: number) {
+  private constructor(txn: TargetTransaction, rule: RowWriteRule) {
     this.#txn = txn;
     this.#rule = rule;
-    this.#snapshotId = snapshotId;
-    const { target } = txn;
-    const s = target.source;
-    this.#rowPrefix = [s.environment, target.list.key, target.variant, txn.state.now.toISOString(), snapshotId, snapshotId]
-      .map((v) => copyText(String(v)))
-      .join('\t');
   }
 
   /** A first load in `txn`, whose state says the target was never loaded. */
-  static async open(txn: TargetTransaction, rule: RowWriteRule): Promise<FirstLoad> {
-    const { rows } = await txn.q.query<{ id: string }>(`select ${nextSnapshotId} as id`);
-    return new FirstLoad(txn, rule, Number(rows[0]!.id));
+  static open(txn: TargetTransaction, rule: RowWriteRule): FirstLoad {
+    return new FirstLoad(txn, rule);
   }
 
   get rowsWritten(): number {
@@ -65,16 +57,27 @@ export class FirstLoad implements Loader {
     await this.#batch.settle();
     if (this.#conflict || rows.length === 0) return;
     this.#written += rows.length;
-    this.#batch.start(this.#write(rows));
+    this.#reserved ??= this.#txn.q.query<{ id: string }>(`select ${nextSnapshotId} as id`).then(({ rows: [row] }) => this.#idsOf(Number(row!.id)));
+    const ids = this.#reserved;
+    this.#batch.start(ids.then((reserved) => this.#write(rows, reserved)));
   }
 
-  async #write(rows: readonly NormalizedEntry[]): Promise<void> {
+  #idsOf(snapshotId: number): SnapshotIds {
+    const { target, state } = this.#txn;
+    const s = target.source;
+    const rowPrefix = [s.environment, target.list.key, target.variant, state.now.toISOString(), snapshotId, snapshotId]
+      .map((v) => copyText(String(v)))
+      .join('\t');
+    return { snapshotId, rowPrefix };
+  }
+
+  async #write(rows: readonly NormalizedEntry[], ids: SnapshotIds): Promise<void> {
     const { q, target, state } = this.#txn;
     try {
       if (usesCopy(this.#rule, rows.length)) {
-        await copyIn(q, copyEntries, copyChunks(rows, `${this.#rowPrefix}\t`));
+        await copyIn(q, copyEntries, copyChunks(rows, `${ids.rowPrefix}\t`));
       } else {
-        await insertEntries(q, target, state.now, this.#snapshotId, unnestRows(rows, 6));
+        await insertEntries(q, target, state.now, ids.snapshotId, unnestRows(rows, 6));
       }
     } catch (err) {
       // The transaction is aborted now: later batches are skipped and finish() rolls it back.
@@ -87,16 +90,25 @@ export class FirstLoad implements Loader {
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
     // Identical duplicates are counted once in entryCount; only then is a pass over the rows worth it.
     const pending = this.#written + collected.pending.length > collected.entryCount ? onePerKey(collected.pending) : collected.pending;
-    await this.append(pending);
-    await this.#batch.settle();
-    if (this.#conflict) {
-      await this.#txn.rollback();
-      return { fetchAgain: this.#conflict };
-    }
     const { q, target, state } = this.#txn;
     const counts = { ...zeroCounts(), added: collected.entryCount };
-    const row = snapshotOf(collected, options, state.now, { id: this.#snapshotId, status: 'ok', changed: true, counts });
-    const snapshotId = await insertSnapshot(q, target, row);
+    const snapshot = snapshotOf(collected, options, state.now, { status: 'ok', changed: true, counts });
+    let snapshotId: number;
+    if (this.#reserved) {
+      await this.append(pending);
+      await this.#batch.settle();
+      if (this.#conflict) {
+        await this.#txn.rollback();
+        return { fetchAgain: this.#conflict };
+      }
+      snapshotId = await insertSnapshot(q, target, { ...snapshot, id: (await this.#reserved).snapshotId });
+    } else {
+      // Nothing written yet: the snapshot's insert takes the id, then the rows follow under it.
+      snapshotId = await insertSnapshot(q, target, snapshot);
+      this.#written = pending.length;
+      await this.#write(pending, this.#idsOf(snapshotId));
+      if (this.#conflict) throw new Error(this.#conflict);
+    }
     // A baseline records no changes and no alerts, but the list's views must show its columns.
     await evolveListColumns(q, target.list.key, collected.columnTypes, snapshotId, state.now);
     await notifyChange(q, target, snapshotId, counts);
@@ -109,6 +121,12 @@ export class FirstLoad implements Loader {
     await this.#batch.idle();
     await this.#txn.rollback();
   }
+}
+
+/** The id a first load's rows carry, and the COPY text of the columns in front of each row. */
+interface SnapshotIds {
+  snapshotId: number;
+  rowPrefix: string;
 }
 
 /** The rows with the first of each key kept: the collector has already failed a key with two contents. */
