@@ -10,6 +10,7 @@ import { sendJson, sleep } from './http.ts';
 import { listRoute } from './list-route.ts';
 import { resolveListPath } from './lists.ts';
 import { notFound, type RouterContext, type SandboxRequest } from './request.ts';
+import type { RequestLogEntry } from './types.ts';
 
 async function route(ctx: RouterContext, r: SandboxRequest): Promise<number> {
   if (r.pathname === TOKEN_PATH) return login(ctx, r);
@@ -23,6 +24,33 @@ function fail(logger: Logger, res: ServerResponse, err: unknown): void {
   logger.error({ err: err instanceof Error ? err.message : String(err) }, 'sandbox handler failed');
   if (!res.headersSent) sendJson(res, 500, { error: 'server_error', detail: 'Sandbox handler failed.' });
   else res.destroy();
+}
+
+/** The request's line in the request log, and its debug log line once the response closes. */
+function recordRequest(
+  ctx: RouterContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  url: URL,
+  started: number,
+): RequestLogEntry {
+  const pathname = url.pathname;
+  const entry = ctx.state.record({
+    method,
+    path: pathname,
+    query: url.search.replace(/^\?/, ''),
+    authScheme: schemeOf(req.headers.authorization),
+    status: 0,
+  });
+  res.on('close', () => {
+    // Never the Authorization header, the query's values or a body: method, path, status, time.
+    ctx.logger.debug(
+      { method, path: pathname, status: res.headersSent ? res.statusCode : 0, ms: Math.round(performance.now() - started) },
+      'sandbox response',
+    );
+  });
+  return entry;
 }
 
 export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -42,20 +70,7 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
       return;
     }
 
-    const entry = state.record({
-      method,
-      path: pathname,
-      query: url.search.replace(/^\?/, ''),
-      authScheme: schemeOf(req.headers.authorization),
-      status: 0,
-    });
-    res.on('close', () => {
-      // Never the Authorization header, the query's values or a body: method, path, status, time.
-      logger.debug(
-        { method, path: pathname, status: res.headersSent ? res.statusCode : 0, ms: Math.round(performance.now() - started) },
-        'sandbox response',
-      );
-    });
+    const entry = recordRequest(ctx, req, res, method, url, started);
     const r: SandboxRequest = { req, res, method, pathname, query: url.searchParams, entry };
     const run = async () => {
       if (state.latencyMs > 0) await sleep(state.latencyMs);
