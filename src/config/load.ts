@@ -8,7 +8,7 @@ import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
-import type { AlertKind, AppConfig, ListOverride, SourceConfig } from './types.ts';
+import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
 
 type Env = Record<string, string | undefined>;
@@ -261,20 +261,17 @@ function sourcesFromFile(file: ConfigFile, envSource: Record<string, unknown>): 
   });
 }
 
-/**
- * The whole configuration, validated once: the environment (and .env, loaded by the CLI) defines one
- * source, or REFSYNC_CONFIG a list of them. Every error names the setting; secrets are never echoed.
- */
-export function loadConfig(env: Env = process.env): AppConfig {
+/** Certificate checks stay on: a trusted CA is the way to reach a private upstream. */
+function refuseDisabledCertificateChecks(env: Env): void {
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
     throw new ConfigError(
       'NODE_TLS_REJECT_UNAUTHORIZED=0 is refused: it would disable certificate checks; trust a CA with REFSYNC_CA_FILE instead',
     );
   }
-  const envSource = sourceFromEnv(env);
-  const file = env.REFSYNC_CONFIG ? readConfigFile(env.REFSYNC_CONFIG) : undefined;
-  const candidates: Candidate[] = file ? sourcesFromFile(file, envSource) : [[envSource, describeEnv]];
+}
 
+/** Each candidate validated into a source; the sources' names and environments must be unique. */
+function parseSources(candidates: Candidate[]): SourceConfig[] {
   const sources = candidates.map(([raw, describe]) => {
     const parsed = sourceSchema.safeParse(raw);
     if (!parsed.success) throw firstIssue(parsed.error, describe, raw);
@@ -291,25 +288,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
       seen.add(s[key]);
     }
   }
+  return sources;
+}
 
+/** The file's usage entries, each checked to reach a source, and given to the sources they apply to. */
+function attachUsage(sources: SourceConfig[], file: ConfigFile | undefined): UsageSource[] {
   const usage = (file?.usage ?? []).map(toUsageSource);
   checkUsageReached(sources, usage);
   for (const source of sources) {
     const columns = usageFor(source, usage);
     if (columns.length) source.usage = columns;
   }
+  return usage;
+}
 
-  const config: AppConfig = {
-    redisUrl: readSecret('REDIS_URL', env.REDIS_URL, env.REDIS_URL_FILE) ?? 'redis://127.0.0.1:6379',
-    httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
-    httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
-    logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
-    concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
-    retention: retentionFromEnv(env),
-    metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
-    sources,
-    usage,
-  };
+/** The settings that are absent from the config when unset (their users fall back on their own). */
+function addOptionalSettings(config: AppConfig, env: Env): void {
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
   if (env.REFSYNC_REDIS_CA_FILE) {
@@ -330,5 +324,29 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   const dashboardPassword = readSecret('REFSYNC_DASHBOARD_PASSWORD', env.REFSYNC_DASHBOARD_PASSWORD, env.REFSYNC_DASHBOARD_PASSWORD_FILE);
   if (dashboardPassword) config.dashboardPassword = dashboardPassword;
+}
+
+/**
+ * The whole configuration, validated once: the environment (and .env, loaded by the CLI) defines one
+ * source, or REFSYNC_CONFIG a list of them. Every error names the setting; secrets are never echoed.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  refuseDisabledCertificateChecks(env);
+  const envSource = sourceFromEnv(env);
+  const file = env.REFSYNC_CONFIG ? readConfigFile(env.REFSYNC_CONFIG) : undefined;
+  const sources = parseSources(file ? sourcesFromFile(file, envSource) : [[envSource, describeEnv]]);
+  const usage = attachUsage(sources, file);
+  const config: AppConfig = {
+    redisUrl: readSecret('REDIS_URL', env.REDIS_URL, env.REDIS_URL_FILE) ?? 'redis://127.0.0.1:6379',
+    httpPort: integer('REFSYNC_HTTP_PORT', env.REFSYNC_HTTP_PORT, 9464, 0, 65535),
+    httpHost: nonEmpty(env.REFSYNC_HTTP_HOST) ?? '127.0.0.1',
+    logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
+    concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
+    retention: retentionFromEnv(env),
+    metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
+    sources,
+    usage,
+  };
+  addOptionalSettings(config, env);
   return config;
 }

@@ -66,7 +66,8 @@ function beginStatement(options: OpenDatabaseOptions): string {
 // int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-function openPg(options: OpenDatabaseOptions & { url: string }): Database {
+/** The node-postgres pool: TLS as the URL asks for it, and a listener for connections lost while idle. */
+function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
   const tls = postgresTls(options.url);
   const pool = new pg.Pool({
     connectionString: tls.connectionString,
@@ -79,52 +80,68 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
   // error on the pool; without a listener that error would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
-  const wrap = (client: pg.PoolClient | pg.Pool): Queryable => ({
+  return pool;
+}
+
+/** node-postgres's query as a Queryable: rows, and rowCount as affectedRows. */
+function pgQueryable(client: pg.PoolClient | pg.Pool): Queryable {
+  return {
     async query<R>(text: string, params?: unknown[]) {
       const res = await client.query(text, params as unknown[]);
       return { rows: res.rows as R[], affectedRows: res.rowCount ?? 0 };
     },
-  });
-  const begin = beginStatement(options);
-  const connection = (client: pg.PoolClient): Connection => {
-    const conn = wrap(client);
-    return {
-      ...conn,
-      async begin() {
-        // One round trip: a parameterless multi-statement query goes as one simple-protocol message.
-        await conn.query(begin);
-      },
-      async transaction(fn) {
-        await this.begin();
-        return commitAfter(conn, fn);
-      },
-    };
   };
+}
+
+/** A checked-out client as a Connection; `begin` is the BEGIN statement with the transaction's timeouts. */
+function pgConnection(client: pg.PoolClient, begin: string): Connection {
+  const conn = pgQueryable(client);
+  return {
+    ...conn,
+    async begin() {
+      // One round trip: a parameterless multi-statement query goes as one simple-protocol message.
+      await conn.query(begin);
+    },
+    async transaction(fn) {
+      await this.begin();
+      return commitAfter(conn, fn);
+    },
+  };
+}
+
+/** Runs fn with one client of the pool held, and gives the client back (or drops it when its connection broke). */
+async function withPgClient<T>(pool: pg.Pool, logger: Logger | undefined, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  // pg-pool listens for errors only while a client is idle; a checked-out client whose
+  // connection dies (Postgres restart, terminated backend) would otherwise emit an unhandled
+  // 'error' and end the process. The failure still reaches the caller through its query.
+  const onError = (err: Error) => {
+    broken = err;
+    logger?.warn({ err: err.message }, 'Postgres connection lost while in use');
+  };
+  client.on('error', onError);
+  try {
+    return await fn(client);
+  } catch (err) {
+    broken ??= err as Error;
+    throw err;
+  } finally {
+    client.off('error', onError);
+    // A connection that failed mid-statement may be in an unknown state: drop it from the pool.
+    client.release(broken && !(broken instanceof pg.DatabaseError) ? broken : undefined);
+  }
+}
+
+function openPg(options: OpenDatabaseOptions & { url: string }): Database {
+  const pool = createPool(options);
+  const begin = beginStatement(options);
   let closed = false;
   return {
     kind: 'pg',
-    ...wrap(pool),
+    ...pgQueryable(pool),
     async withConnection(fn) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      // pg-pool listens for errors only while a client is idle; a checked-out client whose
-      // connection dies (Postgres restart, terminated backend) would otherwise emit an unhandled
-      // 'error' and end the process. The failure still reaches the caller through its query.
-      const onError = (err: Error) => {
-        broken = err;
-        options.logger?.warn({ err: err.message }, 'Postgres connection lost while in use');
-      };
-      client.on('error', onError);
-      try {
-        return await fn(connection(client));
-      } catch (err) {
-        broken ??= err as Error;
-        throw err;
-      } finally {
-        client.off('error', onError);
-        // A connection that failed mid-statement may be in an unknown state: drop it from the pool.
-        client.release(broken && !(broken instanceof pg.DatabaseError) ? broken : undefined);
-      }
+      return withPgClient(pool, options.logger, (client) => fn(pgConnection(client, begin)));
     },
     async transaction(fn) {
       return this.withConnection((conn) => conn.transaction(fn));

@@ -16,6 +16,16 @@ export type Fault =
   | { kind: 'stallBody' }
   | { kind: 'resetBody' };
 
+/** The list faults that shape one list's body (src/sandbox/list-body.ts). */
+export interface ListFaults {
+  duplicate?: 'identical' | 'conflicting';
+  nextLoop: boolean;
+  endless: boolean;
+  foreignNext?: string;
+  hugeBytes?: number;
+  badValue?: { field: string; json: string };
+}
+
 /** The request a fault is chosen for. */
 export interface FaultTarget {
   pathname: string;
@@ -132,14 +142,7 @@ export class FaultState {
   }
 
   /** The list faults that shape a list's body. */
-  listFaults(listKey: string): {
-    duplicate?: 'identical' | 'conflicting';
-    nextLoop: boolean;
-    endless: boolean;
-    foreignNext?: string;
-    hugeBytes?: number;
-    badValue?: { field: string; json: string };
-  } {
+  listFaults(listKey: string): ListFaults {
     const f = this.faults;
     return {
       ...(f.duplicateKey?.list === listKey ? { duplicate: f.duplicateKey.mode } : {}),
