@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Agent } from 'undici';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
 import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
@@ -15,7 +14,8 @@ import { readListBody, type PageInfo } from './list-body.ts';
 import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
 import { markContinuation, resolveNextLink } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
-import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse, type TransportTimeouts } from './transport.ts';
+import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
+import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
 
 export interface UpstreamClientOptions {
   /** https origin of the service (no path). `http://` is refused. */
@@ -112,7 +112,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export class UpstreamClient {
   readonly #origin: URL;
   readonly #environment: string;
-  readonly #agent: Agent;
+  readonly #connections: ClientConnections;
   readonly #session: Session;
   readonly #credentials: Credentials;
   readonly #logger: Logger;
@@ -121,7 +121,6 @@ export class UpstreamClient {
   readonly #maxPages: number;
   readonly #retry: RetryPolicy;
   readonly #onRequest: UpstreamClientOptions['onRequest'];
-  #closing: Promise<void> | undefined;
 
   constructor(options: UpstreamClientOptions) {
     this.#origin = parseOrigin(options.baseUrl);
@@ -143,14 +142,14 @@ export class UpstreamClient {
       maxRetryAfterMs: positive('retry.maxRetryAfterMs', r.maxRetryAfterMs, defaultRetryPolicy.maxRetryAfterMs),
     };
     const t = options.timeouts ?? {};
-    const timeouts: TransportTimeouts = {
+    const timeouts: ConnectionTimeouts = {
       connectMs: positive('timeouts.connectMs', t.connectMs, 10_000),
       headersMs: positive('timeouts.headersMs', t.headersMs, 30_000),
       bodyMs: positive('timeouts.bodyMs', t.bodyMs, 60_000),
     };
     this.#onRequest = options.onRequest;
     const ca = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
-    this.#agent = createAgent(timeouts, ca);
+    this.#connections = new ClientConnections(timeouts, ca);
     this.#session = new Session(this.#credentials, () => this.#login());
   }
 
@@ -308,20 +307,9 @@ export class UpstreamClient {
     }
   }
 
-  /** Closes the connections; waits for requests in flight, then forces after 5 s. Idempotent. */
+  /** Closes the client's connections; waits for its requests in flight, then forces after 5 s. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      const force = setTimeout(() => {
-        this.#agent.destroy().catch(() => undefined);
-      }, 5000);
-      force.unref();
-      try {
-        await this.#agent.close();
-      } finally {
-        clearTimeout(force);
-      }
-    })();
-    return this.#closing;
+    return this.#connections.close();
   }
 
   #pageUrl(current: URL, page: number): URL {
@@ -403,7 +391,7 @@ export class UpstreamClient {
         const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers };
         if (ex.body !== undefined) sendReq.body = ex.body;
         if (ex.signal) sendReq.signal = ex.signal;
-        const res = await send(this.#agent, this.#origin, sendReq);
+        const res = await send(this.#connections, this.#origin, sendReq);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
           const value = await read(res, sendReq);
