@@ -101,6 +101,33 @@ class GrowingRows {
 }
 
 /**
+ * Reads the whole `id TAB key TAB digest` lines of a COPY buffer into `rows`; returns where the
+ * first incomplete line starts. One pass over the bytes per line, and no string for the id or for
+ * a key that is ASCII without an escape (its UTF-16 code units are its bytes): at a million rows,
+ * two million strings and three native searches a line cost about twice the time.
+ */
+function readCopyLines(buf: Buffer, rows: GrowingRows): number {
+  let at = 0;
+  for (let end = buf.indexOf(10, at); end !== -1; end = buf.indexOf(10, at)) {
+    let i = at;
+    let id = 0;
+    // A bigint's decimal digits: exact below 2^53, as Number() of them was.
+    for (let byte = buf[i]!; byte !== 9 && i < end; byte = buf[++i]!) id = id * 10 + (byte - 48);
+    const keyStart = ++i;
+    let hash = 0x811c9dc5;
+    let plain = true;
+    for (let byte = buf[i]!; byte !== 9 && i < end; byte = buf[++i]!) {
+      if (byte >= 0x80 || byte === 0x5c) plain = false;
+      hash = Math.imul(hash ^ byte, 0x01000193);
+    }
+    const key = plain ? hash >>> 0 : keyHash(uncopy(buf.toString('utf8', keyStart, i)));
+    rows.push(id, key, buf, i + 1, Math.min(i + 1 + DIGEST_CHARS, end));
+    at = end + 1;
+  }
+  return at;
+}
+
+/**
  * The current rows of one target, packed outside the JS heap (about 45 bytes a row): id, a hash of
  * the key, and the start of the entry digest. A resync of a large list checks each fetched entry
  * here and stages only the ones that are not current as they are, so a million-entry list with 1%
@@ -156,19 +183,7 @@ export class CurrentRowIndex {
       let rest: Buffer | undefined;
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         const buf = rest ? Buffer.concat([rest, chunk]) : chunk;
-        let at = 0;
-        for (let end = buf.indexOf(10, at); end !== -1; end = buf.indexOf(10, at)) {
-          const tab1 = buf.indexOf(9, at);
-          const tab2 = buf.indexOf(9, tab1 + 1);
-          rows.push(
-            Number(buf.toString('latin1', at, tab1)),
-            keyHash(uncopy(buf.toString('utf8', tab1 + 1, tab2))),
-            buf,
-            tab2 + 1,
-            Math.min(tab2 + 1 + DIGEST_CHARS, end),
-          );
-          at = end + 1;
-        }
+        const at = readCopyLines(buf, rows);
         rest = at < buf.length ? buf.subarray(at) : undefined;
       }
       return new CurrentRowIndex(generation, ...rows.trimmed());

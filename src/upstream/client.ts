@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Agent } from 'undici';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { positiveOption } from '../util/positive-option.ts';
 import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
@@ -7,16 +6,19 @@ import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './bo
 import {
   AuthError,
   HttpStatusError,
-  PagingError,
   ProtocolError,
   UpstreamConfigError,
   UpstreamError,
 } from './errors.ts';
 import { readListBody, type PageInfo } from './list-body.ts';
 import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
-import { markContinuation, resolveNextLink } from './paging.ts';
+import { PageSequence, type PageProgress } from './page-sequence.ts';
+import { markContinuation } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
-import { createAgent, mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse, type TransportTimeouts } from './transport.ts';
+import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
+import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
+
+export type { PageProgress } from './page-sequence.ts';
 
 export interface UpstreamClientOptions {
   /** https origin of the service (no path). `http://` is refused. */
@@ -54,11 +56,10 @@ export interface PagesRequest {
   onPage?: (progress: PageProgress) => void;
 }
 
-export interface PageProgress {
-  pages: number;
-  entries: number;
-  totalEntries?: number;
-  totalPages?: number;
+/** One list answer being read: its first batch (read within the retries) and the rest to come. */
+interface ListPageStream {
+  batches: AsyncGenerator<unknown[], PageInfo>;
+  first: IteratorResult<unknown[], PageInfo>;
 }
 
 interface Exchange {
@@ -97,6 +98,17 @@ function parseOrigin(baseUrl: string): URL {
   return new URL(url.origin);
 }
 
+/** The list's path under the origin, once its two parts are checked. */
+function listEndpoint({ basePath, path }: PagesRequest): string {
+  if (basePath !== '' && (!basePath.startsWith('/') || basePath.endsWith('/'))) {
+    throw new UpstreamConfigError(`upstream list base path '${basePath}' must be '' or like /v2`);
+  }
+  if (!path.startsWith('/') || !path.endsWith('/') || path.includes('?')) {
+    throw new UpstreamConfigError(`upstream list path '${path}' must start and end with /`);
+  }
+  return basePath + path;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -109,7 +121,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export class UpstreamClient {
   readonly #origin: URL;
   readonly #environment: string;
-  readonly #agent: Agent;
+  readonly #connections: ClientConnections;
   readonly #session: Session;
   readonly #credentials: Credentials;
   readonly #logger: Logger;
@@ -118,7 +130,6 @@ export class UpstreamClient {
   readonly #maxPages: number;
   readonly #retry: RetryPolicy;
   readonly #onRequest: UpstreamClientOptions['onRequest'];
-  #closing: Promise<void> | undefined;
 
   constructor(options: UpstreamClientOptions) {
     this.#origin = parseOrigin(options.baseUrl);
@@ -140,14 +151,14 @@ export class UpstreamClient {
       maxRetryAfterMs: positive('retry.maxRetryAfterMs', r.maxRetryAfterMs, defaultRetryPolicy.maxRetryAfterMs),
     };
     const t = options.timeouts ?? {};
-    const timeouts: TransportTimeouts = {
+    const timeouts: ConnectionTimeouts = {
       connectMs: positive('timeouts.connectMs', t.connectMs, 10_000),
       headersMs: positive('timeouts.headersMs', t.headersMs, 30_000),
       bodyMs: positive('timeouts.bodyMs', t.bodyMs, 60_000),
     };
     this.#onRequest = options.onRequest;
     const ca = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
-    this.#agent = createAgent(timeouts, ca);
+    this.#connections = new ClientConnections(timeouts, ca);
     this.#session = new Session(this.#credentials, () => this.#login());
   }
 
@@ -175,129 +186,29 @@ export class UpstreamClient {
    * Streams the pages of one list; each yielded value is that page's entries, or for a page larger
    * than a batch (a bare array of the whole list: batches of at least page-size entries) the
    * next batch of them, marked by markContinuation when it is not the page's first: no page is
-   * ever held whole as text. The shape is decided per response (bare array, `results` envelope by page number, `next` link). The generator only
-   * completes once the list is whole: a stated total that does not add up throws after the last
-   * page, so a consumer must not apply what it received before the generator returned.
+   * ever held whole as text. The shape is decided per response (bare array, `results` envelope by
+   * page number, `next` link; see PageSequence). The generator only completes once the list is
+   * whole: a stated total that does not add up throws after the last page, so a consumer must not
+   * apply what it received before the generator returned.
    */
   async *pages(request: PagesRequest): AsyncGenerator<unknown[], void, undefined> {
-    const { basePath, path, serviceVersion, signal } = request;
-    if (basePath !== '' && (!basePath.startsWith('/') || basePath.endsWith('/'))) {
-      throw new UpstreamConfigError(`upstream list base path '${basePath}' must be '' or like /v2`);
-    }
-    if (!path.startsWith('/') || !path.endsWith('/') || path.includes('?')) {
-      throw new UpstreamConfigError(`upstream list path '${path}' must start and end with /`);
-    }
-    const endpoint = basePath + path;
-    let url = new URL(endpoint, this.#origin);
-    url.search = `page=1&page-size=${this.#pageSize}`;
-    const seen = new Map<string, number>();
-    let pageNo = 1;
-    let received = 0;
-    let expectedTotal: number | undefined;
-
-    const fetchPage = (pageUrl: URL, n: number) => {
-      const where = `GET ${endpoint} page ${n}`;
-      seen.set(pageUrl.href, n);
-      const exchange: Exchange = { method: 'GET', url: pageUrl, endpoint, where, auth: true };
-      if (serviceVersion !== undefined) exchange.serviceVersion = serviceVersion;
-      if (signal) exchange.signal = signal;
-      const pending = this.#listPage(exchange);
-      // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
-      pending.catch(() => undefined);
-      return pending;
-    };
-    let pending = fetchPage(url, pageNo);
-
+    const sequence = new PageSequence(listEndpoint(request), { origin: this.#origin, pageSize: this.#pageSize, maxPages: this.#maxPages }, request.onPage);
+    let pending = this.#requestPage(request, sequence, sequence.url, 1);
     try {
       for (;;) {
-        const where = `GET ${endpoint} page ${pageNo}`;
-        const ctx = { where, endpoint };
-        const { batches, first } = await pending;
-        // Each batch is handed over once the next one is read, so the last one (for most pages the
-        // only one) is still held when the page's envelope tells where the next page is.
-        let step = first;
-        let held: unknown[] | undefined;
-        let pageEntries = 0;
-        while (!step.done) {
-          if (held) yield held;
-          held = pageEntries > 0 ? markContinuation(step.value) : step.value;
-          pageEntries += step.value.length;
-          // A page read in several batches (a whole list as one array) reports as it arrives.
-          if (pageEntries > step.value.length) request.onPage?.({ pages: pageNo, entries: received + pageEntries });
-          step = await batches.next();
-        }
-        const page = step.value;
-        const last = held ?? [];
-
-        if (page.shape === 'array') {
-          received += pageEntries;
-          if (pageNo > 1 && expectedTotal !== undefined && received !== expectedTotal) {
-            throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
-          }
-          request.onPage?.({ pages: pageNo, entries: received, totalEntries: received, totalPages: pageNo });
+        const { last, pageEntries, page } = yield* this.#handOverPage(await pending, sequence);
+        const outcome = sequence.afterPage(page, pageEntries);
+        if (outcome.next) {
+          // The next page is requested before this one is handed over, so the service prepares it
+          // while the consumer normalises and stores this one: one request in flight, never more.
+          pending = this.#requestPage(request, sequence, outcome.next, sequence.pageNo + 1);
           yield last;
-          return;
+          sequence.advance(outcome.next);
+          continue;
         }
-
-        if (page.totalCount !== undefined) {
-          if (expectedTotal !== undefined && page.totalCount !== expectedTotal) {
-            throw new PagingError(`${where}: total_count changed from ${expectedTotal} to ${page.totalCount} while paging (the list changed)`, {
-              endpoint,
-              retryable: true,
-            });
-          }
-          expectedTotal = page.totalCount;
-        }
-        if (page.totalPages !== undefined && page.totalPages > this.#maxPages) {
-          throw new PagingError(`${where}: the service states ${page.totalPages} pages, more than the limit of ${this.#maxPages}`, { endpoint });
-        }
-        received += pageEntries;
-        if (expectedTotal !== undefined && received > expectedTotal) {
-          throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but already got ${received}`, { endpoint, retryable: true });
-        }
-        if (request.onPage) {
-          const progress: PageProgress = { pages: pageNo, entries: received };
-          if (expectedTotal !== undefined) progress.totalEntries = expectedTotal;
-          if (page.totalPages !== undefined) progress.totalPages = page.totalPages;
-          request.onPage(progress);
-        }
-
-        let nextUrl: URL | undefined;
-        if (page.next !== undefined) {
-          if (page.next !== null) {
-            nextUrl = resolveNextLink(page.next, url, this.#origin, ctx);
-            const earlier = seen.get(nextUrl.href);
-            if (earlier !== undefined) {
-              yield last;
-              throw new PagingError(`${where}: 'next' link leads back to page ${earlier}; paging loop refused`, { endpoint });
-            }
-          }
-        } else if (page.totalPages !== undefined) {
-          if (pageNo < page.totalPages) nextUrl = this.#pageUrl(url, pageNo + 1);
-        } else if (expectedTotal !== undefined) {
-          if (received < expectedTotal && pageEntries > 0) nextUrl = this.#pageUrl(url, pageNo + 1);
-        } else if (pageEntries >= this.#pageSize) {
-          // No next link and no totals: only a short page proves the end.
-          nextUrl = this.#pageUrl(url, pageNo + 1);
-        }
-
-        if (!nextUrl) {
-          yield last;
-          if (expectedTotal !== undefined && received !== expectedTotal) {
-            throw new PagingError(`${where}: expected ${expectedTotal} entries (total_count) but got ${received}`, { endpoint, retryable: true });
-          }
-          return;
-        }
-        if (pageNo >= this.#maxPages) {
-          yield last;
-          throw new PagingError(`${where}: more than ${this.#maxPages} pages; refusing an endless list`, { endpoint });
-        }
-        // The next page is requested before this one is handed over, so the service prepares it
-        // while the consumer normalises and stores this one: one request in flight, never more.
-        pending = fetchPage(nextUrl, pageNo + 1);
         yield last;
-        url = nextUrl;
-        pageNo++;
+        if (outcome.error) throw outcome.error;
+        return;
       }
     } finally {
       // A consumer that stops early leaves a page half read: its body is dropped, not left on the connection.
@@ -305,27 +216,9 @@ export class UpstreamClient {
     }
   }
 
-  /** Closes the connections; waits for requests in flight, then forces after 5 s. Idempotent. */
+  /** Closes the client's connections; waits for its requests in flight, then forces after 5 s. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      const force = setTimeout(() => {
-        this.#agent.destroy().catch(() => undefined);
-      }, 5000);
-      force.unref();
-      try {
-        await this.#agent.close();
-      } finally {
-        clearTimeout(force);
-      }
-    })();
-    return this.#closing;
-  }
-
-  #pageUrl(current: URL, page: number): URL {
-    const next = new URL(current);
-    next.searchParams.set('page', String(page));
-    next.searchParams.set('page-size', String(this.#pageSize));
-    return next;
+    return this.#connections.close();
   }
 
   async #login(): Promise<LoginResult> {
@@ -369,13 +262,44 @@ export class UpstreamClient {
    * batch (for a page of the size asked for, the whole page) is read within the retries; a failure after that fails the list, since part of
    * the page has been handed over.
    */
-  async #listPage(ex: Exchange): Promise<{ batches: AsyncGenerator<unknown[], PageInfo>; first: IteratorResult<unknown[], PageInfo> }> {
+  async #listPage(ex: Exchange): Promise<ListPageStream> {
     const { value } = await this.#withRetries(ex, async (res, sendReq) => {
       const limits = { entries: this.#pageSize, minBytes: MIN_BATCH_BYTES, maxBytes: MAX_BATCH_BYTES };
       const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
       return { batches, first: await batches.next() };
     });
     return value;
+  }
+
+  /** Requests page `n` of a list; awaited on the next turn of pages(), so a failure until then is not unhandled. */
+  #requestPage(request: PagesRequest, sequence: PageSequence, url: URL, n: number): Promise<ListPageStream> {
+    sequence.requested(url, n);
+    const { endpoint } = sequence;
+    const exchange: Exchange = { method: 'GET', url, endpoint, where: `GET ${endpoint} page ${n}`, auth: true };
+    if (request.serviceVersion !== undefined) exchange.serviceVersion = request.serviceVersion;
+    if (request.signal) exchange.signal = request.signal;
+    const pending = this.#listPage(exchange);
+    pending.catch(() => undefined);
+    return pending;
+  }
+
+  /**
+   * Yields a page's batches but its last, and returns that one with the page's shape and entry
+   * count: each batch is handed over once the next one is read, so the last one (for most pages the
+   * only one) is still held when the page's envelope tells where the next page is.
+   */
+  async *#handOverPage({ batches, first }: ListPageStream, sequence: PageSequence): AsyncGenerator<unknown[], { last: unknown[]; pageEntries: number; page: PageInfo }> {
+    let step = first;
+    let held: unknown[] | undefined;
+    let pageEntries = 0;
+    while (!step.done) {
+      if (held) yield held;
+      held = pageEntries > 0 ? markContinuation(step.value) : step.value;
+      pageEntries += step.value.length;
+      if (pageEntries > step.value.length) sequence.partlyRead(pageEntries);
+      step = await batches.next();
+    }
+    return { last: held ?? [], pageEntries, page: step.value };
   }
 
   /**
@@ -400,7 +324,7 @@ export class UpstreamClient {
         const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers };
         if (ex.body !== undefined) sendReq.body = ex.body;
         if (ex.signal) sendReq.signal = ex.signal;
-        const res = await send(this.#agent, this.#origin, sendReq);
+        const res = await send(this.#connections, this.#origin, sendReq);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
           const value = await read(res, sendReq);

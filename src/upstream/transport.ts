@@ -1,5 +1,5 @@
-import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { ClientConnections } from './client-connections.ts';
 import {
   NetworkError,
   ProtocolError,
@@ -7,13 +7,6 @@ import {
   TlsError,
 } from './errors.ts';
 import { checkOrigin } from './origin.ts';
-
-export interface TransportTimeouts {
-  connectMs: number;
-  headersMs: number;
-  /** Longest silence between two chunks of a body (undici's bodyTimeout is an idle timeout). */
-  bodyMs: number;
-}
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -32,31 +25,14 @@ export interface SendRequest {
 export type SendResponse = Dispatcher.ResponseData;
 
 /**
- * The HTTPS agent of one client: default roots plus the extra CA PEMs, connect/headers/body
- * timeouts. Redirects are never followed (undici's plain dispatcher does not follow them).
- * The TLS context is built once: given `ca` per connection, Node parses ~140 root certificates
- * for every new socket (about 9 ms of blocked event loop each).
- */
-export function createAgent(timeouts: TransportTimeouts, extraCa: string[], connections = 64): Agent {
-  const connect: { timeout: number; secureContext?: SecureContext } = { timeout: timeouts.connectMs };
-  if (extraCa.length > 0) connect.secureContext = createSecureContext({ ca: [...rootCertificates, ...extraCa] });
-  return new Agent({
-    connect,
-    headersTimeout: timeouts.headersMs,
-    bodyTimeout: timeouts.bodyMs,
-    connections,
-  });
-}
-
-/**
  * Sends one request to the configured origin; every low-level failure comes back as an UpstreamError
  * without a header in it. The one place every upstream request leaves from, so the origin check is
  * here: a URL elsewhere (whatever built it) is refused before a byte, and its credential, is sent.
  */
-export async function send(agent: Agent, origin: URL, req: SendRequest): Promise<SendResponse> {
+export async function send(connections: ClientConnections, origin: URL, req: SendRequest): Promise<SendResponse> {
   checkOrigin(req.url, origin, req);
   try {
-    return await agent.request({
+    return await connections.request({
       origin: origin.origin,
       path: req.url.pathname + req.url.search,
       method: req.method,
