@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { silentLogger, type Logger } from '../util/logger.ts';
+import { pemList } from '../util/pem-list.ts';
 import { positiveOption } from '../util/positive-option.ts';
 import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
 import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
@@ -157,8 +158,7 @@ export class UpstreamClient {
       bodyMs: positive('timeouts.bodyMs', t.bodyMs, 60_000),
     };
     this.#onRequest = options.onRequest;
-    const ca = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
-    this.#connections = new ClientConnections(timeouts, ca);
+    this.#connections = new ClientConnections(timeouts, pemList(options.ca));
     this.#session = new Session(this.#credentials, () => this.#login());
   }
 

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { exponentialDelay } from '../util/backoff.ts';
 
 export interface RetryPolicy {
   /** Total tries of one request, the first included. */
@@ -21,8 +22,7 @@ export const retryableStatuses = new Set([429, 500, 502, 503, 504]);
 
 /** Exponential backoff with full jitter: uniform in [0, min(max, base·2^(retry-1))]. */
 export function backoffDelay(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
-  return Math.floor(random() * ceiling);
+  return Math.floor(random() * exponentialDelay(policy.baseDelayMs, policy.maxDelayMs, retry));
 }
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
