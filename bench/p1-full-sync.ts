@@ -41,6 +41,7 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
       );
     }
     let machine = false;
+    const measured: Array<{ v: (typeof variants)[number]; result: Awaited<ReturnType<typeof timedFullSync>> }> = [];
     for (const v of variants) {
       const bench = await createBenchDatabase({ poolSize: v.poolSize });
       try {
@@ -51,19 +52,24 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
         const result = await timedFullSync(bench.db, sandbox, source, { concurrency, clients: v.clients });
         const rows = await writtenRows(bench.db);
         if (rows.entries !== result.entries) throw new Error(`P1: ${result.entries} entries fetched but ${rows.entries} rows written`);
-        const bound = networkBoundMs(latencyMs, result.maxPages, result.logins);
         log(`${v.label}: ${summarizeTimings(result.timings)}`);
-        figures.push(
-          figure(v.label, result.wallMs, 'ms', 'network bound', bound, {
-            ...(v.main ? { target: { ratio: 1.15, better: 'lower' as const } } : {}),
-            notes: `${result.targets} targets, ${result.entries} entries, ${result.requests} requests (${result.logins} logins), concurrency ${Math.min(concurrency, targets)}, pool ${v.poolSize}, ${v.clients} client(s), latency ${latencyMs} ms, longest target ${result.maxPages} page(s)`,
-          }),
-        );
+        measured.push({ v, result });
       } finally {
         await bench.drop();
       }
     }
+    // The floor of this run: the same fetches with no database. Each sync is judged against it (the
+    // issue's target: the database work hides behind the network, up to 1.3x the floor).
     const fetchOnly = await timedFetchOnly(source, concurrency);
+    for (const { v, result } of measured) {
+      const bound = networkBoundMs(latencyMs, result.maxPages, result.logins);
+      figures.push(
+        figure(v.label, result.wallMs, 'ms', 'fetch-only floor', fetchOnly, {
+          ...(v.main ? { target: { ratio: 1.3, better: 'lower' as const } } : {}),
+          notes: `${result.targets} targets, ${result.entries} entries, ${result.requests} requests (${result.logins} logins), concurrency ${Math.min(concurrency, targets)}, pool ${v.poolSize}, ${v.clients} client(s), latency ${latencyMs} ms, longest target ${result.maxPages} page(s); ${(result.wallMs / bound).toFixed(2)}x the network bound`,
+        }),
+      );
+    }
     figures.push(
       figure('P1 fetch only, no database (the floor here)', fetchOnly, 'ms', 'network bound', networkBoundMs(latencyMs, 1, 1), {
         notes: 'login and every target fetched at once by a fresh client, pages dropped; the client and the sandbox share the cores',

@@ -53,6 +53,12 @@ async function psql(url: string, command: string): Promise<void> {
   await run('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', command], { maxBuffer: 16 * 1024 * 1024 });
 }
 
+/** Which loader wrote the list and how many rows it wrote: the way the sync took. */
+function loadOf(outcome: SyncChildResult['outcomes'][number]): string {
+  const load = outcome.load;
+  return load ? `${load.loader} loader, ${load.rowsWritten} rows written${load.fetches > 1 ? `, ${load.fetches} fetches` : ''}` : 'no load';
+}
+
 function check(result: SyncChildResult, what: string): SyncChildResult['outcomes'][number] {
   const outcome = result.outcomes[0];
   if (!outcome || (outcome.status !== 'changed' && outcome.status !== 'unchanged')) {
@@ -136,7 +142,7 @@ async function loadShape(
     figures.push(
       figure(`P3 load${suffix}`, entries / (first.wallMs / 1000), 'entries/s', 'psql \\copy', entries / (copyMs / 1000), {
         target: { ratio: 0.7, better: 'higher' },
-        notes: `${entries} entries in ${Math.round(first.wallMs)} ms (${label}, ${loaded.pages} requests + login) vs \\copy ${Math.round(copyMs)} ms`,
+        notes: `${entries} entries in ${Math.round(first.wallMs)} ms (${label}, ${loaded.pages} requests + login; ${loadOf(loaded)}) vs \\copy ${Math.round(copyMs)} ms`,
       }),
       figure(`P3 peak RSS, first load${suffix}`, first.maxRssMiB, 'MiB', 'budget', 300, { target: { ratio: 1, better: 'lower' } }),
     );
@@ -153,7 +159,7 @@ async function loadShape(
     figures.push(
       figure(`P3 resync 1% changed${suffix}`, resync.wallMs / 1000, 's', 'budget', 5, {
         target: { ratio: 1, better: 'lower' },
-        notes: `${changed.counts.modified} modified of ${entries}, peak RSS ${Math.round(resync.maxRssMiB)} MiB${analyze ? ', after ANALYZE refdata.entries' : ', stale planner statistics'}`,
+        notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), peak RSS ${Math.round(resync.maxRssMiB)} MiB${analyze ? ', after ANALYZE refdata.entries' : ', stale planner statistics'}`,
       }),
       // The issue's target for the resync: what the database adds to reading, normalising and
       // hashing the list (the collect floor of this same run), at most 30%.

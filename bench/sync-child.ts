@@ -7,6 +7,7 @@ import { targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect.ts';
 import { continuesPage } from '../src/upstream/paging.ts';
 import { runSync } from '../src/sync/run-sync.ts';
+import type { TargetOutcome } from '../src/sync/target-outcome.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 
@@ -29,7 +30,7 @@ export interface SyncChildResult {
   wallMs: number;
   /** process.resourceUsage().maxRSS at exit, in MiB (the whole process: code, heap, buffers). */
   maxRssMiB: number;
-  outcomes: Array<{ target: string; status: string; entryCount: number; pages: number; counts: Record<string, number>; error?: string }>;
+  outcomes: Array<{ target: string; status: string; entryCount: number; pages: number; counts: Record<string, number>; error?: string; load?: TargetOutcome['load'] }>;
 }
 
 /**
@@ -118,6 +119,7 @@ async function sync(): Promise<SyncChildResult> {
       pages: o.pages,
       counts: o.counts,
       ...(o.error ? { error: o.error } : {}),
+      ...(o.load ? { load: o.load } : {}),
     })),
   };
 }
