@@ -9,7 +9,7 @@ import { notifyChange } from './notify.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
 import { snapshotOf } from './snapshot-row.ts';
 import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from './sql.ts';
-import { copyChunks, copyText, unnestRows } from './staging.ts';
+import { copyChunks, copyText, unnestRows } from './row-format.ts';
 import type { TargetTransaction } from './target-transaction.ts';
 
 const UNIQUE_VIOLATION = '23505';

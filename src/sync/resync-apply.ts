@@ -63,19 +63,19 @@ async function commitWithoutFlush(tx: Queryable): Promise<void> {
   await tx.query('set local synchronous_commit = off');
 }
 
-/** Stages what is still in memory and diffs staging against the current rows: the diff table's name. */
+/** Stages what is still in memory and diffs the complete staging table against the current rows: the diff table's name. */
 async function diffStaged(tx: Queryable, target: Target, staging: StagingTable, collected: CollectedList, options: ApplyOptions): Promise<string> {
-  await staging.append(collected.pending, tx);
-  await staging.ensure(tx);
-  const large = staging.rowsAppended > options.analyzeAfterRows;
-  if (large) await tx.query(`analyze ${staging.name}`);
-  const diff = `${staging.name}_diff`;
-  // With an index, staging holds only the entries not current as fetched, and the current side is
-  // the rows no entry matched, read by primary key: every other current row is unchanged, by
-  // digest and key (the generation check proves the ids are still the current rows).
-  await createDiff(tx, diff, staging.name, currentRowsOf(target, collected.index?.unseenIds));
-  if (large) await tx.query(`analyze ${diff}`);
-  return diff;
+  return staging.complete(collected.pending, tx, async (staged) => {
+    const large = staged.rows > options.analyzeAfterRows;
+    if (large) await tx.query(`analyze ${staged.name}`);
+    const diff = `${staged.name}_diff`;
+    // With an index, staging holds only the entries not current as fetched, and the current side is
+    // the rows no entry matched, read by primary key: every other current row is unchanged, by
+    // digest and key (the generation check proves the ids are still the current rows).
+    await createDiff(tx, diff, staged.name, currentRowsOf(target, collected.index?.unseenIds));
+    if (large) await tx.query(`analyze ${diff}`);
+    return diff;
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ export class Resync implements Loader {
   readonly #staging: StagingTable;
   /** The transaction to finish in when the load was chosen inside one; else finish() opens its own. */
   readonly #txn: TargetTransaction | undefined;
+  #finished = false;
 
   constructor(conn: LazyConnection, target: Target, check: CurrentRowsCheck, rule: RowWriteRule, txn?: TargetTransaction) {
     this.#conn = conn;
@@ -41,18 +42,18 @@ export class Resync implements Loader {
   }
 
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
-    try {
-      if (this.#txn) return await applyResync(this.#txn, this.#staging, collected, options);
-      return await this.#conn.transaction(async (tx) =>
-        applyResync(await TargetTransaction.within(tx, this.#target), this.#staging, collected, options),
-      );
-    } finally {
-      await this.abort();
-    }
+    const result = this.#txn
+      ? await applyResync(this.#txn, this.#staging, collected, options)
+      : await this.#conn.transaction(async (tx) => applyResync(await TargetTransaction.within(tx, this.#target), this.#staging, collected, options));
+    // A diff's last use of staging dropped it; an unchanged list (or a stale index) never got there.
+    const diffed = 'applied' in result && result.applied.status !== 'unchanged';
+    if (!diffed) await this.#staging.drop();
+    this.#finished = true;
+    return result;
   }
 
-  /** Drops the staging table (one made in a transaction went with it). */
+  /** Drops the staging table of a load that did not finish (one made in a transaction went with it). */
   async abort(): Promise<void> {
-    await this.#staging.drop();
+    if (!this.#finished) await this.#staging.drop();
   }
 }

@@ -6,53 +6,7 @@ import { BackgroundWrite } from './background-write.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
 import { ENTRY_ROW_COLUMNS } from './sql.ts';
 import type { NormalizedEntry } from './normalize.ts';
-
-const COPY_CHUNK_CHARS = 256 * 1024;
-const copySpecial = /[\\\n\r\t]/;
-
-/** A value in COPY's text format: backslash, newline, carriage return and tab escaped; null is \N. */
-export function copyText(value: string | null): string {
-  if (value === null) return '\\N';
-  if (!copySpecial.test(value)) return value;
-  return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
-}
-
-/** Rows in COPY's text format, in chunks; `prefix` (already in COPY text) starts every line. */
-export function* copyChunks(rows: readonly NormalizedEntry[], prefix = ''): Generator<string> {
-  let chunk = '';
-  for (const r of rows) {
-    chunk += `${prefix}${copyText(r.entryKey)}\t${copyText(r.code)}\t${copyText(r.description)}\t${copyText(r.payload)}\t${copyText(r.digest)}\n`;
-    if (chunk.length >= COPY_CHUNK_CHARS) {
-      yield chunk;
-      chunk = '';
-    }
-  }
-  if (chunk) yield chunk;
-}
-
-/** Rows to read in SQL: a relation with the columns ENTRY_ROW_COLUMNS. */
-export interface RowSource {
-  from: string;
-  params: unknown[];
-  /** Rows in it, identical duplicates included. */
-  rows: number;
-}
-
-/** Rows held in memory as one unnest over five array parameters, numbered from `first`. */
-export function unnestRows(rows: readonly NormalizedEntry[], first: number): RowSource {
-  const $ = (i: number) => `$${first + i}`;
-  return {
-    from: `unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::jsonb[], ${$(4)}::text[]) as s(entry_key, code, description, payload, entry_hash)`,
-    params: [
-      rows.map((r) => r.entryKey),
-      rows.map((r) => r.code),
-      rows.map((r) => r.description),
-      rows.map((r) => r.payload),
-      rows.map((r) => r.digest),
-    ],
-    rows: rows.length,
-  };
-}
+import { copyChunks, unnestRows } from './row-format.ts';
 
 /**
  * A temporary table holding one fetched list, so that the diff against the current rows is one
@@ -125,17 +79,33 @@ export class StagingTable {
     await copyIn(q, `copy ${this.name} (${ENTRY_ROW_COLUMNS}) from stdin`, copyChunks(rows));
   }
 
-  /** Makes sure the table exists (an empty list still needs one to diff against). */
-  async ensure(q: Queryable = this.#conn): Promise<void> {
-    await this.#spill.settle();
+  /**
+   * The table's last use, in the transaction `q` that applies the list: appends the rows still in
+   * memory, then hands `use` the complete table (created even for an empty list, which still needs
+   * one to diff against), and drops it after, in `q` (on PGlite the connection itself would wait
+   * for that transaction to end).
+   */
+  async complete<T>(rest: readonly NormalizedEntry[], q: Queryable, use: (table: { name: string; rows: number }) => Promise<T>): Promise<T> {
+    await this.append(rest, q);
     await this.#create(q);
+    try {
+      return await use({ name: this.name, rows: this.#appended });
+    } finally {
+      await this.#dropIn(q);
+    }
   }
 
-  /** Waits for a spill in flight; a table made outside a transaction is dropped, any other went with it. */
+  /** Frees the table of a load that did not finish: waits for a spill in flight, then drops it. */
   async drop(): Promise<void> {
     await this.#spill.idle();
-    if (!this.#created) return;
-    this.#created = false;
-    if (this.#sessionScoped) await this.#conn.query(`drop table if exists ${this.name}`);
+    await this.#dropIn(this.#conn);
+  }
+
+  /**
+   * A table made in a transaction goes with it; one made outside (PGlite) is dropped. Not marked
+   * gone: if the transaction that dropped it rolls back, the table is back, and drop() must try again.
+   */
+  async #dropIn(q: Queryable): Promise<void> {
+    if (this.#created && this.#sessionScoped) await q.query(`drop table if exists ${this.name}`);
   }
 }
