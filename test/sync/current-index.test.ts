@@ -123,4 +123,23 @@ describe('the current-row index', () => {
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
   }, 120_000);
+
+  it('reads keys with non-ASCII characters and with COPY escapes from the index as they are stored', async () => {
+    // Plain ASCII keys are read straight from the COPY bytes; these take the decoding way.
+    const odd = ['Zé-üñ-北', 'Ztab\there', 'Zback\\slash\nnewline'];
+    for (const [i, code] of odd.entries()) g.sb.control.addEntry(LIST, { code, description: `odd key ${i}`, id: 9_000 + i });
+    const added = await sync();
+    expect(added.outcome.counts).toEqual({ added: odd.length, removed: 0, modified: 0, reappeared: 0 });
+    // Unchanged: every fetched entry, the odd ones too, matches a current row read from the index.
+    const same = await sync();
+    expect(same.outcome.status).toBe('unchanged');
+    expect(same.staged).toBe(0);
+    g.sb.control.modifyEntry(LIST, odd[1]!, { description: 'changed' });
+    const changed = await sync();
+    expect(changed.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+    expect(changed.staged).toBe(1);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+  }, 120_000);
 });
+
