@@ -14,8 +14,13 @@ export interface Target {
   serviceVersion?: string;
 }
 
+/** A target within its source, as log lines name it: `list:variant`. */
+export function listVariant(t: Pick<Target, 'variant'> & { list: { key: string } }): string {
+  return `${t.list.key}:${t.variant}`;
+}
+
 export function targetId(t: Pick<Target, 'variant'> & { source: { name: string }; list: { key: string } }): string {
-  return `${t.source.name}:${t.list.key}:${t.variant}`;
+  return `${t.source.name}:${listVariant(t)}`;
 }
 
 /** The catalog entry with the source's overrides applied (base paths are a deployment fact, not code). */

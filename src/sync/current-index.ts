@@ -3,8 +3,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { Target } from '../catalog/targets.ts';
 import type { Connection } from '../db/database.ts';
 import type { NormalizedEntry } from './normalize.ts';
-import { readTargetState } from './target-state.ts';
-import { rowsGeneration } from './sql.ts';
+import { clockAndLastSnapshots, rowsGeneration } from './sql.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),
@@ -171,7 +170,8 @@ export class CurrentRowIndex {
     return conn.transaction(async (tx) => {
       await tx.query('set transaction isolation level repeatable read, read only');
       const generation = await rowsGeneration(tx, target);
-      const { lastOk } = await readTargetState(tx, target);
+      // The last ok snapshot's entry count sizes the arrays; the first-load rule's row check is not wanted here.
+      const { lastOk } = await clockAndLastSnapshots(tx, target);
       const rows = new GrowingRows(lastOk?.entryCount ?? 0);
       const lit = pg.escapeLiteral;
       const stream = copyTo(

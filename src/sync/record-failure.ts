@@ -1,14 +1,13 @@
-import type { Target } from '../catalog/targets.ts';
+import { listVariant, type Target } from '../catalog/targets.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { alertFor } from '../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
 import type { Logger } from '../util/logger.ts';
 import { zeroCounts } from './apply-types.ts';
 import { isUnavailable } from './failure.ts';
-import { insertSnapshot, targetIs, targetParams } from './sql.ts';
+import { clockAndLastSnapshots, insertSnapshot, targetIs, targetParams } from './sql.ts';
 import { storableText } from './storable-text.ts';
 import { lockTarget } from './target-lock.ts';
-import { readTargetState } from './target-state.ts';
 import type { TargetOutcome } from './target-outcome.ts';
 
 /**
@@ -18,7 +17,7 @@ import type { TargetOutcome } from './target-outcome.ts';
 export async function recordOutcomeFailure(db: Database, outcome: TargetOutcome, runId: number | null, logger: Logger): Promise<TargetOutcome> {
   const { failure, target } = outcome;
   if (!failure || outcome.snapshotId !== undefined) return outcome;
-  logger.warn({ target: `${target.list.key}:${target.variant}`, code: failure.code, err: failure.message }, 'list failed');
+  logger.warn({ target: listVariant(target), code: failure.code, err: failure.message }, 'list failed');
   return { ...outcome, snapshotId: await recordFailure(db, target, runId, failure, outcome.durationMs) };
 }
 
@@ -65,7 +64,7 @@ export async function recordFailureUnlessDone(
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
     if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;
-    const { last } = await readTargetState(tx, target);
+    const { last } = await clockAndLastSnapshots(tx, target);
     const snapshotId = await insertSnapshot(tx, target, {
       runId,
       status,

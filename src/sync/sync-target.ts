@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Target } from '../catalog/targets.ts';
+import { listVariant, type Target } from '../catalog/targets.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
@@ -76,7 +76,7 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
       // A fast path backed out: another sync applied the target while the index was in use, or a
       // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
       // fast path is taken, so this cannot back out a second time.
-      (options.logger ?? silentLogger).info({ target: describe(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
+      (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
       fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
     }
     return appliedOutcome(f, fetched);
@@ -155,7 +155,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   const logger = f.options.logger ?? silentLogger;
   const { collected, loader, result } = fetched;
   // Only the plain path is left after a refetch, and it never backs out.
-  if ('fetchAgain' in result) throw new Error(`${describe(target)}: ${result.fetchAgain}, on the plain path`);
+  if ('fetchAgain' in result) throw new Error(`${listVariant(target)}: ${result.fetchAgain}, on the plain path`);
   const { applied } = result;
   const outcome: TargetOutcome = {
     target,
@@ -175,13 +175,11 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };
     // entries: the first few keys, enough to find them, bounded for a million-entry list.
-    logger.warn({ target: describe(target), snapshotId: applied.snapshotId, ...replaced }, 'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD');
+    logger.warn({ target: listVariant(target), snapshotId: applied.snapshotId, ...replaced }, 'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD');
   }
   if (applied.impactError) {
     outcome.impactError = applied.impactError;
-    logger.warn({ target: describe(target), err: applied.impactError }, 'impact on the usage columns not computed');
+    logger.warn({ target: listVariant(target), err: applied.impactError }, 'impact on the usage columns not computed');
   }
   return outcome;
 }
-
-const describe = (target: Target) => `${target.list.key}:${target.variant}`;

@@ -47,11 +47,6 @@ export class TargetTransaction {
     }
   }
 
-  /** Whether this transaction is ended here (tryBegin) rather than by its caller (within). */
-  get endsItself(): boolean {
-    return this.#ends;
-  }
-
   async commit(): Promise<void> {
     await this.#end('commit');
   }
