@@ -4,7 +4,7 @@
 import { targetId, targetsFor } from '../src/catalog/targets.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import type { Database } from '../src/db/database.ts';
-import { runSync } from '../src/sync/run-sync.ts';
+import { runSync } from '../src/sync/run/run-sync.ts';
 import type { PageSource, TargetOutcome } from '../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import type { UpstreamClient } from '../src/upstream/index.ts';

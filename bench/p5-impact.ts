@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { codeUsage } from '../src/db/functions.ts';
 import type { Database } from '../src/db/database.ts';
 import type { SourceConfig } from '../src/config/types.ts';
-import { runSync } from '../src/sync/run-sync.ts';
+import { runSync } from '../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { benchSource, createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
 

@@ -4,10 +4,10 @@ import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
 import { targetsFor } from '../src/catalog/targets.ts';
-import { ListCollector } from '../src/sync/collect.ts';
+import { ListCollector } from '../src/sync/collect/collect.ts';
 import { continuesPage } from '../src/upstream/paging.ts';
-import { runSync } from '../src/sync/run-sync.ts';
-import type { TargetOutcome } from '../src/sync/target-outcome.ts';
+import { runSync } from '../src/sync/run/run-sync.ts';
+import type { TargetOutcome } from '../src/sync/outcome/target-outcome.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 

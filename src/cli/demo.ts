@@ -8,7 +8,7 @@ import {
   startSandbox,
   type Sandbox,
 } from '../sandbox/index.ts';
-import { runSync, type RunResult } from '../sync/run-sync.ts';
+import { runSync, type RunResult } from '../sync/run/run-sync.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';

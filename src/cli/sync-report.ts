@@ -1,4 +1,4 @@
-import type { RunResult } from '../sync/run-sync.ts';
+import type { RunResult } from '../sync/run/run-sync.ts';
 import type { TargetOutcome } from '../sync/sync-target.ts';
 
 /** One progress line per finished target, for a person watching a terminal. */

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/load.ts';
-import { runSync } from '../sync/run-sync.ts';
+import { runSync } from '../sync/run/run-sync.ts';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';

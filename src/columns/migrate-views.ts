@@ -3,7 +3,7 @@
 import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
-import { FieldTracker } from '../sync/normalize.ts';
+import { FieldTracker } from '../sync/collect/normalize.ts';
 import { evolveListColumns, lockListColumns, readTypedColumns } from './recorded-columns.ts';
 import { reconcileListViews } from './list-views.ts';
 

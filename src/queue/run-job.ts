@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { targetsFor } from '../catalog/targets.ts';
-import { refreshRun, startRun } from '../sync/runs.ts';
+import { refreshRun, startRun } from '../sync/run/runs.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';

@@ -1,8 +1,8 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
-import { recordOutcomeFailure, syncedInRun } from '../sync/record-failure.ts';
-import { failRun, refreshRun } from '../sync/runs.ts';
+import { recordOutcomeFailure, syncedInRun } from '../sync/outcome/record-failure.ts';
+import { failRun, refreshRun } from '../sync/run/runs.ts';
 import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
 import type { Logger } from '../util/logger.ts';
 import type { TargetJobData } from './jobs.ts';

@@ -1,5 +1,5 @@
-import { isUnavailable } from '../sync/failure.ts';
-import type { TargetOutcome } from '../sync/target-outcome.ts';
+import { isUnavailable } from '../sync/outcome/failure.ts';
+import type { TargetOutcome } from '../sync/outcome/target-outcome.ts';
 import { UpstreamError } from '../upstream/errors.ts';
 
 /** Times a job may be put back by a 429 before it is failed as rate limited. */

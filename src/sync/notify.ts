@@ -1,6 +1,6 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
-import type { ChangeKind } from './apply-types.ts';
+import type { ChangeKind } from './load/apply-types.ts';
 
 export interface ChangeNotice {
   environment: string;

@@ -1,7 +1,7 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
-import type { ChangeKind } from './apply-types.ts';
-import type { RowSource } from './row-format.ts';
+import type { ChangeKind } from './load/apply-types.ts';
+import type { RowSource } from './load/row-format.ts';
 
 /**
  * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with

@@ -5,16 +5,16 @@ import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { zeroCounts, type ApplyOptions } from './apply-types.ts';
-import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './choose-loader.ts';
-import { ListCollector, type CollectedList } from './collect.ts';
-import { CurrentRowsCheck } from './current-rows-check.ts';
-import { isListFailure, isUnavailable, listFailureOf } from './failure.ts';
-import type { Loader, LoadResult } from './loader.ts';
-import type { TargetOutcome } from './target-outcome.ts';
+import { zeroCounts, type ApplyOptions } from './load/apply-types.ts';
+import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
+import { ListCollector, type CollectedList } from './collect/collect.ts';
+import { CurrentRowsCheck } from './load/current-rows-check.ts';
+import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
+import type { Loader, LoadResult } from './load/loader.ts';
+import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 
-export type { TargetOutcome, TargetStatus } from './target-outcome.ts';
+export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
 
 /**
  * What the pipeline needs of the upstream client: the entries of one list in batches, a page each

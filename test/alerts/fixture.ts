@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { createAlertDispatcher, type AlertDispatcherOptions, type DrainResult } from '../../src/alerts/dispatcher.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { runSync } from '../../src/sync/run-sync.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';

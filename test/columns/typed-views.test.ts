@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { sqlType, type ColumnType } from '../../src/columns/column-type.ts';
-import { runSync } from '../../src/sync/run-sync.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

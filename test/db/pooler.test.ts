@@ -142,7 +142,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
 
   it('a sync killed mid-run is closed as abandoned by the next; a live one is never taken for abandoned', async () => {
     const env = (lists: string) => ({ ...sandboxEnv(sb, { REFSYNC_ENVIRONMENT: 'pooled-killed', REFSYNC_LISTS: lists }), DATABASE_URL: url });
-    // The target lock the apply takes (src/sync/target-lock.ts), held here so that the first sync
+    // The target lock the apply takes (src/sync/target/target-lock.ts), held here so that the first sync
     // waits at its apply, mid-run, for as long as this test needs.
     const locker = new pg.Client({ connectionString: t.url });
     await locker.connect();
@@ -162,7 +162,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
       expect((await runsOf('pooled-killed'))[0]!.status).toBe('running');
       killed.child.kill('SIGKILL');
       await killed.exited;
-      // Its claim on the run goes with it: no run lock (class 7302612, src/sync/runs.ts) is left on
+      // Its claim on the run goes with it: no run lock (class 7302612, src/sync/run/runs.ts) is left on
       // a server session the bouncer hands to other clients.
       await waitFor(
         async () => (await t.db.query(`select 1 from pg_locks where ${thisDatabase} and locktype = 'advisory' and classid = 7302612`)).rows.length === 0,

@@ -15,8 +15,8 @@ import type { AlertKind } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { wantsAlert } from '../../src/alerts/outbox.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { canonicalJson } from '../../src/sync/canonical.ts';
-import { normalizeEntry } from '../../src/sync/normalize.ts';
+import { canonicalJson } from '../../src/sync/collect/canonical.ts';
+import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
 
 /** One whole state of one list variant: entry key → canonical payload. */
 export type ListState = Map<string, string>;

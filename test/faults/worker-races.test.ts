@@ -36,7 +36,7 @@ describe('19. a scheduled run and a manual trigger at once, two worker processes
     });
     const targets = fx.source.lists.length;
 
-    // The key lockTarget (src/sync/target-lock.ts) takes for each target.
+    // The key lockTarget (src/sync/target/target-lock.ts) takes for each target.
     const keys = fx.source.lists.map((l) => [fx.source.environment, l, ''].join('\u001f'));
     const locks = await holdLock('select pg_advisory_xact_lock(hashtextextended(k, 7302611)) from unnest($1::text[]) k', [keys]);
     const [w1, w2] = await Promise.all([startWorkerProcess(env), startWorkerProcess(env)]);

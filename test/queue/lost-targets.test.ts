@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { AppConfig } from '../../src/config/types.ts';
 import type { TargetJobData } from '../../src/queue/jobs.ts';
 import { QUEUE_NAME, targetJobId } from '../../src/queue/names.ts';
-import { startRun } from '../../src/sync/runs.ts';
+import { startRun } from '../../src/sync/run/runs.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { onCleanup, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import type { Database } from '../../src/db/database.ts';
 import { CHARGE_CODE_VERSION_2024, CHARGE_CODE_VERSION_2025 } from '../../src/sandbox/index.ts';
-import { runSync } from '../../src/sync/run-sync.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
 import type { Sandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';

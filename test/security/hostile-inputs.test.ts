@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { slackBody, type AlertRecord } from '../../src/alerts/format.ts';
 import type { ListOverride } from '../../src/config/types.ts';
-import { runSync } from '../../src/sync/run-sync.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
 import { alertFixture, alertsOf, testDispatcher } from '../alerts/fixture.ts';
 import { startReceiver } from '../alerts/receiver.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/sandbox/types.ts';
-import { runSync } from '../../src/sync/run-sync.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/factory.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';

@@ -3,8 +3,8 @@
 // gives: the same current rows, the same history and change rows, and a fetch that races another
 // sync's apply must fall back rather than trust a stale index.
 import { describe, expect, it, vi } from 'vitest';
-import { CurrentRowIndex } from '../../src/sync/current-index.ts';
-import { CurrentRowsCheck } from '../../src/sync/current-rows-check.ts';
+import { CurrentRowIndex } from '../../src/sync/load/current-index.ts';
+import { CurrentRowsCheck } from '../../src/sync/load/current-rows-check.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { count, servedAndStored, useGeneratedList } from './fixture.ts';

@@ -2,9 +2,9 @@
 // It must store exactly what the staged path stores, leave nothing behind when the fetch fails,
 // and hand over to the staged path when it meets a key twice or finds the target locked.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recordOutcomeFailure } from '../../src/sync/record-failure.ts';
+import { recordOutcomeFailure } from '../../src/sync/outcome/record-failure.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
-import { lockTarget } from '../../src/sync/target-lock.ts';
+import { lockTarget } from '../../src/sync/target/target-lock.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { useTestDatabase } from '../helpers/db.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
-import { canonicalJson } from '../../src/sync/canonical.ts';
-import { normalizeEntry } from '../../src/sync/normalize.ts';
+import { canonicalJson } from '../../src/sync/collect/canonical.ts';
+import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture } from './fixture.ts';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
-import { ListCollector } from '../../src/sync/collect.ts';
+import { ListCollector } from '../../src/sync/collect/collect.ts';
 import { ProtocolError, SizeError, PagingError, UpstreamClient } from '../../src/upstream/index.ts';
 import { parseKeepingNumbers } from '../../src/upstream/lossless-json.ts';
 import { continuesPage } from '../../src/upstream/paging.ts';

@@ -1,6 +1,6 @@
-import type { Target } from '../catalog/targets.ts';
-import type { ChangeKind } from './apply-types.ts';
-import type { LoaderKind } from './loader.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { ChangeKind } from '../load/apply-types.ts';
+import type { LoaderKind } from '../load/loader.ts';
 
 export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
 

@@ -1,13 +1,13 @@
-import type { Target } from '../catalog/targets.ts';
-import type { LazyConnection } from '../db/lazy-connection.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { LazyConnection } from '../../db/lazy-connection.ts';
 import type { ApplyOptions } from './apply-types.ts';
-import type { CollectedList } from './collect.ts';
+import type { CollectedList } from '../collect/collect.ts';
 import type { CurrentRowsCheck } from './current-rows-check.ts';
 import { FirstLoad } from './first-load.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
-import { TargetTransaction } from './target-transaction.ts';
+import { TargetTransaction } from '../target/target-transaction.ts';
 
 /** What choosing a loader needs: the fetch's connection and index check, and how rows are written. */
 export interface LoaderSetup {

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import type { Target } from '../catalog/targets.ts';
-import type { Connection } from '../db/database.ts';
-import type { NormalizedEntry } from './normalize.ts';
-import { clockAndLastSnapshots, rowsGeneration } from './sql.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { Connection } from '../../db/database.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
+import { clockAndLastSnapshots, rowsGeneration } from '../sql.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),

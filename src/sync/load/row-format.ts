@@ -1,4 +1,4 @@
-import type { NormalizedEntry } from './normalize.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
 
 /*
  * The two forms rows take to Postgres, shared by both loaders: COPY's text format for large

@@ -1,8 +1,8 @@
-import type { ListDefinition } from '../catalog/catalog.ts';
-import type { ColumnType } from '../columns/column-type.ts';
-import { continuesPage } from '../upstream/paging.ts';
+import type { ListDefinition } from '../../catalog/catalog.ts';
+import type { ColumnType } from '../../columns/column-type.ts';
+import { continuesPage } from '../../upstream/paging.ts';
 import { ContentHasher } from './content-hash.ts';
-import type { IndexMatch } from './current-index.ts';
+import type { IndexMatch } from '../load/current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
 
 /** What one fetch of a list amounts to once every page has been read. */

@@ -1,5 +1,5 @@
-import type { ListDefinition } from '../catalog/catalog.ts';
-import { widen, type ColumnType } from '../columns/column-type.ts';
+import type { ListDefinition } from '../../catalog/catalog.ts';
+import { widen, type ColumnType } from '../../columns/column-type.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
 import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
 import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';

@@ -1,9 +1,9 @@
 // The end of a run, told to whoever chains work after it (dbt, Airflow): NOTIFY refdata_runs for
 // every finished run, and a run_completed alert (outbox, webhook, Slack) when REFSYNC_ALERT_ON
 // asks for it. Both carry the run's outcome and its per-list counts.
-import type { SourceConfig } from '../config/types.ts';
-import type { Queryable } from '../db/database.ts';
-import { ALERT_CHANNEL } from '../alerts/outbox.ts';
+import type { SourceConfig } from '../../config/types.ts';
+import type { Queryable } from '../../db/database.ts';
+import { ALERT_CHANNEL } from '../../alerts/outbox.ts';
 
 /** Channel of the run notices; refdata_changes keeps the contract's per-list payload. */
 export const RUNS_CHANNEL = 'refdata_runs';

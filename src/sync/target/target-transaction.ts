@@ -1,5 +1,5 @@
-import type { Target } from '../catalog/targets.ts';
-import type { Connection, Queryable } from '../db/database.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { Connection, Queryable } from '../../db/database.ts';
 import { lockTarget, tryLockTarget } from './target-lock.ts';
 import { readTargetState, type TargetState } from './target-state.ts';
 

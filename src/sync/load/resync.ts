@@ -1,14 +1,14 @@
 import type { ApplyOptions } from './apply-types.ts';
-import type { CollectedList } from './collect.ts';
+import type { CollectedList } from '../collect/collect.ts';
 import type { CurrentRowsCheck } from './current-rows-check.ts';
-import type { LazyConnection } from '../db/lazy-connection.ts';
-import type { Target } from '../catalog/targets.ts';
+import type { LazyConnection } from '../../db/lazy-connection.ts';
+import type { Target } from '../../catalog/targets.ts';
 import type { Loader, LoadResult } from './loader.ts';
-import type { NormalizedEntry } from './normalize.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync } from './resync-apply.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
-import { TargetTransaction } from './target-transaction.ts';
+import { TargetTransaction } from '../target/target-transaction.ts';
 
 /**
  * The load of a target that has rows: fetched rows go to a staging table (on Postgres, only the ones

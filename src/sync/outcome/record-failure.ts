@@ -1,13 +1,13 @@
-import { listVariant, type Target } from '../catalog/targets.ts';
-import type { Database, Queryable } from '../db/database.ts';
-import { alertFor } from '../alerts/alert-row.ts';
-import { wantsAlert, writeAlert } from '../alerts/outbox.ts';
-import type { Logger } from '../util/logger.ts';
-import { zeroCounts } from './apply-types.ts';
+import { listVariant, type Target } from '../../catalog/targets.ts';
+import type { Database, Queryable } from '../../db/database.ts';
+import { alertFor } from '../../alerts/alert-row.ts';
+import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
+import type { Logger } from '../../util/logger.ts';
+import { zeroCounts } from '../load/apply-types.ts';
 import { isUnavailable } from './failure.ts';
-import { clockAndLastSnapshots, insertSnapshot, targetIs, targetParams } from './sql.ts';
-import { storableText } from './storable-text.ts';
-import { lockTarget } from './target-lock.ts';
+import { clockAndLastSnapshots, insertSnapshot, targetIs, targetParams } from '../sql.ts';
+import { storableText } from '../collect/storable-text.ts';
+import { lockTarget } from '../target/target-lock.ts';
 import type { TargetOutcome } from './target-outcome.ts';
 
 /**

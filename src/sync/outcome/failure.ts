@@ -1,8 +1,8 @@
-import { UpstreamError } from '../upstream/errors.ts';
-import { DuplicateKeyError } from './content-hash.ts';
-import { EntryLimitError } from './entry-limits.ts';
-import { EntryShapeError } from './normalize.ts';
-import { ViewDependencyError } from '../columns/list-views.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import { DuplicateKeyError } from '../collect/content-hash.ts';
+import { EntryLimitError } from '../collect/entry-limits.ts';
+import { EntryShapeError } from '../collect/normalize.ts';
+import { ViewDependencyError } from '../../columns/list-views.ts';
 
 /** Postgres refused what one list's data asked it to store: that list fails, not the run. */
 export class DataRefusedError extends Error {

@@ -1,16 +1,16 @@
-import { evolveListColumns } from '../columns/recorded-columns.ts';
-import { copyIn } from '../db/copy-in.ts';
+import { evolveListColumns } from '../../columns/recorded-columns.ts';
+import { copyIn } from '../../db/copy-in.ts';
 import { zeroCounts, type ApplyOptions } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
-import type { CollectedList } from './collect.ts';
+import type { CollectedList } from '../collect/collect.ts';
 import type { Loader, LoadResult } from './loader.ts';
-import type { NormalizedEntry } from './normalize.ts';
-import { notifyChange } from './notify.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
+import { notifyChange } from '../notify.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
 import { snapshotOf } from './snapshot-row.ts';
-import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from './sql.ts';
+import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from '../sql.ts';
 import { copyChunks, copyText, unnestRows } from './row-format.ts';
-import type { TargetTransaction } from './target-transaction.ts';
+import type { TargetTransaction } from '../target/target-transaction.ts';
 
 const UNIQUE_VIOLATION = '23505';
 

@@ -1,6 +1,6 @@
 import type { ApplyOptions, ApplyResult } from './apply-types.ts';
-import type { CollectedList } from './collect.ts';
-import type { NormalizedEntry } from './normalize.ts';
+import type { CollectedList } from '../collect/collect.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
 
 /** The two ways a fetched list takes into the database (first-load.ts, resync.ts). */
 export type LoaderKind = 'first-load' | 'resync';

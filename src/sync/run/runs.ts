@@ -1,6 +1,6 @@
-import type { SourceConfig } from '../config/types.ts';
-import type { Capabilities } from '../db/capabilities.ts';
-import type { Connection, Database, Queryable } from '../db/database.ts';
+import type { SourceConfig } from '../../config/types.ts';
+import type { Capabilities } from '../../db/capabilities.ts';
+import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { recordRunCompleted } from './run-completed.ts';
 
 export type RunTrigger = 'schedule' | 'manual' | 'cli';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.ts';
+import type { Queryable } from '../../db/database.ts';
 
 /** One 64-bit advisory lock key per target (environment, list, variant). */
 const LOCK_KEY = 'hashtextextended($1, 7302611)';

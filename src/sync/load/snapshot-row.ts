@@ -1,6 +1,6 @@
 import type { ApplyOptions } from './apply-types.ts';
-import type { CollectedList } from './collect.ts';
-import type { SnapshotRow } from './sql.ts';
+import type { CollectedList } from '../collect/collect.ts';
+import type { SnapshotRow } from '../sql.ts';
 
 /** The snapshot of a fetched list, from what the collector measured and what the load found. */
 export function snapshotOf(

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { copyIn } from '../db/copy-in.ts';
-import type { Queryable } from '../db/database.ts';
-import type { LazyConnection } from '../db/lazy-connection.ts';
+import { copyIn } from '../../db/copy-in.ts';
+import type { Queryable } from '../../db/database.ts';
+import type { LazyConnection } from '../../db/lazy-connection.ts';
 import { BackgroundWrite } from './background-write.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
-import { ENTRY_ROW_COLUMNS } from './sql.ts';
-import type { NormalizedEntry } from './normalize.ts';
+import { ENTRY_ROW_COLUMNS } from '../sql.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
 import { copyChunks, unnestRows } from './row-format.ts';
 
 /**

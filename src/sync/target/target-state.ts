@@ -1,6 +1,6 @@
-import type { Target } from '../catalog/targets.ts';
-import type { Queryable } from '../db/database.ts';
-import { clockAndLastSnapshots, hasCurrentRows, type PreviousSnapshot } from './sql.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { Queryable } from '../../db/database.ts';
+import { clockAndLastSnapshots, hasCurrentRows, type PreviousSnapshot } from '../sql.ts';
 
 /** What a load must know of its target, read under the target's lock. */
 export interface TargetState {

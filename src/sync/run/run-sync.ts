@@ -1,14 +1,14 @@
-import { capabilitiesOf } from '../db/capabilities.ts';
-import type { ListKey } from '../catalog/list-keys.ts';
-import { targetsFor, type Target } from '../catalog/targets.ts';
-import type { SourceConfig } from '../config/types.ts';
-import type { Database } from '../db/database.ts';
-import { mapWithConcurrency } from '../util/concurrency.ts';
-import { silentLogger, type Logger } from '../util/logger.ts';
-import { recordOutcomeFailure } from './record-failure.ts';
+import { capabilitiesOf } from '../../db/capabilities.ts';
+import type { ListKey } from '../../catalog/list-keys.ts';
+import { targetsFor, type Target } from '../../catalog/targets.ts';
+import type { SourceConfig } from '../../config/types.ts';
+import type { Database } from '../../db/database.ts';
+import { mapWithConcurrency } from '../../util/concurrency.ts';
+import { silentLogger, type Logger } from '../../util/logger.ts';
+import { recordOutcomeFailure } from '../outcome/record-failure.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
-import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from './sync-target.ts';
-import type { SyncTuning } from './tuning.ts';
+import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from '../sync-target.ts';
+import type { SyncTuning } from '../tuning.ts';
 
 export interface RunSyncOptions {
   db: Database;

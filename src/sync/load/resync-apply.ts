@@ -1,13 +1,13 @@
-import type { Target } from '../catalog/targets.ts';
-import type { Queryable } from '../db/database.ts';
-import { alertFor } from '../alerts/alert-row.ts';
-import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../alerts/outbox.ts';
-import { evolveListColumns, type ColumnChange } from '../columns/recorded-columns.ts';
+import type { Target } from '../../catalog/targets.ts';
+import type { Queryable } from '../../db/database.ts';
+import { alertFor } from '../../alerts/alert-row.ts';
+import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
+import { evolveListColumns, type ColumnChange } from '../../columns/recorded-columns.ts';
 import { changeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
-import type { CollectedList } from './collect.ts';
-import { recordImpact } from './impact.ts';
+import type { CollectedList } from '../collect/collect.ts';
+import { recordImpact } from '../impact.ts';
 import type { LoadResult } from './loader.ts';
-import { notifyChange } from './notify.ts';
+import { notifyChange } from '../notify.ts';
 import { snapshotOf } from './snapshot-row.ts';
 import {
   changeSample,
@@ -21,9 +21,9 @@ import {
   markReappeared,
   openedBy,
   rowsGeneration,
-} from './sql.ts';
+} from '../sql.ts';
 import type { StagingTable } from './staging.ts';
-import type { TargetTransaction } from './target-transaction.ts';
+import type { TargetTransaction } from '../target/target-transaction.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
