@@ -1,8 +1,9 @@
 import { parseCommandArgs, UsageError } from './args.ts';
-import { recentChanges } from './changes-query.ts';
+import { recentChanges } from '../read/changes-query.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { parseListArgs } from './list-args.ts';
-import { formatTable, formatTime } from './table.ts';
+import { formatTime } from '../read/format-time.ts';
+import { formatTable } from './table.ts';
 import { parseTimeArg } from './time-arg.ts';
 
 export async function run(argv: string[]): Promise<number> {

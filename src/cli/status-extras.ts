@@ -2,7 +2,7 @@ import { webhookStatus, type WebhookEndpointStatus } from '../alerts/status.ts';
 import type { AppConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { queueSummary, type QueueSummary } from '../queue/summary.ts';
-import { formatTime } from './table.ts';
+import { formatTime } from '../read/format-time.ts';
 
 export interface StatusExtras {
   queue: QueueSummary | { error: string } | null;

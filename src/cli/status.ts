@@ -2,8 +2,9 @@ import { loadConfig } from '../config/load.ts';
 import type { AppConfig } from '../config/types.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
-import { lastRuns, targetStatus } from './status-query.ts';
-import { fitTable, formatTime, outputWidth } from './table.ts';
+import { lastRuns, targetStatus } from '../read/status-query.ts';
+import { formatTime } from '../read/format-time.ts';
+import { fitTable, outputWidth } from './table.ts';
 import { wrapLines } from './wrap.ts';
 import { statusExtras, type StatusExtras } from './status-extras.ts';
 

@@ -38,9 +38,3 @@ export function fitTable(headers: string[], rows: Array<Array<string | number | 
     })
     .join('\n');
 }
-
-export function formatTime(value: Date | string | null | undefined): string {
-  if (!value) return '';
-  const d = value instanceof Date ? value : new Date(value);
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-}

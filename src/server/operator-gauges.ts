@@ -6,7 +6,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
 import { targetGauges } from './target-gauges.ts';
-import { targetHealth, type TargetHealthRow } from './target-health.ts';
+import { targetHealth, type TargetHealthRow } from '../read/target-health.ts';
 
 const packageVersion: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 

@@ -1,14 +1,14 @@
 // The read-only status page at `/` of the worker's HTTP server: per source, every list and variant
 // with its last sync; held lists with the command that accepts them; the last failures with their
 // reasons; the latest changes. Plain server-rendered HTML (no script), styled by status.css.
-import { recentChanges, type ChangeRow } from '../cli/changes-query.ts';
-import { lastRuns, type RunRow } from '../cli/status-query.ts';
-import { formatTime } from '../cli/table.ts';
+import { recentChanges, type ChangeRow } from '../read/changes-query.ts';
+import { lastRuns, type RunRow } from '../read/status-query.ts';
+import { formatTime } from '../read/format-time.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { html, type SafeHtml } from './html.ts';
-import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from './status-queries.ts';
-import { targetHealth } from './target-health.ts';
+import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from '../read/status-queries.ts';
+import { targetHealth } from '../read/target-health.ts';
 
 const FAILURES_SHOWN = 20;
 const CHANGES_SHOWN = 50;

@@ -3,7 +3,7 @@
 // metrics read must survive it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { targetStatus } from '../../src/cli/status-query.ts';
+import { targetStatus } from '../../src/read/status-query.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
