@@ -1,7 +1,7 @@
 import { clean, DeliveryFailure, errorMessage, sendAlert } from './delivery.ts';
 import type { DispatchContext, Outcome } from './dispatch-context.ts';
 import { webhookId } from './endpoint.ts';
-import { alertFromRow, alertText, type AlertRow } from './format.ts';
+import { alertFromRow, logFields, logText, type AlertRow } from './format.ts';
 import { settleAlert } from './outbox-sql.ts';
 import { disableGoneEndpoint, settleDelivered, settleFailedAttempt, type AlertDelivery } from './settle.ts';
 
@@ -14,9 +14,10 @@ export async function dispatchAlert(ctx: DispatchContext, row: AlertRow, lease: 
   const alert = alertFromRow(row);
   const webhook = ctx.channels.get(alert.environment)?.webhook;
   const context = { alertId: alert.id, kind: alert.kind, environment: alert.environment, listKey: alert.listKey, variant: alert.variant };
-  // Logs are a channel of their own: every alert is logged once, with its digest, when first taken.
+  // Logs are a channel of their own: every alert is logged once, when first taken, as a short line
+  // (kind, list, counts, a handful of codes); its digest is in the outbox and `refsync alerts`.
   if (alert.attempts === 1) {
-    ctx.logger.info({ alert: { ...context, snapshotId: alert.snapshotId, digest: alert.payload }, channel: webhook ? 'webhook' : 'log' }, alertText(alert));
+    ctx.logger.info({ alert: { ...context, snapshotId: alert.snapshotId, ...logFields(alert) }, channel: webhook ? 'webhook' : 'log' }, logText(alert));
   }
   if (!webhook) {
     await settleAlert(ctx.db, alert.id, 'skipped', null, ctx.clock.date());

@@ -196,6 +196,28 @@ export function standardBody(alert: AlertRecord): string {
   return JSON.stringify({ type: `refdata.${alert.kind}`, timestamp: alert.createdAt.toISOString(), data: alert.payload });
 }
 
+/** How many codes an alert's log line names: a handful, the rest only counted. */
+const LOG_CODES = 5;
+const LOG_TEXT_LIMIT = 300;
+
+/**
+ * The fields of an alert's log line: what happened (kind, list, counts) and the first few codes,
+ * never the digest. A log is read by people scanning stderr; the digest stays in the outbox,
+ * `refsync alerts` and the webhook.
+ */
+export function logFields(alert: AlertRecord): Record<string, unknown> {
+  const p = alert.payload;
+  const counts = Object.fromEntries(Object.entries(p).filter(([k, v]) => typeof v === 'number' && k !== 'snapshot_id' && k !== 'run_id'));
+  const codes = changeKinds.has(alert.kind) ? entriesOf(p).slice(0, LOG_CODES).map((e) => str(e.code) ?? str(e.entry_key) ?? '?') : undefined;
+  return { ...counts, ...(codes ? { codes } : {}) };
+}
+
+/** The message of an alert's log line: the one-line text with a handful of codes, bounded. */
+export function logText(alert: AlertRecord): string {
+  const text = alertText(alert, LOG_CODES);
+  return text.length > LOG_TEXT_LIMIT ? `${text.slice(0, LOG_TEXT_LIMIT - 1)}…` : text;
+}
+
 /** A short summary for the CLI's table: the first codes of a change, or what went wrong. */
 export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
   const p = alert.payload;

@@ -73,7 +73,8 @@ describe('alert delivery', () => {
 
     const text = logs.text();
     expect(text).toContain(`1 charge code added in ${env} (charge_codes, version ${VERSION}): ${code} — Alert test code`);
-    expect(text).toContain('"digest"');
+    expect(text).not.toContain('"digest"');
+    expect(text).toContain(`"codes":["${code}"]`);
     expect(text).not.toContain(secret);
     expect(text).not.toContain(secret.slice('whsec_'.length));
     expect(text).not.toContain('/hook');
@@ -211,12 +212,31 @@ describe('alert delivery', () => {
     );
   });
 
-  it('a source without a webhook: the alert is logged with its digest and marked skipped', async () => {
+  it('a source without a webhook: the alert is logged as a short line (kind, list, counts, its code) and marked skipped', async () => {
     const { fx, code } = await newCodeAlert({});
     const logs = captureLogs('info');
     expect(await drainWithTestDispatcher(t.db, fx.config, '', { logger: logs.logger })).toMatchObject({ skipped: 1 });
     expect((await alertsOf(t.db, fx.source.environment)).map((r) => r.state)).toEqual(['skipped']);
     const line = logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => (l.alert as { kind?: string } | undefined)?.kind === 'added');
-    expect(line).toMatchObject({ level: 30, channel: 'log', alert: { digest: { count: 1, entries: [{ code }] } } });
+    expect(line).toMatchObject({ level: 30, channel: 'log', alert: { kind: 'added', listKey: 'charge_codes', count: 1, codes: [code] } });
+    expect(line!.alert).not.toHaveProperty('digest');
+  });
+
+  it('a sync that adds 300 codes logs one bounded line naming a handful of them; the digest stays in the outbox', async () => {
+    const fx = files.fixture({});
+    await fx.sync();
+    const codes = Array.from({ length: 300 }, () => files.addCode(`A rather long description of a code that nobody will read in a log ${'x'.repeat(60)}`));
+    await fx.sync();
+    const logs = captureLogs('info');
+    expect(await drainWithTestDispatcher(t.db, fx.config, '', { logger: logs.logger })).toMatchObject({ skipped: 1 });
+    const lines = logs.lines.filter((l) => l.includes('"kind":"added"'));
+    expect(lines).toHaveLength(1);
+    expect(Buffer.byteLength(lines[0]!)).toBeLessThan(1024);
+    const named = codes.filter((c) => lines[0]!.includes(`"${c}"`) || lines[0]!.includes(` ${c} `) || lines[0]!.includes(`${c},`));
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.length).toBeLessThanOrEqual(5);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ alert: { count: 300 } });
+    const [row] = await t.db.query<{ n: number }>(`select jsonb_array_length(payload->'entries') n from refdata.alerts a join refdata.snapshots s on s.id = a.snapshot_id where s.environment = $1 and a.kind = 'added'`, [fx.source.environment]).then((r) => r.rows);
+    expect(row!.n).toBeGreaterThan(5);
   });
 });
