@@ -54,8 +54,14 @@ export const commands: CommandEntry[] = [
   {
     name: 'versions',
     positionals: 'diff A B',
-    summary: 'codes only in A, only in B, and changed, between two charge-code versions',
+    summary: 'codes removed (only in A), added (only in B) and modified, between two charge-code versions',
     load: () => import('./versions.ts'),
+  },
+  {
+    name: 'diff',
+    summary: 'what changed in one list between two times: added, removed, modified with before → after',
+    notes: ['Example: refsync diff --list accessorials --from 2026-03-01 --to 2026-06-01', 'In SQL: select * from refdata.entries_diff(\'accessorials\', \'2026-03-01\', \'2026-06-01\').'],
+    load: () => import('./diff.ts'),
   },
   {
     name: 'impact',
@@ -63,7 +69,7 @@ export const commands: CommandEntry[] = [
     summary: 'codes your facts use that no list holds; what a charge-code re-pin moves, weighted by your facts',
     notes: [
       'impact orphans [--list KEY] [--at ISO-8601]: fact values of the usage columns (REFSYNC_CONFIG usage) that match no current code, or none valid at --at.',
-      'impact pin FROM TO: codes only in FROM (removed), only in TO (added) or changed, each with the facts in use that carry it.',
+      'impact pin FROM TO: codes only in FROM (removed), only in TO (added) or modified, each with the facts in use that carry it.',
     ],
     load: () => import('./impact.ts'),
   },

@@ -50,6 +50,14 @@ export const commandOptions = {
     json,
     environment: { type: 'string', value: 'E', help: 'compare in this environment only' },
   },
+  diff: {
+    list: { ...list, help: 'the list key to compare (exactly one)' },
+    from: { type: 'string', value: 'ISO-8601', help: 'the earlier time: the list as it was then' },
+    to: { type: 'string', value: 'ISO-8601', help: 'the later time (default: now)' },
+    variant: { type: 'string', value: 'V', help: "only this variant (carrier, charge-code version; '' for the others)" },
+    environment: { type: 'string', value: 'E', help: 'only this environment' },
+    json: { ...json, help: 'print JSON: {list_key, from, to, first_synced_at, changes: [...]}' },
+  },
   impact: {
     list: { ...list, help: 'orphans only: this list key; repeat it or give a comma list (default: every usage column)' },
     at: { type: 'string', value: 'ISO-8601', help: 'orphans only: match the codes valid at this time, not the current ones' },

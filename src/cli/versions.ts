@@ -10,7 +10,7 @@ const usage = 'versions diff A B [--json] [--environment E]';
 
 interface EnvironmentDiff {
   environment: string;
-  counts: { only_in_a: number; only_in_b: number; changed: number; unchanged: number };
+  counts: { removed: number; added: number; modified: number; unchanged: number };
   changes: VersionDiffRow[];
 }
 
@@ -30,18 +30,18 @@ function printReport(report: DiffReport): void {
   const out: string[] = [];
   for (const env of report.environments) {
     out.push(`charge codes, version ${a} → ${b}, environment ${env.environment}`, '');
-    const onlyA = env.changes.filter((r) => r.change === 'only_in_a');
-    const onlyB = env.changes.filter((r) => r.change === 'only_in_b');
-    const changed = env.changes.filter((r) => r.change === 'changed');
+    const onlyA = env.changes.filter((r) => r.change === 'removed');
+    const onlyB = env.changes.filter((r) => r.change === 'added');
+    const changed = env.changes.filter((r) => r.change === 'modified');
     if (onlyA.length) {
-      out.push(`only in ${a} (${onlyA.length}):`, formatTable(['code', 'description'], onlyA.map((r) => [r.code, r.description_a])), '');
+      out.push(`removed: only in ${a} (${onlyA.length}):`, formatTable(['code', 'description'], onlyA.map((r) => [r.code, r.description_a])), '');
     }
     if (onlyB.length) {
-      out.push(`only in ${b} (${onlyB.length}):`, formatTable(['code', 'description'], onlyB.map((r) => [r.code, r.description_b])), '');
+      out.push(`added: only in ${b} (${onlyB.length}):`, formatTable(['code', 'description'], onlyB.map((r) => [r.code, r.description_b])), '');
     }
     if (changed.length) {
       out.push(
-        `changed (${changed.length}):`,
+        `modified (${changed.length}):`,
         formatTable(
           ['code', 'changed fields', `description in ${a}`, `description in ${b}`],
           changed.map((r) => [r.code, (r.changed_fields ?? []).join(', '), r.description_a, r.description_b]),
@@ -50,7 +50,7 @@ function printReport(report: DiffReport): void {
       );
     }
     const c = env.counts;
-    out.push(`${c.only_in_a} only in ${a}, ${c.only_in_b} only in ${b}, ${c.changed} changed, ${c.unchanged} unchanged`);
+    out.push(`${c.removed} removed (only in ${a}), ${c.added} added (only in ${b}), ${c.modified} modified, ${c.unchanged} unchanged`);
     out.push('');
   }
   for (const s of report.skipped) out.push(`not compared: environment ${s.environment} holds only version ${s.has}`);
@@ -91,11 +91,11 @@ async function diff(argv: string[]): Promise<number> {
       environments: compared.map((env) => {
         const changes = rows.filter((r) => r.environment === env);
         const n = (kind: VersionDiffRow['change']) => changes.filter((r) => r.change === kind).length;
-        const onlyInA = n('only_in_a');
-        const changed = n('changed');
+        const removed = n('removed');
+        const modified = n('modified');
         return {
           environment: env,
-          counts: { only_in_a: onlyInA, only_in_b: n('only_in_b'), changed, unchanged: countOf(env, a)! - onlyInA - changed },
+          counts: { removed, added: n('added'), modified, unchanged: countOf(env, a)! - removed - modified },
           changes,
         };
       }),

@@ -29,7 +29,8 @@ export async function entriesAsOf(db: Queryable, listKey: string, at: Date, filt
   return rows;
 }
 
-export type VersionChange = 'only_in_a' | 'only_in_b' | 'changed';
+/** removed: only in version A; added: only in version B; modified: in both, payloads differ. */
+export type VersionChange = 'added' | 'removed' | 'modified';
 
 export interface VersionDiffRow {
   environment: string;
@@ -39,7 +40,7 @@ export interface VersionDiffRow {
   description_b: string | null;
   payload_a: Record<string, unknown> | null;
   payload_b: Record<string, unknown> | null;
-  /** Top-level payload fields whose values differ; null unless `changed`. */
+  /** Top-level payload fields whose values differ; null unless `modified`. */
   changed_fields: string[] | null;
 }
 
@@ -48,6 +49,30 @@ export async function chargeCodeVersionDiff(db: Queryable, a: string, b: string,
   const { rows } = await db.query<VersionDiffRow>(
     'select * from refdata.charge_code_version_diff($1, $2, $3) order by environment, change, code',
     [a, b, environment ?? null],
+  );
+  return rows;
+}
+
+export interface ListDiffRow {
+  environment: string;
+  list_key: string;
+  variant: string;
+  entry_key: string;
+  change: VersionChange;
+  code: string | null;
+  description_before: string | null;
+  description_after: string | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  /** Top-level payload fields whose values differ; null unless `modified`. */
+  changed_fields: string[] | null;
+}
+
+/** refdata.entries_diff (migration 0008): one list at `from` against the same list at `to`. */
+export async function entriesDiff(db: Queryable, listKey: string, from: Date, to: Date, filter: AsOfFilter = {}): Promise<ListDiffRow[]> {
+  const { rows } = await db.query<ListDiffRow>(
+    'select * from refdata.entries_diff($1, $2, $3, $4, $5) order by environment, variant, change, entry_key',
+    [listKey, from.toISOString(), to.toISOString(), filter.variant ?? null, filter.environment ?? null],
   );
   return rows;
 }

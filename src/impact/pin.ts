@@ -14,8 +14,6 @@ export interface PinChange {
   description_to: string | null;
 }
 
-const changeNames = { only_in_a: 'removed', only_in_b: 'added', changed: 'modified' } as const;
-
 /**
  * What moves for one source's facts if charge codes pinned to `from` were pinned to `to`: the
  * version diff (refdata.charge_code_version_diff), each code weighted by the facts that use it
@@ -34,7 +32,7 @@ export async function pinWhatIf(db: Queryable, source: SourceConfig, from: strin
     .map((d) => ({
       environment: d.environment,
       code: d.code,
-      change: changeNames[d.change],
+      change: d.change,
       rows: rowsOf.get(d.code) ?? 0,
       changed_fields: d.changed_fields,
       description_from: d.description_a,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { chargeCodeVersionDiff, entriesAsOf } from '../../src/db/functions.ts';
+import { chargeCodeVersionDiff, entriesAsOf, entriesDiff } from '../../src/db/functions.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { syncSandbox, V2024, V2025 } from './fixture.ts';
@@ -21,12 +21,16 @@ describe('on embedded PGlite', () => {
     const { rows } = await db.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
     expect(rows[0]!.n).toBeGreaterThanOrEqual(3);
     const diff = await chargeCodeVersionDiff(db, V2024, V2025);
-    expect(diff.filter((r) => r.change === 'only_in_a').map((r) => r.code).sort()).toEqual(['DTW', 'NOA', 'TON']);
+    expect(diff.filter((r) => r.change === 'removed').map((r) => r.code).sort()).toEqual(['DTW', 'NOA', 'TON']);
     expect(diff.find((r) => r.code === 'DET')?.changed_fields).toEqual(['description']);
     const now = await entriesAsOf(db, 'charge_codes', new Date(), { variant: V2025 });
     expect(now.length).toBe(46);
     const { rows: cc } = await db.query<{ n: number }>('select count(*)::int as n from refdata.charge_codes_as_of(now(), $1)', [V2024]);
     expect(cc[0]!.n).toBe(44);
+    // Before its first sync the list was empty: from then to now, every code of a version was added.
+    const since = await entriesDiff(db, 'charge_codes', new Date(0), new Date(), { variant: V2025 });
+    expect(since.length).toBe(46);
+    expect(new Set(since.map((r) => r.change))).toEqual(new Set(['added']));
   });
 
   it('types the charge codes view from the served values, as on Postgres', async () => {

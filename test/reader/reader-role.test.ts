@@ -100,6 +100,7 @@ describe('the refdata_reader role', () => {
       { proname: 'charge_codes_as_of', reader: true, public: false },
       { proname: 'code_usage', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
+      { proname: 'entries_diff', reader: true, public: false },
       { proname: 'orphans', reader: true, public: false },
       // The trigger that keeps refdata.target_last_ok: not a query function.
       { proname: 'track_last_ok', reader: false, public: false },

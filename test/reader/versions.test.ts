@@ -14,17 +14,17 @@ function expectedDiff(sb: Sandbox, a: string, b: string) {
   const rows: Array<{ code: string; change: string; changed_fields: string[] | null }> = [];
   for (const [code, entry] of ea) {
     const other = eb.get(code);
-    if (!other) rows.push({ code, change: 'only_in_a', changed_fields: null });
+    if (!other) rows.push({ code, change: 'removed', changed_fields: null });
     else {
       const fields = [...new Set([...Object.keys(entry), ...Object.keys(other)])]
         .filter((f) => JSON.stringify(entry[f]) !== JSON.stringify(other[f]))
         .sort();
-      if (fields.length) rows.push({ code, change: 'changed', changed_fields: fields });
+      if (fields.length) rows.push({ code, change: 'modified', changed_fields: fields });
     }
   }
-  for (const code of eb.keys()) if (!ea.has(code)) rows.push({ code, change: 'only_in_b', changed_fields: null });
+  for (const code of eb.keys()) if (!ea.has(code)) rows.push({ code, change: 'added', changed_fields: null });
   const order = (r: { code: string; change: string }) => `${r.change} ${r.code}`;
-  return { rows: rows.sort((x, y) => order(x).localeCompare(order(y))), unchanged: ea.size - rows.filter((r) => r.change !== 'only_in_b').length };
+  return { rows: rows.sort((x, y) => order(x).localeCompare(order(y))), unchanged: ea.size - rows.filter((r) => r.change !== 'added').length };
 }
 
 const simplify = (rows: Array<{ code: string; change: string; changed_fields: string[] | null }>) =>
@@ -48,13 +48,13 @@ describe('charge-code version diff', () => {
     expect(simplify(rows)).toEqual(expected.rows);
     expect(new Set(rows.map((r) => r.environment))).toEqual(new Set(['sandbox']));
     const det = rows.find((r) => r.code === 'DET')!;
-    expect(det).toMatchObject({ change: 'changed', description_a: 'Detention', description_b: 'Detention at Stop', changed_fields: ['description'] });
+    expect(det).toMatchObject({ change: 'modified', description_a: 'Detention', description_b: 'Detention at Stop', changed_fields: ['description'] });
     const ton = rows.find((r) => r.code === 'TON')!;
-    expect(ton).toMatchObject({ change: 'only_in_a', description_b: null, payload_b: null, changed_fields: null });
+    expect(ton).toMatchObject({ change: 'removed', description_b: null, payload_b: null, changed_fields: null });
     // Swapping the versions mirrors the result.
     const back = await chargeCodeVersionDiff(t.db, V2025, V2024);
-    expect(back.filter((r) => r.change === 'only_in_b').map((r) => r.code).sort()).toEqual(
-      rows.filter((r) => r.change === 'only_in_a').map((r) => r.code).sort(),
+    expect(back.filter((r) => r.change === 'added').map((r) => r.code).sort()).toEqual(
+      rows.filter((r) => r.change === 'removed').map((r) => r.code).sort(),
     );
     expect(await chargeCodeVersionDiff(t.db, V2024, V2024)).toEqual([]);
   });
@@ -71,24 +71,24 @@ describe('charge-code version diff', () => {
     expect(env.environment).toBe('sandbox');
     expect(simplify(env.changes)).toEqual(expected.rows);
     expect(env.counts).toEqual({
-      only_in_a: expected.rows.filter((r) => r.change === 'only_in_a').length,
-      only_in_b: expected.rows.filter((r) => r.change === 'only_in_b').length,
-      changed: expected.rows.filter((r) => r.change === 'changed').length,
+      removed: expected.rows.filter((r) => r.change === 'removed').length,
+      added: expected.rows.filter((r) => r.change === 'added').length,
+      modified: expected.rows.filter((r) => r.change === 'modified').length,
       unchanged: expected.unchanged,
     });
   });
 
-  it('prints a readable table: only in A, only in B, changed with the fields, and counts', async () => {
+  it('prints a readable table: removed (only in A), added (only in B), modified with the fields, and counts', async () => {
     const res = await refsync(['versions', 'diff', V2024, V2025, '--environment', 'sandbox'], { DATABASE_URL: t.url });
     expect(res.code).toBe(0);
     const out = res.stdout;
-    expect(out).toContain(`only in ${V2024} (3):`);
-    expect(out).toContain(`only in ${V2025} (5):`);
-    expect(out).toContain('changed (4):');
+    expect(out).toContain(`removed: only in ${V2024} (3):`);
+    expect(out).toContain(`added: only in ${V2025} (5):`);
+    expect(out).toContain('modified (4):');
     expect(out).toMatch(/DET\s+description\s+Detention\s+Detention at Stop/);
     expect(out).toMatch(/TON\s+Truck Order Not Used/);
     expect(out).toMatch(/EVC\s+Electric Vehicle Charging Surcharge/);
-    expect(out).toContain(`3 only in ${V2024}, 5 only in ${V2025}, 4 changed, 37 unchanged`);
+    expect(out).toContain(`3 removed (only in ${V2024}), 5 added (only in ${V2025}), 4 modified, 37 unchanged`);
   });
 
   it('an unknown version or environment is one line on stderr and exit 2', async () => {

@@ -1,0 +1,128 @@
+-- One diff language everywhere: the charge-code version diff says added (only in B), removed (only
+-- in A) and modified, as entry_changes, NOTIFY, impact pin and the list diff below do. Its earlier
+-- labels (only_in_b, only_in_a, changed) are gone; CHANGELOG.md's upgrade notes say so. Same
+-- signature and result columns, so CREATE OR REPLACE keeps grants and dependents.
+CREATE OR REPLACE FUNCTION refdata.charge_code_version_diff(
+  p_a text,
+  p_b text,
+  p_environment text DEFAULT NULL
+)
+RETURNS TABLE (
+  environment text,
+  code text,
+  change text,
+  description_a text,
+  description_b text,
+  payload_a jsonb,
+  payload_b jsonb,
+  changed_fields text[]
+)
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+AS $$
+  WITH a AS (
+    SELECT c.environment, c.entry_key, c.description, c.payload
+    FROM refdata.current_entries c
+    WHERE c.list_key = 'charge_codes' AND c.variant = p_a
+      AND (p_environment IS NULL OR c.environment = p_environment)
+  ),
+  b AS (
+    SELECT c.environment, c.entry_key, c.description, c.payload
+    FROM refdata.current_entries c
+    WHERE c.list_key = 'charge_codes' AND c.variant = p_b
+      AND (p_environment IS NULL OR c.environment = p_environment)
+  ),
+  -- Only environments that hold both versions: where one was never synced, "every code is only
+  -- in the other" would describe the sync settings, not the versions.
+  both_envs AS (
+    SELECT environment FROM a INTERSECT SELECT environment FROM b
+  )
+  SELECT
+    coalesce(a.environment, b.environment),
+    coalesce(a.entry_key, b.entry_key),
+    CASE WHEN b.entry_key IS NULL THEN 'removed' WHEN a.entry_key IS NULL THEN 'added' ELSE 'modified' END,
+    a.description,
+    b.description,
+    a.payload,
+    b.payload,
+    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN
+      ARRAY(
+        SELECT k
+        FROM (SELECT jsonb_object_keys(a.payload) UNION SELECT jsonb_object_keys(b.payload)) AS keys(k)
+        WHERE a.payload -> k IS DISTINCT FROM b.payload -> k
+        ORDER BY k
+      )
+    END
+  FROM a
+  FULL JOIN b ON b.environment = a.environment AND b.entry_key = a.entry_key
+  WHERE coalesce(a.environment, b.environment) IN (SELECT environment FROM both_envs)
+    AND (a.entry_key IS NULL OR b.entry_key IS NULL OR a.payload IS DISTINCT FROM b.payload)
+  ORDER BY 1, 3, 2
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.charge_code_version_diff(text, text, text) IS 'How the current charge codes of version p_b differ from those of version p_a (versions as in refdata.charge_codes.version), per environment that holds both: change is added (only in p_b), removed (only in p_a) or modified; changed_fields names the top-level fields whose values differ (null unless modified). Example: select * from refdata.charge_code_version_diff(''2024-06-11'', ''2025-09-01'').';
+--> statement-breakpoint
+-- Any list between two times: its state at p_from against its state at p_to (each read as
+-- entries_as_of reads it), per environment and variant. Plain SQL and STABLE like the as-of
+-- functions, so it inlines and each side uses the entries indexes.
+CREATE FUNCTION refdata.entries_diff(
+  p_list_key text,
+  p_from timestamptz,
+  p_to timestamptz DEFAULT now(),
+  p_variant text DEFAULT NULL,
+  p_environment text DEFAULT NULL
+)
+RETURNS TABLE (
+  environment text,
+  list_key text,
+  variant text,
+  entry_key text,
+  change text,
+  code text,
+  description_before text,
+  description_after text,
+  before jsonb,
+  after jsonb,
+  changed_fields text[]
+)
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+AS $$
+  WITH a AS (
+    SELECT * FROM refdata.entries_as_of(p_list_key, p_from, p_variant, p_environment)
+  ),
+  b AS (
+    SELECT * FROM refdata.entries_as_of(p_list_key, p_to, p_variant, p_environment)
+  )
+  SELECT
+    coalesce(a.environment, b.environment),
+    p_list_key,
+    coalesce(a.variant, b.variant),
+    coalesce(a.entry_key, b.entry_key),
+    CASE WHEN a.entry_key IS NULL THEN 'added' WHEN b.entry_key IS NULL THEN 'removed' ELSE 'modified' END,
+    coalesce(b.code, a.code),
+    a.description,
+    b.description,
+    a.payload,
+    b.payload,
+    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN
+      ARRAY(
+        SELECT k
+        FROM (SELECT jsonb_object_keys(a.payload) UNION SELECT jsonb_object_keys(b.payload)) AS keys(k)
+        WHERE a.payload -> k IS DISTINCT FROM b.payload -> k
+        ORDER BY k
+      )
+    END
+  FROM a
+  FULL JOIN b ON b.environment = a.environment AND b.variant = a.variant AND b.entry_key = a.entry_key
+  WHERE a.entry_key IS NULL OR b.entry_key IS NULL OR a.payload IS DISTINCT FROM b.payload
+  ORDER BY 1, 3, 5, 4
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, text) IS 'What changed in one list between p_from and p_to (default now): change is added (not there at p_from), removed (gone by p_to) or modified (there at both, payload differs), with before and after as served and changed_fields naming the top-level fields whose values differ. Entries that only changed and changed back do not appear. A time before the list''s first sync sees an empty list: compare with min(fetched_at) of refdata.snapshots. Example: select * from refdata.entries_diff(''accessorials'', ''2026-03-01'', ''2026-06-01'').';
+--> statement-breakpoint
+REVOKE EXECUTE ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, text) FROM PUBLIC;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, text) TO refdata_reader;
