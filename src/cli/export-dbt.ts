@@ -1,14 +1,16 @@
 // `refsync export-dbt [--out FILE]`: the dbt sources.yml of schema refdata. The contract's columns
 // and their descriptions need no database; the typed columns of each list view (with data_type)
 // come from the recorded schema of DATABASE_URL, or of the embedded database when there is one.
-// Without either, the file lists the contract's columns only.
+// Without either, the file lists the contract's columns only. Freshness thresholds follow the sync
+// schedule (--schedule, else REFSYNC_SCHEDULE); --dbt-version picks the syntax.
 import { existsSync, writeFileSync } from 'node:fs';
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { readTypedColumns } from '../columns/recorded-columns.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import { EMBEDDED_DATA_DIR } from '../db/database.ts';
-import { dbtSourcesYaml } from '../dbt/sources.ts';
-import { parseCommandArgs } from './args.ts';
+import { cronProblem } from '../config/cron.ts';
+import { dbtSourcesYaml, dbtSyntaxes, type DbtSyntax } from '../dbt/sources.ts';
+import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 
 async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
@@ -24,9 +26,26 @@ async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
   return typed;
 }
 
+function syntaxOf(value: string | undefined): DbtSyntax {
+  if (value === undefined) return '1.10';
+  if (!(dbtSyntaxes as readonly string[]).includes(value)) throw new UsageError(`export-dbt: --dbt-version '${value}' is not one of ${dbtSyntaxes.join(', ')}`);
+  return value as DbtSyntax;
+}
+
+/** The schedule the freshness thresholds follow: --schedule, else the worker's REFSYNC_SCHEDULE. */
+function scheduleOf(value: string | undefined): { cron: string; timezone: string } {
+  const cron = value ?? process.env.REFSYNC_SCHEDULE ?? '0 * * * *';
+  const timezone = process.env.REFSYNC_TIMEZONE ?? 'UTC';
+  const problem = cronProblem(cron, timezone);
+  if (problem) throw new UsageError(`export-dbt: ${value === undefined ? 'REFSYNC_SCHEDULE' : '--schedule'} '${cron}' is not a cron expression: ${problem}`);
+  return { cron, timezone };
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('export-dbt', argv);
-  const text = dbtSourcesYaml(await recordedColumns());
+  const syntax = syntaxOf(values['dbt-version']);
+  const schedule = scheduleOf(values.schedule);
+  const text = dbtSourcesYaml({ typed: await recordedColumns(), syntax, schedule });
   if (!values.out) {
     process.stdout.write(text);
     return 0;

@@ -65,6 +65,8 @@ export const commandOptions = {
   },
   'export-dbt': {
     out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
+    'dbt-version': { type: 'string', value: 'V', help: "dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)" },
+    schedule: { type: 'string', value: 'CRON', help: 'the sync schedule freshness is derived from (default: REFSYNC_SCHEDULE, else hourly)' },
   },
   'check-auth': { json: { ...json, help: 'print each source\'s outcome as JSON' } },
   sandbox: {

@@ -173,10 +173,92 @@ const entryChanges: RelationDescription = {
   key: ['id'],
 };
 
+const snapshots: RelationDescription = {
+  name: 'snapshots',
+  kind: 'table',
+  description: 'One row per fetch of one list variant: its outcome, content hash and what changed against the previous good fetch.',
+  columns: [
+    { name: 'id', description: 'Snapshot id.' },
+    { name: 'run_id', description: 'The sync run this fetch belonged to.' },
+    { name: 'environment', description: 'Environment label of the source.' },
+    { name: 'list_key', description: 'Which reference list (accessorials, charge_codes, ...).' },
+    { name: 'variant', description: "'' for plain lists; the carrier for carrier_package_types; the version for charge_codes (a date or unpinned)." },
+    { name: 'fetched_at', description: 'When the fetch was recorded (database clock).' },
+    {
+      name: 'status',
+      description:
+        'ok (applied or unchanged), failed (the list could not be fetched or was invalid; data untouched), unavailable (the service does not offer it), held (would remove too much; not applied).',
+    },
+    { name: 'content_hash', description: 'sha-256 hex of the canonical list; equal hashes mean identical lists.' },
+    { name: 'entry_count', description: 'Number of distinct entries fetched.' },
+    { name: 'changed', description: 'True when the list differs from the previous ok snapshot and was applied.' },
+    { name: 'added', description: 'Entries new in this snapshot.' },
+    { name: 'removed', description: 'Entries gone in this snapshot.' },
+    { name: 'modified', description: 'Entries whose content changed.' },
+    { name: 'reappeared', description: 'Entries that came back after having been removed.' },
+    { name: 'error', description: 'Why the fetch failed or was held, in one line.' },
+    {
+      name: 'error_code',
+      description: 'Machine-readable kind of failure (auth, tls, http_status, protocol, timeout, size, paging, network, duplicate_key, held).',
+    },
+    { name: 'fields', description: 'Field names the entries carried, to detect schema changes.' },
+    { name: 'pages', description: 'Pages fetched.' },
+    { name: 'duration_ms', description: 'Time the fetch and apply took, in milliseconds.' },
+    {
+      name: 'replaced_values',
+      description: 'Strings (values and object keys, at any depth) in which NUL or lone surrogates, which Postgres cannot store, were replaced by U+FFFD.',
+    },
+    {
+      name: 'impact_error',
+      description:
+        "Why the impact of this snapshot's changes on a usage column could not be computed (missing table, no privilege, ...); the snapshot itself was applied.",
+    },
+  ],
+  key: ['id'],
+};
+
+const syncRuns: RelationDescription = {
+  name: 'sync_runs',
+  kind: 'table',
+  description: 'One row per sync run: when it started and ended, what triggered it, and how it went.',
+  columns: [
+    { name: 'id', description: 'Run id.' },
+    { name: 'environment', description: 'Environment label of the source the run synced (sandbox, production, ...).' },
+    { name: 'trigger', description: 'What started the run: schedule, manual (refsync trigger) or cli (refsync sync).' },
+    { name: 'status', description: 'running, succeeded (every list synced), partial (some lists failed or were held) or failed.' },
+    { name: 'started_at', description: 'When the run started (database clock).' },
+    { name: 'finished_at', description: 'When the run ended; null while running.' },
+    { name: 'error', description: 'Why the run failed or was partial, in one line.' },
+    { name: 'source', description: 'Name of the configured source the run was for.' },
+    { name: 'slot', description: 'Schedule slot or trigger id; one run record per slot.' },
+    { name: 'targets_total', description: 'How many list variants the run covers.' },
+    { name: 'targets_done', description: 'How many of them have finished (any outcome).' },
+    { name: 'targets_failed', description: 'How many of them failed, were held or were unavailable.' },
+  ],
+  key: ['id'],
+};
+
+export const listSyncTimes: RelationDescription = {
+  name: 'list_sync_times',
+  kind: 'view',
+  description:
+    'When each list variant was first and last synced successfully (unchanged fetches included): the loaded_at of freshness checks, and where the recorded history of a list begins.',
+  columns: [
+    { name: 'environment', description: 'Environment label of the source.' },
+    { name: 'list_key', description: 'Which reference list.' },
+    { name: 'variant', description: "'' for plain lists; the carrier for carrier_package_types; the version for charge_codes." },
+    { name: 'first_synced_at', description: 'The first successful sync: before it, refsync recorded nothing of this list variant.' },
+    { name: 'last_synced_at', description: 'The last successful sync, changed or not.' },
+    { name: 'entry_count', description: 'Entries in the last successful sync.' },
+  ],
+  key: ['environment', 'list_key', 'variant'],
+};
+
 /**
  * The relations data teams query, in the order a reader meets them: the current views, the typed
- * history per list, then the history and the change log. The operational tables (sync_runs,
- * snapshots, alerts) are left out. `typed` holds the recorded typed columns of each list.
+ * history per list, the history and the change log, then the runs and snapshots behind them and
+ * each list's sync times. The alert outbox is left out. `typed` holds the recorded typed columns
+ * of each list.
  */
 export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn[]> = new Map()): RelationDescription[] {
   return [
@@ -185,6 +267,9 @@ export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn
     ...listKeys.map((k) => listHistoryView(k, typed.get(k))),
     entries,
     entryChanges,
+    snapshots,
+    syncRuns,
+    listSyncTimes,
   ];
 }
 

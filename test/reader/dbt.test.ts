@@ -3,8 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { freshnessFor } from '../../src/dbt/freshness.ts';
 import { useTestDatabase } from '../helpers/db.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { listKeys } from '../../src/catalog/list-keys.ts';
+
+const listKeysSorted = [...listKeys].sort();
 import { refsync, root, syncSandbox } from './fixture.ts';
 
 interface DbtColumn {
@@ -18,13 +22,43 @@ interface DbtTable {
   description: string;
   data_tests?: unknown[];
   columns: DbtColumn[];
+  config?: { freshness?: unknown; loaded_at_field?: string };
+  freshness?: unknown;
+  loaded_at_field?: string;
+}
+
+type Named = Record<string, Record<string, unknown>>;
+/** A test's arguments in either syntax: under `arguments:` (dbt >= 1.10) or beside `config:` (1.8). */
+const argsOf = (body: Record<string, unknown>) => (body.arguments ?? body) as Record<string, unknown>;
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** The SQL that finds rows failing one column test, the way dbt's generic tests are written. */
+function failingRowsSql(table: string, column: string, test: unknown): string {
+  const rel = `refdata.${q(table)}`;
+  if (test === 'not_null') return `select 1 from ${rel} where ${q(column)} is null`;
+  if (test === 'unique') return `select ${q(column)} from ${rel} group by 1 having count(*) > 1`;
+  const [name, body] = Object.entries(test as Named)[0]!;
+  const args = argsOf(body);
+  if (name === 'accepted_values') {
+    const values = (args.values as string[]).map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
+    return `select 1 from ${rel} where ${q(column)} not in (${values})`;
+  }
+  if (name === 'relationships') {
+    const to = /^source\('refdata', '(\w+)'\)$/.exec(String(args.to))![1]!;
+    return `select 1 from ${rel} c left join refdata.${q(to)} p on p.${q(String(args.field))} = c.${q(column)} where c.${q(column)} is not null and p.${q(String(args.field))} is null`;
+  }
+  throw new Error(`no SQL for test ${name}`);
 }
 
 const committed = () => readFileSync(join(root, 'dbt/sources.yml'), 'utf8');
 
 describe('dbt sources.yml', () => {
   const t = useTestDatabase();
-  beforeAll(async () => syncSandbox(t.db, await useSandbox()));
+  let sbForChanges: Sandbox;
+  beforeAll(async () => {
+    sbForChanges = await useSandbox();
+    await syncSandbox(t.db, sbForChanges);
+  });
 
   it('the committed dbt/sources.yml is what refsync export-dbt prints without a database (and writes with --out)', async () => {
     const res = await refsync(['export-dbt'], {});
@@ -105,6 +139,70 @@ describe('dbt sources.yml', () => {
       const key = keyOf(table.name);
       const { rows } = await t.db.query(`select ${key.join(', ')} from refdata.${table.name} group by ${key.join(', ')} having count(*) > 1`);
       expect(rows, table.name).toEqual([]);
+    }
+  });
+
+  it('every test it declares holds on a synced database: keys, vocabularies and relationships between entries, changes, snapshots and runs', async () => {
+    sbForChanges.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less than truckload (edited)' });
+    await syncSandbox(t.db, sbForChanges, ['shipment_modes']);
+    const exported = await refsync(['export-dbt'], { DATABASE_URL: t.url });
+    const tables = parse(exported.stdout).sources[0].tables as DbtTable[];
+    const relationships: string[] = [];
+    let checked = 0;
+    for (const table of tables) {
+      for (const column of table.columns) {
+        for (const test of column.data_tests ?? []) {
+          if (typeof test === 'object' && 'relationships' in (test as Named)) relationships.push(`${table.name}.${column.name}`);
+          const { rows } = await t.db.query(failingRowsSql(table.name, column.name, test));
+          expect(rows, `${table.name}.${column.name} ${JSON.stringify(test)}`).toEqual([]);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    expect(relationships.sort()).toEqual(['entries.first_snapshot_id', 'entries.last_snapshot_id', 'entry_changes.snapshot_id', 'snapshots.run_id']);
+    // Sources for the operational tables behind the history, with their keys.
+    for (const name of ['snapshots', 'sync_runs', 'entries', 'entry_changes']) {
+      const id = tables.find((x) => x.name === name)!.columns.find((c) => c.name === 'id')!;
+      expect(id.data_tests, name).toEqual(['not_null', 'unique']);
+    }
+  });
+
+  it('declares freshness per list whose loaded_at moves with every successful sync, unchanged ones included', async () => {
+    const tables = parse(committed()).sources[0].tables as DbtTable[];
+    const lists = tables.filter((x) => x.config?.loaded_at_field);
+    expect(lists.map((x) => x.name).sort()).toEqual([...listKeysSorted]);
+    const modes = lists.find((x) => x.name === 'shipment_modes')!;
+    expect(modes.config!.freshness).toEqual({ warn_after: { count: 2, period: 'hour' }, error_after: { count: 4, period: 'hour' } });
+    // What dbt source freshness runs: max(<loaded_at_field>) over the list's view.
+    const loadedAt = async () =>
+      (await t.db.query<{ at: Date }>(`select max(${modes.config!.loaded_at_field}) as at from refdata.shipment_modes`)).rows[0]!.at;
+    const before = await loadedAt();
+    expect(before).toBeInstanceOf(Date);
+    await syncSandbox(t.db, sbForChanges, ['shipment_modes']);
+    const { rows } = await t.db.query<{ changed: boolean }>(`select changed from refdata.snapshots where list_key = 'shipment_modes' order by id desc limit 1`);
+    expect(rows[0]!.changed).toBe(false);
+    expect((await loadedAt()).getTime()).toBeGreaterThan(before.getTime());
+  });
+
+  it('thresholds follow the schedule; --dbt-version 1.8 writes the older syntax; bad options are one line and exit 2', async () => {
+    expect(freshnessFor('*/15 * * * *', 'UTC')).toEqual({ warn_after: { count: 30, period: 'minute' }, error_after: { count: 1, period: 'hour' } });
+    expect(freshnessFor('30 2 * * *', 'Europe/Berlin')).toEqual({ warn_after: { count: 50, period: 'hour' }, error_after: { count: 100, period: 'hour' } });
+    expect(freshnessFor('0 6 * * 1-5', 'UTC')).toEqual({ warn_after: { count: 6, period: 'day' }, error_after: { count: 12, period: 'day' } });
+    const daily = await refsync(['export-dbt'], { REFSYNC_SCHEDULE: '0 3 * * *' });
+    expect(parse(daily.stdout).sources[0].tables.find((x: DbtTable) => x.name === 'hazmat').config.freshness.warn_after).toEqual({ count: 2, period: 'day' });
+    const old = await refsync(['export-dbt', '--dbt-version', '1.8'], {});
+    expect(old.code).toBe(0);
+    expect(old.stdout).not.toMatch(/^\s+arguments:/m);
+    expect(old.stdout).not.toMatch(/^\s+config:\n\s+freshness:/m);
+    const hazmat = (parse(old.stdout).sources[0].tables as DbtTable[]).find((x) => x.name === 'hazmat')!;
+    expect(hazmat.freshness).toBeDefined();
+    expect(hazmat.loaded_at_field).toContain("list_key = 'hazmat'");
+    expect(hazmat.data_tests![0]).toEqual({ 'dbt_utils.unique_combination_of_columns': { combination_of_columns: ['environment', 'variant', 'entry_key'] } });
+    for (const args of [['export-dbt', '--dbt-version', '1.7'], ['export-dbt', '--schedule', 'every hour']]) {
+      const res = await refsync(args, {});
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
     }
   });
 });

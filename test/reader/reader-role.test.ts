@@ -43,8 +43,8 @@ describe('the refdata_reader role', () => {
     const { rows: views } = await t.db.query<{ table_name: string }>(
       "select table_name from information_schema.views where table_schema = 'refdata' order by 1",
     );
-    // current_entries, and per list its view and its typed history view.
-    expect(views.length).toBe(2 * catalog.length + 1);
+    // current_entries, list_sync_times, and per list its view and its typed history view.
+    expect(views.length).toBe(2 * catalog.length + 2);
     for (const { table_name } of views) {
       const { rows } = await analyst.query(`select count(*)::int as n from refdata.${table_name}`);
       expect(rows[0].n, table_name).toBeGreaterThan(0);
@@ -58,6 +58,8 @@ describe('the refdata_reader role', () => {
     expect(cc[0].n).toBeGreaterThan(40);
     const { rows: diff } = await analyst.query('select count(*)::int as n from refdata.charge_code_version_diff($1, $2)', [V2024, V2025]);
     expect(diff[0].n).toBeGreaterThan(0);
+    const { rows: listDiff } = await analyst.query("select count(*)::int as n from refdata.entries_diff('hazmat', '-infinity', now())");
+    expect(listDiff[0].n).toBeGreaterThan(0);
   });
 
   it('cannot write, create or grant anything', async () => {

@@ -126,3 +126,31 @@ COMMENT ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, t
 REVOKE EXECUTE ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, text) FROM PUBLIC;
 --> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.entries_diff(text, timestamptz, timestamptz, text, text) TO refdata_reader;
+--> statement-breakpoint
+-- When each list variant was first and last synced: what freshness checks (dbt's loaded_at) and
+-- "before the first sync" questions read. The last success comes from target_last_ok (kept by a
+-- trigger, so it moves with every ok snapshot, unchanged ones included); the first from the oldest
+-- ok snapshot, which retention keeps while history rows point at it.
+CREATE VIEW refdata.list_sync_times AS
+SELECT t.environment, t.list_key, t.variant,
+  (SELECT min(s.fetched_at) FROM refdata.snapshots s
+    WHERE s.environment = t.environment AND s.list_key = t.list_key AND s.variant = t.variant AND s.status = 'ok') AS first_synced_at,
+  t.fetched_at AS last_synced_at,
+  t.entry_count
+FROM refdata.target_last_ok t;
+--> statement-breakpoint
+COMMENT ON VIEW refdata.list_sync_times IS 'When each list variant was first and last synced successfully (unchanged fetches included): the loaded_at of freshness checks, and where the recorded history of a list begins.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.environment IS 'Environment label of the source.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.list_key IS 'Which reference list.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.variant IS ''''' for plain lists; the carrier for carrier_package_types; the version for charge_codes.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.first_synced_at IS 'The first successful sync: before it, refsync recorded nothing of this list variant.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.last_synced_at IS 'The last successful sync, changed or not.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_sync_times.entry_count IS 'Entries in the last successful sync.';
+--> statement-breakpoint
+GRANT SELECT ON refdata.list_sync_times TO refdata_reader;
