@@ -1,3 +1,55 @@
+-- Before the first sync: the as-of functions gain p_extend_back (default false, strict). When true,
+-- a time before a list's first sync reads the versions that first sync recorded, rather than an
+-- empty list: facts dated before refsync first saw a list then still join. A first-recorded version
+-- is one whose first_snapshot_id is the target's first ok snapshot. Same result columns; the old
+-- three- and four-argument calls keep working through the defaults.
+DROP FUNCTION refdata.entries_as_of(text, timestamptz, text, text);
+--> statement-breakpoint
+CREATE FUNCTION refdata.entries_as_of(
+  p_list_key text,
+  p_at timestamptz,
+  p_variant text DEFAULT NULL,
+  p_environment text DEFAULT NULL,
+  p_extend_back boolean DEFAULT false
+)
+RETURNS TABLE (
+  environment text,
+  list_key text,
+  variant text,
+  entry_key text,
+  code text,
+  description text,
+  payload jsonb,
+  valid_from timestamptz,
+  valid_to timestamptz
+)
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+AS $$
+  SELECT e.environment, e.list_key, e.variant, e.entry_key, e.code, e.description, e.payload, e.valid_from, e.valid_to
+  FROM refdata.entries e
+  WHERE e.list_key = p_list_key
+    AND (p_variant IS NULL OR e.variant = p_variant)
+    AND (p_environment IS NULL OR e.environment = p_environment)
+    AND (e.valid_to IS NULL OR e.valid_to > p_at)
+    AND (e.valid_from <= p_at OR (p_extend_back AND e.first_snapshot_id = (
+      SELECT min(s.id) FROM refdata.snapshots s
+      WHERE s.environment = e.environment AND s.list_key = e.list_key AND s.variant = e.variant AND s.status = 'ok')))
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.entries_as_of(text, timestamptz, text, text, boolean) IS 'The entries of one list as they were at time p_at (valid_from <= p_at < valid_to): one row per entry that existed then, in the version current then. p_variant (the carrier, or the charge-code version) and p_environment narrow it; null means every variant or environment. p_extend_back (default false): for a time before the list''s first sync (refdata.list_sync_times.first_synced_at), read the versions that first sync recorded instead of nothing. Example: select * from refdata.entries_as_of(''accessorials'', ''2025-01-31 12:00+00'').';
+--> statement-breakpoint
+-- charge_codes_as_of becomes the typed as-of function of its list, like every other list's
+-- refdata.<list>_as_of: it returns the rows of refdata.charge_codes_history (its former columns
+-- first, then the typed ones). That return type needs the view, so the function is created with
+-- the per-list views, right after the migrations (src/columns/as-of-function.ts).
+DROP FUNCTION refdata.charge_codes_as_of(timestamptz, text, text);
+--> statement-breakpoint
+REVOKE EXECUTE ON FUNCTION refdata.entries_as_of(text, timestamptz, text, text, boolean) FROM PUBLIC;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION refdata.entries_as_of(text, timestamptz, text, text, boolean) TO refdata_reader;
+--> statement-breakpoint
 -- One diff language everywhere: the charge-code version diff says added (only in B), removed (only
 -- in A) and modified, as entry_changes, NOTIFY, impact pin and the list diff below do. Its earlier
 -- labels (only_in_b, only_in_a, changed) are gone; CHANGELOG.md's upgrade notes say so. Same

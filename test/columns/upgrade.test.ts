@@ -14,8 +14,10 @@ describe('typed columns at the upgrade', () => {
     await syncSandbox(t.db, sb, ['accessorials']);
     sb.control.retypeField('accessorials', 'id');
     await syncSandbox(t.db, sb, ['accessorials']);
-    // As a database of the previous release had it: no recorded columns, the seven-column view.
+    // As a database of the previous release had it: no recorded columns, the seven-column view, no
+    // typed as-of function.
     await t.db.query('delete from refdata.list_columns');
+    await t.db.query('drop function refdata.accessorials_as_of(timestamptz, text, text, boolean)');
     await t.db.query('drop view refdata.accessorials_history');
     await t.db.query('drop view refdata.accessorials');
     await t.db.query(`create view refdata.accessorials as

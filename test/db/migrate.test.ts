@@ -66,8 +66,8 @@ describe('migrations', () => {
       const { rows } = await db.query<{ n: number }>(
         "select count(*)::int as n from information_schema.views where table_schema = 'refdata'",
       );
-      // current_entries, and per list its view and its typed history view.
-      expect(rows[0]?.n).toBe(2 * catalog.length + 1);
+      // current_entries, list_sync_times, and per list its view and its typed history view.
+      expect(rows[0]?.n).toBe(2 * catalog.length + 2);
     } finally {
       await db.close();
     }
