@@ -6,17 +6,32 @@ import { formatTime } from '../read/format-time.ts';
 import type { TargetSnapshotRow } from '../read/target-history.ts';
 import { html, type SafeHtml } from './html.ts';
 
-// The drawing's own units; the SVG scales to the width of its box (a phone's 390 px included).
-const W = 640;
-const LEFT = 76;
+// The drawing's own units; the SVG scales to the width of its box, from a phone's 390 px (about
+// 0.75 of these units to a pixel) to 40rem on a desktop (about 1.2). status.css sizes the text in
+// these units per screen width, so it reads at about 12 to 14 px on both.
+const W = 480;
+const LEFT = 64;
 const RIGHT = 12;
-const ENTRIES = { heading: 22, top: 40, bottom: 130 };
-const CHANGES = { heading: 162, top: 176, bottom: 236 };
-const MARKS_Y = 239;
-const H = 280;
+const ENTRIES = { heading: 18, top: 36, bottom: 150 };
+const CHANGES = { heading: 184, top: 198, bottom: 262 };
+const MARKS_Y = 265;
+const H = 300;
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+/**
+ * Counts as axis labels: whole up to 99,999; above, compact (124.8K, 1.2M) so they fit the margin,
+ * with as many digits as it takes to tell them apart (the exact values are in the tooltips).
+ */
+function axisLabels(...counts: number[]): string[] {
+  if (Math.max(...counts) < 100_000) return counts.map((n) => n.toLocaleString('en-US'));
+  for (let digits = 2; ; digits++) {
+    const format = new Intl.NumberFormat('en-US', { notation: 'compact', maximumSignificantDigits: digits });
+    const labels = counts.map((n) => format.format(n));
+    if (digits >= 7 || new Set(labels).size === new Set(counts).size) return labels;
+  }
+}
 const at = (value: number) => Math.round(value * 10) / 10;
+/** A time on the axis: to the minute. */
+const axisTime = (value: Date) => `${formatTime(value).slice(0, 16)}Z`;
 
 /**
  * What a sync changed in the list readers see: a held fetch was not applied, and a baseline (the
@@ -44,17 +59,18 @@ function entryScale(counts: readonly number[]): { y: (n: number) => number; min:
 function entryLine(ok: readonly TargetSnapshotRow[], x: (s: TargetSnapshotRow) => number): SafeHtml {
   const counts = ok.map((s) => s.entry_count!);
   const { y, min, max } = entryScale(counts);
+  const [minLabel, maxLabel] = axisLabels(min, max);
   const points = ok.map((s) => `${x(s)},${y(s.entry_count!)}`).join(' ');
-  return html`<text class="chart-label" x="${LEFT - 6}" y="${y(max) + 4}" text-anchor="end">${fmt(max)}</text>
-${max === min ? '' : html`<text class="chart-label" x="${LEFT - 6}" y="${y(min) + 4}" text-anchor="end">${fmt(min)}</text>`}
+  return html`<text class="chart-label" x="${LEFT - 6}" y="${y(max) + 4}" text-anchor="end">${maxLabel}</text>
+${max === min ? '' : html`<text class="chart-label" x="${LEFT - 6}" y="${y(min) + 4}" text-anchor="end">${minLabel}</text>`}
 <polyline class="chart-entries" points="${points}"/>
-${ok.map((s) => html`<circle class="chart-entries-dot" cx="${x(s)}" cy="${y(s.entry_count!)}" r="3"><title>${formatTime(s.fetched_at)}: ${fmt(s.entry_count!)} entries</title></circle>`)}`;
+${ok.map((s) => html`<circle class="chart-entries-dot" cx="${x(s)}" cy="${y(s.entry_count!)}" r="2.5"><title>${formatTime(s.fetched_at)}: ${s.entry_count!.toLocaleString('en-US')} entries</title></circle>`)}`;
 }
 
 function changeBars(snapshots: readonly TargetSnapshotRow[], x: (s: TargetSnapshotRow) => number): SafeHtml {
   const max = Math.max(1, ...snapshots.map(changesOf));
   const perUnit = (CHANGES.bottom - CHANGES.top) / max;
-  const width = Math.max(3, Math.min(14, ((W - LEFT - RIGHT) / Math.max(1, snapshots.length)) * 0.6));
+  const width = Math.max(2.5, Math.min(12, ((W - LEFT - RIGHT) / Math.max(1, snapshots.length)) * 0.6));
   const bars = snapshots
     .filter((s) => changesOf(s) > 0)
     .map((s) => {
@@ -68,7 +84,7 @@ function changeBars(snapshots: readonly TargetSnapshotRow[], x: (s: TargetSnapsh
         });
       return html`<g><title>${formatTime(s.fetched_at)}: ${s.added} added, ${s.removed} removed, ${s.modified} modified${s.reappeared ? `, ${s.reappeared} reappeared` : ''}</title>${parts}</g>`;
     });
-  return html`<text class="chart-label" x="${LEFT - 6}" y="${CHANGES.top + 4}" text-anchor="end">${fmt(max)}</text>
+  return html`<text class="chart-label" x="${LEFT - 6}" y="${CHANGES.top + 4}" text-anchor="end">${axisLabels(max)[0]}</text>
 <text class="chart-label" x="${LEFT - 6}" y="${CHANGES.bottom + 4}" text-anchor="end">0</text>
 <line class="chart-axis" x1="${LEFT}" y1="${CHANGES.bottom}" x2="${W - RIGHT}" y2="${CHANGES.bottom}"/>
 ${bars}`;
@@ -80,7 +96,7 @@ function troubleMarks(snapshots: readonly TargetSnapshotRow[], x: (s: TargetSnap
     .filter((s) => s.status !== 'ok')
     .map(
       (s) =>
-        html`<path class="chart-${s.status === 'held' ? 'held' : 'failed'}" d="M${x(s)} ${MARKS_Y} l6 11 h-12 z"><title>${formatTime(s.fetched_at)}: ${s.status}</title></path>`,
+        html`<path class="chart-${s.status === 'held' ? 'held' : 'failed'}" d="M${x(s)} ${MARKS_Y} l5 10 h-10 z"><title>${formatTime(s.fetched_at)}: ${s.status}</title></path>`,
     )}`;
 }
 
@@ -99,8 +115,8 @@ ${ok.length ? entryLine(ok, x) : html`<text class="chart-label" x="${LEFT}" y="$
 <text class="chart-heading" x="${LEFT}" y="${CHANGES.heading}">changes per sync</text>
 ${changeBars(ordered, x)}
 ${troubleMarks(ordered, x)}
-<text class="chart-label" x="${LEFT}" y="${H - 2}">${formatTime(first.fetched_at)}</text>
-${ordered.length > 1 ? html`<text class="chart-label" x="${W - RIGHT}" y="${H - 2}" text-anchor="end">${formatTime(last.fetched_at)}</text>` : ''}
+<text class="chart-label" x="${LEFT}" y="${H - 4}">${axisTime(first.fetched_at)}</text>
+${ordered.length > 1 ? html`<text class="chart-label" x="${W - RIGHT}" y="${H - 4}" text-anchor="end">${axisTime(last.fetched_at)}</text>` : ''}
 </svg>
 <figcaption><span class="key key-added">added</span> <span class="key key-removed">removed</span> <span class="key key-modified">modified</span> <span class="key key-held">held</span> <span class="key key-failed">failed</span> · the last ${ordered.length} syncs${
     ordered.some((s) => s.baseline) ? ', the first of them the baseline (its entries are no change)' : ''
