@@ -33,7 +33,7 @@ export function topHelp(): string {
     'commands:',
     ...columns(commands.map((c) => [c.name, c.summary])),
     '',
-    'Settings come from the environment and ./.env (see README.md);',
+    'Settings come from the environment and ./.env (see docs/configuration.md);',
     'docs/contract.md is the public contract.',
     '',
   ].join('\n');

@@ -25,7 +25,7 @@ interface OrphanRow {
 function sourcesWithUsage(config: AppConfig): SourceConfig[] {
   const sources = config.sources.filter((s) => s.usage?.length);
   if (sources.length === 0) {
-    throw new ConfigError('REFSYNC_CONFIG usage: no usage column is configured (see README, "Impact on your data")');
+    throw new ConfigError('REFSYNC_CONFIG usage: no usage column is configured (see docs/data-teams.md, "Impact on your data")');
   }
   return sources;
 }

@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { createHttpApp, startHttpServer, type HttpApp, type HttpServer, type ReadyReport } from '../server/http.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
-import { loadStatusPage, renderStatusPage } from '../server/status-page.ts';
+import { statusPages } from '../server/status-pages.ts';
 import type { ResourceStack } from './resource-stack.ts';
 
 export interface WorkerHttpParts {
@@ -25,7 +25,7 @@ export async function startWorkerHttp(
   const web = createHttpApp({
     readiness: parts.readiness,
     metrics: parts.metrics,
-    statusPage: async () => renderStatusPage(await loadStatusPage(parts.db, config.sources)),
+    statusPages: statusPages(parts.db, config.sources),
     ...(config.dashboardPassword ? { dashboardPassword: config.dashboardPassword } : {}),
   });
   const http = await startHttpServer(web.app, config.httpHost, config.httpPort).catch((err: NodeJS.ErrnoException) => {

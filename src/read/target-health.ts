@@ -6,7 +6,10 @@ export interface TargetHealthRow {
   list_key: string;
   variant: string;
   held: boolean;
-  /** Failed snapshots after the last ok one (all of them when it never synced ok). */
+  /**
+   * Failed or unavailable snapshots after the last ok one (all of them when it never synced ok): a
+   * list the service answers 404 for is not synced either, and its first such answer counts.
+   */
   consecutive_failures: number;
 }
 
@@ -22,7 +25,7 @@ export async function targetHealth(q: Queryable): Promise<TargetHealthRow[]> {
     select l.environment, l.list_key, l.variant, l.status = 'held' as held,
            (select count(*)::int from refdata.snapshots f
             where f.environment = l.environment and f.list_key = l.list_key and f.variant = l.variant
-              and f.status = 'failed' and f.id > coalesce(o.ok_id, 0)) as consecutive_failures
+              and f.status in ('failed', 'unavailable') and f.id > coalesce(o.ok_id, 0)) as consecutive_failures
     from latest l left join last_ok o using (environment, list_key, variant)
     order by 1, 2, 3`);
   return rows;

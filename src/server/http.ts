@@ -1,6 +1,6 @@
 // The worker's HTTP side: /healthz (the process answers), /readyz (its dependencies answer),
-// /metrics (Prometheus), the status page at / and the BullMQ dashboard at /admin/queues (both
-// behind basic auth, user `admin`, when REFSYNC_DASHBOARD_PASSWORD is set). Bound to
+// /metrics (Prometheus), the status pages (/, /list, /run) and the BullMQ dashboard at /admin/queues
+// (these two behind basic auth, user `admin`, when REFSYNC_DASHBOARD_PASSWORD is set). Bound to
 // REFSYNC_HTTP_HOST (127.0.0.1 by default).
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +13,7 @@ import type { Queue } from 'bullmq';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { basicAuth } from 'hono/basic-auth';
 import type { WorkerMetrics } from './metrics.ts';
+import type { StatusPage } from './status-pages.ts';
 
 export const DASHBOARD_PATH = '/admin/queues';
 export const DASHBOARD_USER = 'admin';
@@ -27,11 +28,11 @@ export interface HttpAppOptions {
   readiness(): Promise<ReadyReport>;
   metrics: WorkerMetrics;
   dashboardPassword?: string;
-  /** The status page's HTML (src/server/status-page.ts). */
-  statusPage(): Promise<string>;
+  /** The status pages by path (src/server/status-pages.ts): HTML, or undefined for 404. */
+  statusPages: Record<string, StatusPage>;
 }
 
-// The status page has no script and no inline style: its CSP allows only same-origin resources.
+// The status pages have no script and no inline style: their CSP allows only same-origin resources.
 const pageHeaders = { 'content-security-policy': "default-src 'self'", 'x-content-type-options': 'nosniff' };
 const asset = (name: string) => readFileSync(new URL(name, import.meta.url), 'utf8');
 const statusCss = asset('status-page.css');
@@ -75,16 +76,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   board.setBasePath(DASHBOARD_PATH);
   if (options.dashboardPassword) {
     const auth = basicAuth({ username: DASHBOARD_USER, password: options.dashboardPassword, realm: 'refsync' });
-    for (const path of ['/', '/status.css', '/favicon.svg', DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, auth);
+    for (const path of [...Object.keys(options.statusPages), '/status.css', '/favicon.svg', DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, auth);
   }
-  app.get('/', async (c) => {
-    try {
-      return c.html(await options.statusPage(), 200, pageHeaders);
-    } catch (err) {
-      const why = (err as Error).message.split('\n')[0]!;
-      return c.text(`refsync: the status page cannot read Postgres: ${why}\n`, 503, pageHeaders);
-    }
-  });
+  for (const [path, render] of Object.entries(options.statusPages)) {
+    app.get(path, async (c) => {
+      try {
+        const page = await render(new URL(c.req.url).searchParams);
+        return page === undefined ? c.text('refsync: no such list or run\n', 404, pageHeaders) : c.html(page, 200, pageHeaders);
+      } catch (err) {
+        const why = (err as Error).message.split('\n')[0]!;
+        return c.text(`refsync: the status page cannot read Postgres: ${why}\n`, 503, pageHeaders);
+      }
+    });
+  }
   app.get('/status.css', (c) => c.body(statusCss, 200, { ...pageHeaders, 'content-type': 'text/css; charset=utf-8' }));
   app.get('/favicon.svg', (c) => c.body(favicon, 200, { ...pageHeaders, 'content-type': 'image/svg+xml' }));
   for (const path of [DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, withoutExternalFonts);

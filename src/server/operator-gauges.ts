@@ -24,5 +24,5 @@ export function registerTargetHealthGauges(registry: Registry, db: Queryable, so
   const gauge = targetGauges<TargetHealthRow>(registry, sourceOf, log, () => targetHealth(db));
   gauge('refsync_list_held', '1 while the latest snapshot of the target is held (a mass removal waiting for a human).', (r) => (r.held ? 1 : 0), true);
   // Errors are reported once, by the gauge above.
-  gauge('refsync_list_consecutive_failures', 'Failed snapshots of the target in a row since its last ok one.', (r) => r.consecutive_failures, false);
+  gauge('refsync_list_consecutive_failures', 'Failed or unavailable snapshots of the target in a row since its last ok one.', (r) => r.consecutive_failures, false);
 }

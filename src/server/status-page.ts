@@ -1,14 +1,16 @@
 // The read-only status page at `/` of the worker's HTTP server: per source, every list and variant
 // with its last sync; held lists with the command that accepts them; the last failures with their
-// reasons; the latest changes. Plain server-rendered HTML (no script), styled by status.css.
+// reasons; the latest changes. Each list links to its own page (list-page.ts), each run to its run
+// page (run-page.ts). Plain server-rendered HTML (no script), styled by status.css.
 import { recentChanges, type ChangeRow } from '../read/changes-query.ts';
 import { lastRuns, type RunRow } from '../read/status-query.ts';
-import { formatTime } from '../read/format-time.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { html, type SafeHtml } from './html.ts';
 import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from '../read/status-queries.ts';
 import { targetHealth } from '../read/target-health.ts';
+import { nextStep } from '../read/next-step.ts';
+import { dataTable, listLink, page, reason, runLink, status, time, type Column } from './page-parts.ts';
 
 const FAILURES_SHOWN = 20;
 const CHANGES_SHOWN = 50;
@@ -55,39 +57,39 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
   return { generatedAt: new Date(), sources: [...sources.values()], failures, changes };
 }
 
-/** The first line of a stored error: the one-line reason. */
-function reason(text: string | null): string {
-  return (text ?? '').split('\n')[0]!.slice(0, 300);
-}
-
-const time = (value: Date | null | undefined) => html`<time datetime="${value ? new Date(value).toISOString() : ''}">${formatTime(value)}</time>`;
-const status = (value: string) => html`<span class="status status-${value}">${value}</span>`;
-
 function runLine(run: RunRow | undefined): SafeHtml {
   if (!run) return html`<p class="run">No sync has run for this source yet.</p>`;
-  return html`<p class="run">Last run #${run.id} (${run.trigger}) ${status(run.status)}: started ${time(run.started_at)}${
+  return html`<p class="run">Last run ${runLink(run.id)} (${run.trigger}) ${status(run.status)}: started ${time(run.started_at)}${
     run.finished_at ? html`, finished ${time(run.finished_at)}` : ''
   }; ${run.targets_done} of ${run.targets_total} lists done, ${run.targets_failed} not synced.${run.error ? html` <span class="reason">${reason(run.error)}</span>` : ''}</p>`;
 }
 
-function targetRow(t: TargetView): SafeHtml {
-  return html`<tr class="${t.held ? 'held' : t.status === 'failed' ? 'failed' : ''}">
-<td>${t.list_key}</td><td>${t.variant}</td><td>${time(t.fetched_at)}</td><td>${status(t.status)}</td>
-<td class="num">${t.entries ?? ''}</td><td class="num">${t.added}</td><td class="num">${t.removed}</td><td class="num">${t.modified}</td>
-<td class="num">${t.consecutive_failures || ''}</td><td>${time(t.last_ok_at)}</td><td class="reason">${reason(t.error)}</td></tr>`;
+const targetColumns: Column[] = [
+  { label: 'list' },
+  { label: 'variant' },
+  { label: 'last sync' },
+  { label: 'status' },
+  { label: 'entries', num: true },
+  { label: 'added', num: true },
+  { label: 'removed', num: true },
+  { label: 'modified', num: true },
+  { label: 'failed in a row', num: true },
+  { label: 'last ok' },
+  { label: 'reason', wide: true },
+];
+
+function targetRow(t: TargetView) {
+  return {
+    class: t.held ? 'held' : t.status === 'failed' || t.status === 'unavailable' ? 'failed' : '',
+    cells: [listLink(t), t.variant, time(t.fetched_at), status(t.status), t.entries, t.added, t.removed, t.modified, t.consecutive_failures || '', time(t.last_ok_at), reason(t.error)],
+  };
 }
 
 function sourceSection(s: SourceView): SafeHtml {
   return html`<section class="source">
 <h2>Source ${s.name} <small>environment ${s.environment}</small></h2>
 ${runLine(s.run)}
-${
-  s.targets.length
-    ? html`<table>
-<thead><tr><th>list</th><th>variant</th><th>last sync</th><th>status</th><th>entries</th><th>added</th><th>removed</th><th>modified</th><th>failed in a row</th><th>last ok</th><th>reason</th></tr></thead>
-<tbody>${s.targets.map(targetRow)}</tbody></table>`
-    : ''
-}
+${s.targets.length ? dataTable(targetColumns, s.targets.map(targetRow)) : ''}
 </section>`;
 }
 
@@ -96,66 +98,61 @@ function heldSection(sources: SourceView[]): SafeHtml {
   if (!held.length) return html``;
   return html`<section id="held" class="attention">
 <h2>Held lists (${held.length})</h2>
-<p>A fetch would have removed too much of these lists, so it was not applied; readers still see the last ok data.
-Check the upstream, then apply the fetch on a machine with the worker's configuration (environment or <code>REFSYNC_CONFIG</code>).
-The command syncs that list for every configured source and applies whatever removal it finds.</p>
+<p>${nextStep('', 'held')!.advice}</p>
 <ul>${held.map(
-    ({ source, target }) => html`<li><strong>${source.name}</strong> ${target.list_key}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
-<code class="command">refsync sync --list ${target.list_key} --accept-removals</code></li>`,
+    ({ source, target }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
+<code class="command">${nextStep(target.list_key, 'held')!.command}</code></li>`,
   )}</ul>
 </section>`;
 }
+
+const failureColumns: Column[] = [{ label: 'when' }, { label: 'source' }, { label: 'list' }, { label: 'variant' }, { label: 'status' }, { label: 'code' }, { label: 'reason', wide: true }];
 
 function failuresSection(failures: FailureRow[]): SafeHtml {
   return html`<section id="failures">
 <h2>Last failures</h2>
 ${
   failures.length
-    ? html`<table>
-<thead><tr><th>when</th><th>source</th><th>list</th><th>variant</th><th>status</th><th>code</th><th>reason</th></tr></thead>
-<tbody>${failures.map(
-        (f) => html`<tr><td>${time(f.fetched_at)}</td><td>${f.source ?? f.environment}</td><td>${f.list_key}</td><td>${f.variant}</td><td>${status(f.status)}</td><td>${f.error_code ?? ''}</td><td class="reason">${reason(f.error)}</td></tr>`,
-      )}</tbody></table>`
+    ? dataTable(
+        failureColumns,
+        failures.map((f) => ({ cells: [time(f.fetched_at), f.source ?? f.environment, listLink(f), f.variant, status(f.status), f.error_code ?? '', reason(f.error)] })),
+      )
     : html`<p>None recorded.</p>`
 }
 </section>`;
 }
+
+const changeColumns: Column[] = [
+  { label: 'detected' },
+  { label: 'environment' },
+  { label: 'list' },
+  { label: 'variant' },
+  { label: 'change' },
+  { label: 'code' },
+  { label: 'description', wide: true },
+  { label: 'fields' },
+];
 
 function changesSection(changes: ChangeRow[]): SafeHtml {
   return html`<section id="changes">
 <h2>Latest changes</h2>
 ${
   changes.length
-    ? html`<table>
-<thead><tr><th>detected</th><th>environment</th><th>list</th><th>variant</th><th>change</th><th>code</th><th>description</th><th>fields</th></tr></thead>
-<tbody>${changes.map(
-        (c) => html`<tr><td>${time(c.detected_at)}</td><td>${c.environment}</td><td>${c.list_key}</td><td>${c.variant}</td><td>${status(c.change)}</td><td>${c.code ?? c.entry_key}</td><td>${c.description ?? ''}</td><td>${c.changed_fields?.join(', ') ?? ''}</td></tr>`,
-      )}</tbody></table>`
+    ? dataTable(
+        changeColumns,
+        changes.map((c) => ({
+          cells: [time(c.detected_at), c.environment, listLink(c), c.variant, status(c.change), c.code ?? c.entry_key, c.description ?? '', c.changed_fields?.join(', ') ?? ''],
+        })),
+      )
     : html`<p>None recorded yet (a list's first sync is its baseline).</p>`
 }
 </section>`;
 }
 
 export function renderStatusPage(data: StatusPageData): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>refsync status</title>
-<link rel="icon" href="favicon.svg">
-<link rel="stylesheet" href="status.css">
-</head>
-<body>
-<header><h1>refsync status</h1>
-<p>As of ${time(data.generatedAt)} · <a href="admin/queues">queue dashboard</a> · <a href="metrics">metrics</a></p></header>
-<main>
-${heldSection(data.sources)}
+  const body = html`${heldSection(data.sources)}
 ${data.sources.length ? data.sources.map(sourceSection) : html`<p>No source is configured and nothing has synced yet.</p>`}
 ${failuresSection(data.failures)}
-${changesSection(data.changes)}
-</main>
-</body>
-</html>
-`.text;
+${changesSection(data.changes)}`;
+  return page('refsync status', body, data.generatedAt);
 }

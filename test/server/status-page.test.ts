@@ -1,12 +1,15 @@
-// What operators see of the targets' state: the status page at `/` in a real browser (Debian's
-// Chromium driven by playwright-core, no browser download) and the per-target gauges of /metrics.
-// The page must show each list's state, run no upstream text as code, load every asset, and trip no
-// Content-Security-Policy violation; the bull-board dashboard is loaded the same way. The browser
-// test is skipped, saying so, where no Chromium is installed.
-import { existsSync, mkdtempSync } from 'node:fs';
+// What operators see of the targets' state: the status pages in a real browser (Debian's Chromium
+// driven by playwright-core, no browser download) and the per-target gauges of /metrics. The pages
+// (`/`, a list's, a run's) must show each list's state, link to each other, draw a list's history,
+// run no upstream text as code, load every asset, trip no Content-Security-Policy violation, and
+// fit a phone's 390 px without a sideways scroll; the bull-board dashboard is loaded the same way.
+// Screenshots of every page at 1280 and 390 px are kept in test-artifacts/screenshots/ (CI keeps
+// them as artefacts). The browser tests are skipped, saying so, where no Chromium is installed.
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/sandbox/types.ts';
@@ -19,6 +22,8 @@ import { onCleanup, startTestWorker, workerConfig } from '../queue/helpers.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`[status page] browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
+
+const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 const tdb = useTestDatabase();
 const PASSWORD = 'page-pass';
@@ -44,7 +49,7 @@ async function watchedPage(context: BrowserContext) {
   return { page, problems };
 }
 
-const rowText = (page: Page, list: string) => page.locator('section.source tbody tr', { has: page.locator(`td:text-is("${list}")`) }).innerText();
+const rowText = (page: Page, list: string) => page.locator('section.source tbody tr', { has: page.getByRole('link', { name: list, exact: true }) }).innerText();
 
 /**
  * Three syncs leave equipment_types changed (an entry's name carrying markup), accessorials held
@@ -87,6 +92,31 @@ async function syncedWorker() {
 let fixture: ReturnType<typeof syncedWorker> | undefined;
 const synced = () => (fixture ??= syncedWorker());
 
+/** One headless Chromium for the file, logged in to the pages; its profile is removed afterwards. */
+async function launchBrowser(): Promise<BrowserContext> {
+  const dir = mkdtempSync(join(tmpdir(), 'refsync-status-page-'));
+  // Cleanups run in reverse: the browser closes before its profile goes.
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    httpCredentials: { username: 'admin', password: PASSWORD },
+    viewport: { width: 1280, height: 900 },
+  });
+  onCleanup(() => context.close());
+  return context;
+}
+
+let browser: Promise<BrowserContext> | undefined;
+const browserContext = () => (browser ??= launchBrowser());
+
+/** Keeps a full-page screenshot where CI collects it. */
+async function keep(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
 describe('per-target gauges', () => {
   it('/metrics says which target is held and how many times in a row one failed, and which build runs', async () => {
     const { base } = await synced();
@@ -114,17 +144,7 @@ describe.skipIf(!haveChromium)('status page in Chromium', () => {
     expect(authed.headers.get('content-security-policy')).toBe("default-src 'self'");
     expect(authed.headers.get('x-content-type-options')).toBe('nosniff');
 
-    const dir = mkdtempSync(join(tmpdir(), 'refsync-status-page-'));
-    // The screenshots stay for a look; the browser profile goes (after the browser closed: cleanups run in reverse).
-    onCleanup(() => rm(join(dir, 'profile'), { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      httpCredentials: { username: 'admin', password: PASSWORD },
-    });
-    onCleanup(() => context.close());
-
+    const context = await browserContext();
     const { page, problems } = await watchedPage(context);
     const response = await page.goto(`${base}/`, { waitUntil: 'networkidle' });
     expect(response!.status()).toBe(200);
@@ -156,15 +176,103 @@ describe.skipIf(!haveChromium)('status page in Chromium', () => {
     expect(await page.locator('main img, main script').count()).toBe(0);
     expect(await page.locator('script').count()).toBe(0);
 
-    await page.screenshot({ path: join(dir, 'status-page.png'), fullPage: true });
-    console.log(`[status page] screenshot: ${join(dir, 'status-page.png')}`);
     expect(problems).toEqual([]);
 
     const board = await watchedPage(context);
     await board.page.goto(`${base}/admin/queues`, { waitUntil: 'networkidle' });
     expect(await board.page.title()).toBe('refsync');
     await expect.poll(() => board.page.locator('body').innerText()).toContain('sync');
-    await board.page.screenshot({ path: join(dir, 'admin-queues.png'), fullPage: true });
+    await keep(board.page, 'admin-queues');
     expect(board.problems).toEqual([]);
+  });
+});
+
+/** Whether the page is wider than the window (a sideways scroll). */
+const scrollsSideways = (page: Page) => page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+
+describe.skipIf(!haveChromium)('list and run pages in Chromium, at 1280 and 390 px', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: / links each list and the run; a list page draws its history and says what a held or failed list needs; a run page shows each list's outcome`, async () => {
+      const { base, failed } = await synced();
+      const { page, problems } = await watchedPage(await browserContext());
+      await page.setViewportSize({ width, height: 900 });
+      const visit = async (name: string) => {
+        await page.waitForLoadState('networkidle');
+        if (width === 390) expect(await scrollsSideways(page), `${name} scrolls sideways at 390 px`).toBe(false);
+        await keep(page, `${width}-${name}`);
+      };
+
+      await page.goto(`${base}/`, { waitUntil: 'networkidle' });
+      const listLinks = page.locator('section.source td a');
+      expect(await listLinks.allInnerTexts()).toEqual(['accessorials', 'equipment_types', 'shipment_modes']);
+      expect(await page.locator('section.source p.run a').getAttribute('href')).toMatch(/^run\?id=\d+$/);
+      await visit('home');
+
+      // A changed list: its page, reached by its link, draws two ok syncs and the run's change.
+      await listLinks.filter({ hasText: 'equipment_types' }).click();
+      await page.waitForURL(/\/list\?/);
+      expect(await page.locator('h1').innerText()).toBe('equipment_types · page-env');
+      expect(await page.locator('figure.chart svg').count()).toBe(1);
+      expect(await page.locator('figure.chart circle.chart-entries-dot').count()).toBe(2);
+      expect(await page.locator('figure.chart rect.chart-modified').count()).toBe(1);
+      // The first sync is the baseline: its entries are no change, so no bar.
+      expect(await page.locator('figure.chart rect.chart-added').count()).toBe(0);
+      expect((await page.locator('figure.chart svg').boundingBox())!.width).toBeGreaterThan(300);
+      // Before → after of the changed field, the upstream markup shown as text.
+      const change = page.locator('#changes tbody tr').first();
+      expect(await change.locator('ul.diff li').innerText()).toBe(`name: "Refrigerated" → ${JSON.stringify(MARKUP)}`);
+      expect(await page.evaluate('window.__injected')).toBeUndefined();
+      expect(await page.locator('#attention').count()).toBe(0);
+      await visit('list-changed');
+
+      // Its latest sync's run: each list of that run with its outcome, each linked to its page.
+      await page.locator('#syncs tbody tr').first().locator('a[href^="run?id="]').click();
+      await page.waitForURL(/\/run\?id=\d+$/);
+      expect(await page.locator('h1').innerText()).toMatch(/^Run #\d+ · page-env$/);
+      const outcomes = [];
+      for (const row of await page.locator('#targets tbody tr').all()) outcomes.push((await row.locator('td').allTextContents()).slice(0, 3));
+      // No list of this source has variants, so the run page leaves that column out.
+      expect(outcomes).toEqual([
+        ['accessorials', 'held', '1'],
+        ['equipment_types', 'ok', '22'],
+        ['shipment_modes', 'failed', ''],
+      ]);
+      expect(await page.locator('#targets tbody tr a').allInnerTexts()).toEqual(['accessorials', 'equipment_types', 'shipment_modes']);
+      await visit('run');
+
+      // The held list, from the run page: the chart marks the hold; the page names the command.
+      await page.locator('#targets a', { hasText: 'accessorials' }).click();
+      await page.waitForURL(/\/list\?/);
+      expect(await page.locator('figure.chart path.chart-held').count()).toBe(1);
+      // The held fetch's removals were not applied: no bar for them.
+      expect(await page.locator('figure.chart rect').count()).toBe(0);
+      expect(await page.locator('#attention h2').innerText()).toBe('This list is held');
+      expect(await page.locator('#attention code.command').allInnerTexts()).toEqual(['refsync sync --list accessorials --accept-removals']);
+      await visit('list-held');
+
+      // The failed list: its reason in full, failed twice in a row, and how to sync it again.
+      await page.goto(`${base}/`, { waitUntil: 'networkidle' });
+      await listLinks.filter({ hasText: 'shipment_modes' }).click();
+      await page.waitForURL(/\/list\?/);
+      expect(await page.locator('#attention pre.reason').innerText()).toBe(failed.error);
+      expect(await page.locator('#attention code.command').allInnerTexts()).toEqual(['refsync trigger --list shipment_modes', 'refsync sync --list shipment_modes']);
+      expect(await page.locator('dl.facts').innerText()).toMatch(/failed in a row\s+2/);
+      expect(await page.locator('figure.chart path.chart-failed').count()).toBe(2);
+      await visit('list-failed');
+
+      expect(await page.locator('script').count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+  }
+
+  it('answers 404 for a list or a run that does not exist, and for a malformed run id', async () => {
+    const { base } = await synced();
+    const auth = { authorization: `Basic ${btoa(`admin:${PASSWORD}`)}` };
+    for (const path of ['list?environment=page-env&list=hazmat&variant=', 'list', 'run?id=999999', 'run?id=1x', 'run?id=0']) {
+      const res = await fetch(`${base}/${path}`, { headers: auth });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-security-policy')).toBe("default-src 'self'");
+    }
+    expect((await fetch(`${base}/list?environment=page-env&list=hazmat&variant=`)).status).toBe(401);
   });
 });
