@@ -2,7 +2,9 @@
 // of the COMMENTs on them. The per-list views are created from these descriptions plus the recorded
 // typed columns (src/columns/list-views.ts); test/reader/dbt.test.ts holds the rest against the live
 // database, so a column added, renamed or re-described in a migration has to be described here too.
+import { getListDefinition } from '../catalog/catalog.ts';
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { foldFieldName } from '../columns/column-name.ts';
 import { sqlType } from '../columns/column-type.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 
@@ -20,6 +22,11 @@ export interface RelationDescription {
   columns: ColumnDescription[];
   /** The columns that identify a row: unique together, none null. */
   key: string[];
+  /**
+   * For a list whose entries are keyed by several fields (nmfc_codes: item and sub), the typed
+   * columns of those fields with the environment and variant: the key a join should use.
+   */
+  fieldKey?: string[];
 }
 
 const listViewDescriptions: Record<ListKey, string> = {
@@ -90,15 +97,33 @@ function typedColumns(typed: readonly TypedColumn[]): ColumnDescription[] {
   return typed.map((c) => ({ name: c.column, description: typedColumnDescription(c), dataType: sqlType(c.type) }));
 }
 
+/**
+ * The typed columns of a list's key fields, when they are several (entry_key joins them with '|').
+ * A key field is always served, so its column exists once the list was synced; its name follows
+ * the naming rule for a field seen first (src/columns/column-name.ts).
+ */
+function fieldKeyColumns(key: ListKey, contractColumns: readonly string[], typed: readonly TypedColumn[]): string[] | undefined {
+  const { keyFields } = getListDefinition(key);
+  if (keyFields.length < 2) return undefined;
+  return keyFields.map((field) => {
+    const recorded = typed.find((c) => c.field === field)?.column;
+    const folded = foldFieldName(field);
+    return recorded ?? (contractColumns.includes(folded) ? `${folded}_field` : folded);
+  });
+}
+
 /** The current entries of one list (refdata.<list>): the contract's columns first, then one per field. */
 export function listView(key: ListKey, typed: readonly TypedColumn[] = []): RelationDescription {
   const variant = variantColumn(key);
+  const columns = [{ name: 'environment', description: environment }, variant, ...currentTail(), ...typedColumns(typed)];
+  const fields = fieldKeyColumns(key, columns.slice(0, 7).map((c) => c.name), typed);
   return {
     name: key,
     kind: 'view',
     description: listViewDescriptions[key],
-    columns: [{ name: 'environment', description: environment }, variant, ...currentTail(), ...typedColumns(typed)],
+    columns,
     key: ['environment', variant.name, 'entry_key'],
+    ...(fields ? { fieldKey: ['environment', variant.name, ...fields] } : {}),
   };
 }
 

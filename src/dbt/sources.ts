@@ -92,6 +92,8 @@ function table(syntax: DbtSyntax, thresholds: FreshnessThresholds, relation: Rel
   if (relation.kind === 'view' && isListKey(relation.name)) Object.assign(out, freshnessOf(syntax, relation.name, thresholds));
   const tableTests: Test[] = [];
   if (relation.key.length > 1) tableTests.push(withArguments(syntax, 'dbt_utils.unique_combination_of_columns', { combination_of_columns: relation.key }));
+  // The list's own key fields (nmfc_codes: item and sub), the join a fact table should use.
+  if (relation.fieldKey) tableTests.push(withArguments(syntax, 'dbt_utils.unique_combination_of_columns', { combination_of_columns: relation.fieldKey }));
   // The type-2 history's invariant: exactly one current row per entry.
   if (relation.name === 'entries') {
     tableTests.push(

@@ -150,6 +150,14 @@ describe('dbt sources.yml', () => {
     const relationships: string[] = [];
     let checked = 0;
     for (const table of tables) {
+      for (const test of table.data_tests ?? []) {
+        const body = (test as Named)['dbt_utils.unique_combination_of_columns']!;
+        const columns = (argsOf(body).combination_of_columns as string[]).map(q).join(', ');
+        const where = (body.config as { where?: string } | undefined)?.where;
+        const { rows } = await t.db.query(`select ${columns} from refdata.${q(table.name)} ${where ? `where ${where}` : ''} group by ${columns} having count(*) > 1`);
+        expect(rows, `${table.name} ${JSON.stringify(test)}`).toEqual([]);
+        checked++;
+      }
       for (const column of table.columns) {
         for (const test of column.data_tests ?? []) {
           if (typeof test === 'object' && 'relationships' in (test as Named)) relationships.push(`${table.name}.${column.name}`);
@@ -160,6 +168,12 @@ describe('dbt sources.yml', () => {
       }
     }
     expect(checked).toBeGreaterThan(200);
+    // nmfc_codes is keyed by item and sub (code alone repeats): the export tests that key.
+    const nmfc = tables.find((x) => x.name === 'nmfc_codes')!;
+    expect(nmfc.data_tests).toContainEqual({ 'dbt_utils.unique_combination_of_columns': { arguments: { combination_of_columns: ['environment', 'variant', 'item', 'sub'] } } });
+    expect(nmfc.columns.map((c) => c.name)).toEqual(expect.arrayContaining(['item', 'sub']));
+    const { rows: repeated } = await t.db.query("select code from refdata.nmfc_codes group by environment, code having count(*) > 1");
+    expect(repeated.length).toBeGreaterThan(0);
     expect(relationships.sort()).toEqual(['entries.first_snapshot_id', 'entries.last_snapshot_id', 'entry_changes.snapshot_id', 'snapshots.run_id']);
     // Sources for the operational tables behind the history, with their keys.
     for (const name of ['snapshots', 'sync_runs', 'entries', 'entry_changes']) {
