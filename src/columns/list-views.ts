@@ -4,7 +4,7 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
-import { asOfFunctionExists, asOfFunctionStatements, dropAsOfFunction } from './as-of-function.ts';
+import { dropListFunctions, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
 
 export const READER_ROLE = 'refdata_reader';
@@ -109,7 +109,7 @@ async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescr
   const grants = action === 'recreate' ? await grantsOf(q, view) : [];
   if (action === 'recreate') {
     try {
-      if (history) await q.query(dropAsOfFunction(key));
+      if (history) await q.query(dropListFunctions(key));
       await q.query(`DROP VIEW refdata.${ident(view)}`);
     } catch (err) {
       const e = err as { code?: string; detail?: string };
@@ -132,15 +132,15 @@ async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescr
 }
 
 /**
- * Brings refdata.<list>, refdata.<list>_history and refdata.<list>_as_of to the recorded typed
- * columns. Returns whether DDL ran.
+ * Brings refdata.<list>, refdata.<list>_history and the list's typed functions (<list>_as_of,
+ * <list>_diff) to the recorded typed columns. Returns whether DDL ran.
  */
 export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<boolean> {
   const current = await reconcileView(q, key, listView(key, typed), typed, false);
   const historyRelation = listHistoryView(key, typed);
   const history = await reconcileView(q, key, historyRelation, typed, true);
   // Re-declared whenever the history view changed (its row type did), or missing after an upgrade.
-  const asOf = history || !(await asOfFunctionExists(q, key));
-  if (asOf) await q.query(inOneRoundTrip(asOfFunctionStatements(key, historyRelation.columns[1]!.name)));
-  return current || history || asOf;
+  const functions = history || !(await listFunctionsExist(q, key));
+  if (functions) await q.query(inOneRoundTrip(listFunctionStatements(key, historyRelation.columns[1]!.name)));
+  return current || history || functions;
 }

@@ -17,7 +17,7 @@ describe('typed columns at the upgrade', () => {
     // As a database of the previous release had it: no recorded columns, the seven-column view, no
     // typed as-of function.
     await t.db.query('delete from refdata.list_columns');
-    await t.db.query('drop function refdata.accessorials_as_of(timestamptz, text, text, boolean)');
+    await t.db.query('drop function refdata.accessorials_diff(timestamptz, timestamptz, text, text), refdata.accessorials_as_of(timestamptz, text, text, boolean)');
     await t.db.query('drop view refdata.accessorials_history');
     await t.db.query('drop view refdata.accessorials');
     await t.db.query(`create view refdata.accessorials as

@@ -97,8 +97,8 @@ describe('the refdata_reader role', () => {
               exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0 and a.privilege_type = 'EXECUTE') as public
        from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'refdata' order by 1`,
     );
-    // The typed as-of function of every list (charge_codes_as_of among them): the reader's only.
-    const perList = new Set(catalog.map((c) => `${c.key}_as_of`));
+    // The typed as-of and diff functions of every list (charge_codes_as_of among them): the reader's only.
+    const perList = new Set(catalog.flatMap((c) => [`${c.key}_as_of`, `${c.key}_diff`]));
     expect(fns.filter((f) => perList.has(f.proname))).toEqual([...perList].sort().map((proname) => ({ proname, reader: true, public: false })));
     expect(fns.filter((f) => !perList.has(f.proname))).toEqual([
       { proname: 'charge_code_version_diff', reader: true, public: false },

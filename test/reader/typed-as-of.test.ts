@@ -79,6 +79,21 @@ describe('typed as-of functions', () => {
     expect(times[0]!.first_synced_at.getTime()).toBeLessThan(afterFirst.getTime());
   });
 
+  it('refdata.<list>_diff gives each change with the versions before and after as typed rows, side by side', async () => {
+    const key = (sb.control.getEntries('equipment_types')[0] as { machine_readable: string }).machine_readable;
+    const { rows } = await t.db.query<Row>(
+      `select entry_key, change, changed_fields, (before).length_ft as before_length, (after).length_ft as after_length, (after).name as after_name
+       from refdata.equipment_types_diff($1, $2) order by entry_key`,
+      [afterFirst, await clock()],
+    );
+    expect(rows).toEqual([
+      { entry_key: key, change: 'modified', changed_fields: ['length_ft'], before_length: firstLength, after_length: 99, after_name: expect.any(String) },
+      { entry_key: 'LATE_ONE', change: 'added', changed_fields: null, before_length: null, after_length: 12, after_name: 'Added later' },
+    ].sort((a, b) => (a.entry_key < b.entry_key ? -1 : 1)));
+    const { rows: cc } = await t.db.query<Row>("select change, (after).code as code, version from refdata.charge_codes_diff($1, now(), $2)", [afterFirst, V2024]);
+    expect(cc).toEqual([{ change: 'added', code: 'ZLATE', version: V2024 }]);
+  });
+
   it('is inlined: a LATERAL join of 100,000 facts reads entries through its index, never a scan per fact', async () => {
     await t.db.query('create table public.t_facts (id int, at timestamptz, code text)');
     await t.db.query(
