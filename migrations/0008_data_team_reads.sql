@@ -50,6 +50,28 @@ REVOKE EXECUTE ON FUNCTION refdata.entries_as_of(text, timestamptz, text, text, 
 --> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.entries_as_of(text, timestamptz, text, text, boolean) TO refdata_reader;
 --> statement-breakpoint
+-- The top-level fields whose values differ between two versions of an entry, sorted: the
+-- changed_fields of every diff. IMMUTABLE plain SQL, so the planner inlines it.
+CREATE FUNCTION refdata.changed_fields(p_before jsonb, p_after jsonb)
+RETURNS text[]
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+  SELECT ARRAY(
+    SELECT k
+    FROM (SELECT jsonb_object_keys(p_before) UNION SELECT jsonb_object_keys(p_after)) AS keys(k)
+    WHERE p_before -> k IS DISTINCT FROM p_after -> k
+    ORDER BY k
+  )
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.changed_fields(jsonb, jsonb) IS 'The top-level fields whose values differ between two versions of an entry (payloads as served), sorted: what changed_fields holds in every diff.';
+--> statement-breakpoint
+REVOKE EXECUTE ON FUNCTION refdata.changed_fields(jsonb, jsonb) FROM PUBLIC;
+--> statement-breakpoint
+GRANT EXECUTE ON FUNCTION refdata.changed_fields(jsonb, jsonb) TO refdata_reader;
+--> statement-breakpoint
 -- One diff language everywhere: the charge-code version diff says added (only in B), removed (only
 -- in A) and modified, as entry_changes, NOTIFY, impact pin and the list diff below do. Its earlier
 -- labels (only_in_b, only_in_a, changed) are gone; CHANGELOG.md's upgrade notes say so. Same
@@ -98,14 +120,7 @@ AS $$
     b.description,
     a.payload,
     b.payload,
-    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN
-      ARRAY(
-        SELECT k
-        FROM (SELECT jsonb_object_keys(a.payload) UNION SELECT jsonb_object_keys(b.payload)) AS keys(k)
-        WHERE a.payload -> k IS DISTINCT FROM b.payload -> k
-        ORDER BY k
-      )
-    END
+    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN refdata.changed_fields(a.payload, b.payload) END
   FROM a
   FULL JOIN b ON b.environment = a.environment AND b.entry_key = a.entry_key
   WHERE coalesce(a.environment, b.environment) IN (SELECT environment FROM both_envs)
@@ -159,14 +174,7 @@ AS $$
     b.description,
     a.payload,
     b.payload,
-    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN
-      ARRAY(
-        SELECT k
-        FROM (SELECT jsonb_object_keys(a.payload) UNION SELECT jsonb_object_keys(b.payload)) AS keys(k)
-        WHERE a.payload -> k IS DISTINCT FROM b.payload -> k
-        ORDER BY k
-      )
-    END
+    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN refdata.changed_fields(a.payload, b.payload) END
   FROM a
   FULL JOIN b ON b.environment = a.environment AND b.variant = a.variant AND b.entry_key = a.entry_key
   WHERE a.entry_key IS NULL OR b.entry_key IS NULL OR a.payload IS DISTINCT FROM b.payload

@@ -88,11 +88,7 @@ PARALLEL SAFE
 AS $fn$
   SELECT coalesce(a.environment, b.environment), coalesce(a.${v}, b.${v}), coalesce(a.entry_key, b.entry_key),
     CASE WHEN a.entry_key IS NULL THEN 'added' WHEN b.entry_key IS NULL THEN 'removed' ELSE 'modified' END,
-    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN
-      ARRAY(
-        SELECT k FROM (SELECT jsonb_object_keys(a.payload) UNION SELECT jsonb_object_keys(b.payload)) AS keys(k)
-        WHERE a.payload -> k IS DISTINCT FROM b.payload -> k ORDER BY k)
-    END,
+    CASE WHEN a.entry_key IS NOT NULL AND b.entry_key IS NOT NULL THEN refdata.changed_fields(a.payload, b.payload) END,
     CASE WHEN a.entry_key IS NULL THEN NULL ELSE a END,
     CASE WHEN b.entry_key IS NULL THEN NULL ELSE b END
   FROM ${asOf}(p_from, p_variant, p_environment) a

@@ -101,6 +101,7 @@ describe('the refdata_reader role', () => {
     const perList = new Set(catalog.flatMap((c) => [`${c.key}_as_of`, `${c.key}_diff`]));
     expect(fns.filter((f) => perList.has(f.proname))).toEqual([...perList].sort().map((proname) => ({ proname, reader: true, public: false })));
     expect(fns.filter((f) => !perList.has(f.proname))).toEqual([
+      { proname: 'changed_fields', reader: true, public: false },
       { proname: 'charge_code_version_diff', reader: true, public: false },
       { proname: 'code_usage', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
