@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/types.ts';
 import { NOTIFY_LIMIT, runNotice, type RunCompleted } from '../../src/sync/run/run-completed.ts';
 import { cutToBytes, cutToChars, jsonTextBytes } from '../../src/util/bounded-text.ts';
+import { alertFixture, VERSION } from '../alerts/fixture.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -113,6 +114,37 @@ describe('every list failing with a long hostile error body', () => {
     const logged = output.split('\n').filter((l) => l.includes('"kind":"run_completed"'));
     expect(logged, output.slice(-2000)).toHaveLength(1);
     expect(logged[0]).toContain(`run ${run.id} of `);
+  });
+});
+
+describe('alert payloads', () => {
+  it('an added entry with a 300 KB description of control and 4-byte characters: the alert names it, cut to 1000 bytes', async () => {
+    const fx = alertFixture(t.db, t.url, sb);
+    try {
+      await fx.sync();
+      const description = (controls + emoji).repeat(6000);
+      sb.control.addEntry('charge_codes', { code: 'HUGE1', description }, { version: VERSION });
+      await fx.sync();
+      const { rows } = await t.db.query<{ bytes: number; payload: { entries: Array<{ code: string; description: string }> } }>(
+        `select octet_length(payload::text) as bytes, payload from refdata.alerts where environment = $1 and kind = 'added'`,
+        [fx.source.environment],
+      );
+      expect(rows).toHaveLength(1);
+      const named = rows[0]!.payload.entries[0]!;
+      expect(named.code).toBe('HUGE1');
+      expect(jsonTextBytes(named.description)).toBeLessThanOrEqual(1000);
+      expect(named.description.endsWith('…')).toBe(true);
+      expect(description.startsWith(named.description.slice(0, -1))).toBe(true);
+      expect(rows[0]!.bytes).toBeLessThan(2000);
+      // The entry itself is stored whole: only the alert's copy is a digest.
+      const { rows: stored } = await t.db.query<{ n: number }>(
+        `select length(description) as n from refdata.current_entries where environment = $1 and code = 'HUGE1'`,
+        [fx.source.environment],
+      );
+      expect(stored[0]!.n).toBe(Array.from(description).length);
+    } finally {
+      await fx.close();
+    }
   });
 });
 

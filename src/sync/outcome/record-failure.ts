@@ -5,14 +5,11 @@ import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import type { Logger } from '../../util/logger.ts';
 import { zeroCounts } from '../load/apply-types.ts';
 import { isUnavailable } from './failure.ts';
-import { clockAndLastSnapshots, insertSnapshot, targetIs, targetParams } from '../sql.ts';
+import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, targetIs, targetParams } from '../sql.ts';
 import { storableText } from '../collect/storable-text.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { lockTarget } from '../target/target-lock.ts';
 import type { TargetOutcome } from './target-outcome.ts';
-
-/** The most a failed snapshot's `error` takes, in bytes as JSON text (so also as UTF-8). */
-export const FAILURE_ERROR_BYTES = 2000;
 
 /**
  * Records the list failure an outcome carries, once its caller has decided not to retry it, and
@@ -64,8 +61,8 @@ export async function recordFailureUnlessDone(
   const listKey = target.list.key;
   const status = isUnavailable(err) ? 'unavailable' : 'failed';
   // Storable even when the error quotes the data that Postgres refused; bounded in bytes, as it
-  // quotes the upstream's answer and travels in the failed alert and the run's error.
-  const message = storableText(cutToBytes(err.message.split('\n')[0]!, FAILURE_ERROR_BYTES));
+  // quotes the upstream's answer: the failed alert says what the snapshot holds.
+  const message = storableText(cutToBytes(err.message.split('\n')[0]!, SNAPSHOT_ERROR_BYTES));
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
     if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;
