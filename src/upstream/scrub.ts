@@ -20,11 +20,10 @@ function characterEcho(ch: string): string {
   const spellings = new Set<string>([regexEscape(ch)]);
   const json = JSON.stringify(ch).slice(1, -1);
   if (json !== ch) spellings.add(regexEscape(json));
-  for (const unit of ch.split('')) {
-    // \u escapes, in either case of hex digit; a non-BMP character is two of them.
-    const hex = unit.charCodeAt(0).toString(16).padStart(4, '0');
-    spellings.add(String.raw`\\u` + hex.replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`));
-  }
+  // \u escapes, in either case of hex digit; a character past U+FFFF is two of them in a row.
+  const unitEscape = (unit: string) =>
+    String.raw`\\u` + unit.charCodeAt(0).toString(16).padStart(4, '0').replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+  spellings.add(ch.split('').map(unitEscape).join(''));
   if (ch === '&') spellings.add('&amp;');
   if (ch === '<') spellings.add('&lt;');
   if (ch === '>') spellings.add('&gt;');

@@ -93,7 +93,7 @@ describe('a login that echoes the password', () => {
 });
 
 describe('the scrubber, on the raw text before the summary', () => {
-  const secret = 'pa ss\tword"<&>\\x';
+  const secret = 'pa ss\tword"<&>\\x\u{1F4E6}';
   it.each([
     ['as sent, in plain text', `bad password ${secret} given`],
     ['JSON-escaped', JSON.stringify({ detail: `bad password ${secret} given` })],
@@ -101,11 +101,11 @@ describe('the scrubber, on the raw text before the summary', () => {
     ['whitespace dropped', `bad password ${secret.replace(/\s+/g, '')} given`],
     ['tab written \\t in text', `bad password ${secret.replace('\t', '\\t')} given`],
     ['HTML-escaped', `<html><title>bad password ${secret.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;').replace('"', '&quot;')} given</title></html>`],
-    ['\\u-escaped', `{"detail": "bad password ${Array.from(secret, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')} given"}`],
+    ['\\u-escaped', `{"detail": "bad password ${secret.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')} given"}`],
   ])('%s: redacted whole', (_name, body) => {
     const summary = summarizeErrorBody(body, 200, secretScrubber([secret]));
     expect(summary).toMatch(/bad password \[redacted\] given/);
-    for (const piece of ['pa ss', 'ss\tword', 'word"', '<&>']) expect(summary).not.toContain(piece);
+    for (const piece of ['pa ss', 'ss\tword', 'word"', '<&>', '\u{1F4E6}', '\\u']) expect(summary).not.toContain(piece);
   });
 
   it('a secret that straddles the cut is redacted before the cut, so no part of it is left', () => {
