@@ -1,4 +1,5 @@
 import { parseRetryAfter } from '../upstream/retry.ts';
+import { cutToBytes } from '../util/bounded-text.ts';
 import { endpointLabel, webhookId } from './endpoint.ts';
 import { slackBody, standardBody, type AlertRecord } from './format.ts';
 import { signWebhook } from './sign.ts';
@@ -18,15 +19,15 @@ export class DeliveryFailure extends Error {
 
 const success = (status: number) => status >= 200 && status < 300;
 
-/** One line, no control characters, bounded; the URL's path (maybe a credential) replaced by its label. */
-export function clean(text: string, webhook: Webhook | undefined, max = 300): string {
+/** One line, no control characters, at most `maxBytes` (as JSON text); the URL's path (maybe a credential) replaced by its label. */
+export function clean(text: string, webhook: Webhook | undefined, maxBytes = 300): string {
   let out = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   if (webhook) {
     out = out.split(webhook.url.href).join(webhook.label);
     if (webhook.url.pathname.length > 1) out = out.split(webhook.url.pathname).join('/…');
     if (webhook.url.search) out = out.split(webhook.url.search).join('?…');
   }
-  return out.length > max ? `${out.slice(0, max - 1)}…` : out;
+  return cutToBytes(out, maxBytes);
 }
 
 /** The most specific message of an error and its causes (undici wraps socket errors). */

@@ -1,5 +1,6 @@
 // How an alert reads: the Standard Webhooks body, the Slack text, the one-line summary of logs and
 // the CLI. Everything is built from the payload digest the pipeline wrote into the outbox.
+import { cutToChars } from '../util/bounded-text.ts';
 
 /** An outbox row as the dispatcher and the CLI read it. */
 export interface AlertRecord {
@@ -104,19 +105,41 @@ function impactOf(payload: Record<string, unknown>): ImpactEntry[] {
 }
 
 /** `TON removed: 1234 rows in public.shipments.charge_code`. */
-function impactLabel(i: ImpactEntry): string {
-  return `${str(i.code) ?? '?'} ${str(i.change) ?? 'changed'}: ${num(i.rows)} rows in ${str(i.column) ?? '?'}`;
+function impactLabel(i: ImpactEntry, { own, data }: Medium): string {
+  return `${data(str(i.code) ?? '?')} ${own(str(i.change) ?? 'changed')}: ${num(i.rows)} rows in ${own(str(i.column) ?? '?')}`;
 }
 
-function entryLabel(e: DigestEntry): string {
-  const code = str(e.code) ?? str(e.entry_key) ?? '?';
+/** `SOC — Sort and segregate`: the code (or key) and the description, each upstream text. */
+function entryLabel(e: DigestEntry, data: Escape): string {
+  const code = data(str(e.code) ?? str(e.entry_key) ?? '?');
   const description = str(e.description);
-  return description ? `${code} — ${description}` : code;
+  return description ? `${code} — ${data(description)}` : code;
 }
 
 type Escape = (text: string) => string;
-const plain: Escape = (t) => t;
+
+/**
+ * How text is written for one medium: `own` for refsync's words and the operator's labels, `data`
+ * for strings that came from the upstream (codes, descriptions, field names, error bodies).
+ */
+interface Medium {
+  own: Escape;
+  data: Escape;
+}
+
+const plain: Medium = { own: (t) => t, data: (t) => t };
+
+/** Slack's three control characters as its documented entities (docs.slack.dev, "Escaping text"). */
 const slackEscape: Escape = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * Upstream text as a Slack code span, where mrkdwn neither formats (`*bold*`, `~strike~`, `_it_`,
+ * `:emoji:`) nor links (bare URLs, `#channel`): a backtick inside becomes U+02CB (mrkdwn has no
+ * escape for it, and it would close the span) and a line break a space (a span is one line).
+ */
+const slackCode: Escape = (t) => (t === '' ? '' : `\`${slackEscape(t.replace(/`/g, '\u02cb').replace(/[\r\n\u2028\u2029]+/g, ' '))}\``);
+
+const slack: Medium = { own: slackEscape, data: slackCode };
 
 /** `2 changed, 21 unchanged, 1 held`: a run's lists counted by outcome. */
 function runCounts(payload: Record<string, unknown>): string {
@@ -126,7 +149,8 @@ function runCounts(payload: Record<string, unknown>): string {
   return [...by].map(([status, n]) => `${n} ${status}`).join(', ');
 }
 
-function describe(alert: AlertRecord, escape: Escape, maxEntries: number): string {
+function describe(alert: AlertRecord, medium: Medium, maxEntries: number): string {
+  const { own: escape, data } = medium;
   const p = alert.payload;
   if (alert.kind === 'run_completed') {
     const counts = runCounts(p);
@@ -136,7 +160,7 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
   if (changeKinds.has(alert.kind)) {
     const count = num(p.count);
     const entries = entriesOf(p);
-    const shown = entries.slice(0, maxEntries).map((e) => escape(entryLabel(e)));
+    const shown = entries.slice(0, maxEntries).map((e) => entryLabel(e, data));
     const more = count - shown.length;
     const list = shown.join('; ') + (more > 0 ? `${shown.length ? '; ' : ''}and ${more} more` : '');
     return `${count} ${listNoun(alert.listKey, count)} ${alert.kind} ${where}${list ? `: ${list}` : ''}`;
@@ -147,11 +171,11 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
   }
   if (alert.kind === 'failed') {
     const what = p.status === 'unavailable' ? 'unavailable' : 'failed to sync';
-    return `${noun} ${what} ${where}: ${escape(str(p.error) ?? str(p.error_code) ?? 'unknown error')}`;
+    return `${noun} ${what} ${where}: ${str(p.error) !== undefined ? data(str(p.error)!) : escape(str(p.error_code) ?? 'unknown error')}`;
   }
   if (alert.kind === 'used_code_changed') {
     const impact = impactOf(p);
-    const shown = impact.slice(0, maxEntries).map((i) => escape(impactLabel(i)));
+    const shown = impact.slice(0, maxEntries).map((i) => impactLabel(i, medium));
     const more = impact.length - shown.length + num(p.more);
     const count = num(p.count);
     return `${count} ${listNoun(alert.listKey, count)} in use changed ${where}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
@@ -160,10 +184,10 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
     const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map(String) : [];
     const removed = Array.isArray(p.fields_removed) ? (p.fields_removed as unknown[]).map(String) : [];
     const parts = [];
-    if (added.length) parts.push(`fields added: ${escape(added.join(', '))}`);
-    if (removed.length) parts.push(`fields removed: ${escape(removed.join(', '))}`);
+    if (added.length) parts.push(`fields added: ${added.map(data).join(', ')}`);
+    if (removed.length) parts.push(`fields removed: ${removed.map(data).join(', ')}`);
     const columns = columnChanges(p);
-    if (columns.length) parts.push(`view columns: ${escape(columns.join(', '))}`);
+    if (columns.length) parts.push(`view columns: ${columns.map(data).join(', ')}`);
     return `${noun} changed shape ${where}${parts.length ? `: ${parts.join('; ')}` : ''}`;
   }
   return `${escape(alert.kind)} ${where}`;
@@ -186,9 +210,9 @@ const SLACK_TEXT_LIMIT = 3000;
 
 /** The Slack incoming-webhook body: readable text with the kind's emoji. */
 export function slackBody(alert: AlertRecord): string {
-  let text = `${emoji[alert.kind] ?? ':bell:'} ${describe(alert, slackEscape, 50)}`;
-  if (text.length > SLACK_TEXT_LIMIT) text = `${text.slice(0, SLACK_TEXT_LIMIT - 1)}…`;
-  return JSON.stringify({ text });
+  const text = cutToChars(`${emoji[alert.kind] ?? ':bell:'} ${describe(alert, slack, 50)}`, SLACK_TEXT_LIMIT);
+  // No link previews either: a URL an upstream string carries is never fetched by Slack.
+  return JSON.stringify({ text, unfurl_links: false, unfurl_media: false });
 }
 
 /** The Standard Webhooks body: event type, the time the event was recorded, the digest. */

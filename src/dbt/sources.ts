@@ -4,6 +4,7 @@ import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import { changeKinds, readerRelations, type RelationDescription } from './descriptions.ts';
 import { freshnessFor, type FreshnessThresholds } from './freshness.ts';
+import { inertStrings } from './jinja.ts';
 
 /**
  * Which dbt syntax the file uses. 1.10: test arguments under `arguments:` and freshness under
@@ -131,5 +132,6 @@ export function dbtSourcesYaml(options: DbtExportOptions = {}): string {
       },
     ],
   };
-  return header(syntax, schedule) + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+  // Field names come from the upstream: no string of the file may hold live Jinja.
+  return header(syntax, schedule) + stringify(inertStrings(doc), { lineWidth: 0, aliasDuplicateObjects: false });
 }

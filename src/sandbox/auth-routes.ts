@@ -2,7 +2,7 @@
 // validation answers) and GET /v2/auth/me/ (the account behind a credential).
 import { publicUser } from './auth.ts';
 import { faultResponse, sendJsonEnding } from './fault-response.ts';
-import { readBody, sendJson } from './http.ts';
+import { readBody, sendJson, sendText } from './http.ts';
 import { authenticate, methodNotAllowed, unauthorized, type RouterContext, type SandboxRequest } from './request.ts';
 
 export const TOKEN_PATH = '/v2/auth/token/';
@@ -46,6 +46,16 @@ async function readCredentials(r: SandboxRequest): Promise<Credentials | number>
   return { email: fields.email as string, password: fields.password as string };
 }
 
+/** The answer to a wrong email or password: the service's own, or one quoting the password (the echoLogin switch). */
+function refuseLogin(ctx: RouterContext, r: SandboxRequest, { email, password }: Credentials): number {
+  const echo = ctx.state.faults.echoLogin();
+  if (!echo) return sendJson(r.res, 400, { error: 'invalid_credentials', error_description: 'Unable to log in with provided credentials.' });
+  const quoted = echo === 'collapsed' ? password.replace(/\s+/g, ' ') : password;
+  const detail = `Unable to log in as ${email} with the password '${quoted}'; check the password '${quoted}' and try again.`;
+  if (echo === 'text') return sendText(r.res, 400, detail);
+  return sendJson(r.res, 400, { error: 'invalid_credentials', detail });
+}
+
 export async function login(ctx: RouterContext, r: SandboxRequest): Promise<number> {
   if (r.method !== 'POST') return methodNotAllowed(r, 'POST, OPTIONS');
   const fault = faultResponse(ctx, r, null, 1);
@@ -54,9 +64,7 @@ export async function login(ctx: RouterContext, r: SandboxRequest): Promise<numb
   const credentials = await readCredentials(r);
   if (typeof credentials === 'number') return credentials;
   const result = ctx.state.auth.login(credentials.email, credentials.password);
-  if (!result) {
-    return sendJson(r.res, 400, { error: 'invalid_credentials', error_description: 'Unable to log in with provided credentials.' });
-  }
+  if (!result) return refuseLogin(ctx, r, credentials);
   return sendJsonEnding(r, 200, {
     token: result.token,
     driver_token: null,

@@ -28,6 +28,8 @@ export function faultResponse(
       return sendJson(r.res, 429, { detail: 'Request was throttled.' }, { 'retry-after': fault.retryAfter });
     case 'error':
       return sendJson(r.res, 500, { error: 'server_error', detail: 'A server error occurred.' });
+    case 'errorBody':
+      return sendText(r.res, fault.status, fault.body, { 'content-type': fault.contentType });
     case 'html':
       return sendText(r.res, 200, HTML_PAGE, { 'content-type': 'text/html; charset=utf-8' });
     case 'stallHeaders':

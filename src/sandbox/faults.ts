@@ -14,7 +14,8 @@ export type Fault =
   | { kind: 'stallHeaders' }
   | { kind: 'truncate' }
   | { kind: 'stallBody' }
-  | { kind: 'resetBody' };
+  | { kind: 'resetBody' }
+  | { kind: 'errorBody'; status: number; body: string; contentType: string };
 
 /** The list faults that shape one list's body (src/sandbox/list-body.ts). */
 export interface ListFaults {
@@ -55,6 +56,12 @@ function checkList(name: string, value: { list?: unknown } | undefined): void {
   if (value && typeof value.list !== 'string') throw new SandboxError(`faults.${name}.list must be a list key`);
 }
 
+function checkErrorBody(e: NonNullable<SandboxFaults['errorBody']>): void {
+  if (!Number.isInteger(e.status) || e.status < 400 || e.status > 599) throw new SandboxError('faults.errorBody.status must be an HTTP error status (400-599)');
+  if (typeof e.body !== 'string') throw new SandboxError('faults.errorBody.body must be a string');
+  if (e.contentType !== undefined && typeof e.contentType !== 'string') throw new SandboxError('faults.errorBody.contentType must be a string');
+}
+
 export function validateFaults(f: SandboxFaults): void {
   if (!f || typeof f !== 'object' || Array.isArray(f)) throw new SandboxError('faults must be an object');
   if (f.errorRate !== undefined && !(typeof f.errorRate === 'number' && f.errorRate >= 0 && f.errorRate <= 1)) {
@@ -82,6 +89,10 @@ export function validateFaults(f: SandboxFaults): void {
   if (f.hugeBody) checkCount('hugeBody.bytes', f.hugeBody.bytes);
   checkList('badValue', f.badValue);
   if (f.badValue) checkBadValue(f.badValue);
+  if (f.errorBody) checkErrorBody(f.errorBody);
+  if (f.echoLogin !== undefined && !['json', 'collapsed', 'text'].includes(f.echoLogin)) {
+    throw new SandboxError("faults.echoLogin must be 'json', 'collapsed' or 'text'");
+  }
   if (f.paths !== undefined && !(Array.isArray(f.paths) && f.paths.every((p) => typeof p === 'string'))) {
     throw new SandboxError('faults.paths must be an array of list keys or paths');
   }
@@ -131,6 +142,10 @@ export class FaultState {
       return { kind: 'error' };
     }
     if (f.errorRate && this.random() < f.errorRate) return { kind: 'error' };
+    if (f.errorBody) {
+      const { status, body, contentType } = f.errorBody;
+      return { kind: 'errorBody', status, body, contentType: contentType ?? 'text/plain; charset=utf-8' };
+    }
     for (const key of countKeys) {
       const fault = f[key];
       if (fault && fault.count > 0) {
@@ -139,6 +154,11 @@ export class FaultState {
       }
     }
     return { kind: 'none' };
+  }
+
+  /** How a refused login quotes the password, when the echoLogin switch is on. */
+  echoLogin(): SandboxFaults['echoLogin'] {
+    return this.faults.echoLogin;
   }
 
   /** The list faults that shape a list's body. */

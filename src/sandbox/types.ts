@@ -105,6 +105,18 @@ export interface SandboxFaults {
    * string, a 10 KB key; see bad-values.ts) or any JSON text.
    */
   badValue?: { list: string; kind?: BadValueKind; json?: string; field?: string };
+  /**
+   * Every matching request (every list, or the `paths`) answers `status` with `body` as its text,
+   * `text/plain` unless `contentType` says otherwise: an upstream's own error pages, such as a 404
+   * of control characters or emoji. Stays until cleared.
+   */
+  errorBody?: { status: number; body: string; contentType?: string };
+  /**
+   * A refused login quotes the password it was sent, as a careless service does: `json` in a JSON
+   * `detail` (tabs written \t), `collapsed` the same with each run of whitespace made one space,
+   * `text` as a plain-text body.
+   */
+  echoLogin?: 'json' | 'collapsed' | 'text';
   /** Restricts the count faults and errorRate to these list keys or paths (default: every list). */
   paths?: string[];
 }

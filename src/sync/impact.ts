@@ -4,6 +4,8 @@ import type { UsageColumn } from '../config/types.ts';
 import { codeUsage, type CodeUsage } from '../db/functions.ts';
 import type { Queryable } from '../db/database.ts';
 import { alertFor } from '../alerts/alert-row.ts';
+import { cutToBytes } from '../util/bounded-text.ts';
+import { SNAPSHOT_ERROR_BYTES } from './sql.ts';
 
 /** One code in use that a snapshot removed or modified, as one usage column sees it (CONTRACT.md). */
 export interface ImpactItem {
@@ -76,7 +78,7 @@ export async function recordImpact(tx: Queryable, target: Target, diff: string, 
       errors.push(`impact on ${column.column} not computed: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  const error = errors.length ? errors.join('; ') : undefined;
+  const error = errors.length ? cutToBytes(errors.join('; '), SNAPSHOT_ERROR_BYTES) : undefined;
   if (error) await tx.query('update refdata.snapshots set impact_error = $2 where id = $1', [snapshotId, error]);
   if (items.length === 0) return error;
 

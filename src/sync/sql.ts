@@ -2,6 +2,8 @@ import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
 import type { RowSource } from './load/row-format.ts';
+import { cutToBytes } from '../util/bounded-text.ts';
+import { storableText } from './collect/storable-text.ts';
 
 /**
  * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with
@@ -45,6 +47,12 @@ export interface SnapshotRow {
   errorCode: string | null;
 }
 
+/**
+ * The most a snapshot's `error` takes, in bytes as JSON text (so also as UTF-8): it quotes the
+ * upstream (an error body, field names) and travels in alerts and the run's error.
+ */
+export const SNAPSHOT_ERROR_BYTES = 2000;
+
 export async function insertSnapshot(tx: Queryable, target: Target, row: SnapshotRow): Promise<number> {
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
@@ -65,7 +73,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       row.counts.removed,
       row.counts.modified,
       row.counts.reappeared,
-      row.error,
+      row.error === null ? null : storableText(cutToBytes(row.error, SNAPSHOT_ERROR_BYTES)),
       row.errorCode,
       row.fields,
       row.pages,

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { ProtocolError, SizeError } from './errors.ts';
 import { parseKeepingNumbers } from './lossless-json.ts';
+import { cutToChars } from '../util/bounded-text.ts';
 
 export interface BodyContext {
   /** e.g. `GET /v2/shipments/nmfc/ page 7`, used as the message prefix. */
@@ -149,33 +150,34 @@ export function parseJsonBody(buf: Buffer, headers: IncomingHttpHeaders, ctx: Bo
 /**
  * The service's error body in one short line: `error`, `error_description`, `detail`, field errors
  * (`{"field": ["msg"]}`), or the text itself. Lenient: any shape gives something readable.
+ * `scrub` removes secrets: it runs on the raw text and on every string decoded from it, before
+ * whitespace is collapsed and the line cut, so no variant or part of a secret outlives it.
  */
-export function summarizeErrorBody(text: string, max = 200): string {
-  const trimmed = text.trim();
+export function summarizeErrorBody(text: string, max = 200, scrub: (text: string) => string = (t) => t): string {
+  const trimmed = scrub(text).trim();
   if (trimmed === '') return '';
   let summary: string;
   try {
-    summary = describeJson(JSON.parse(trimmed));
+    summary = describeJson(JSON.parse(trimmed), scrub);
   } catch {
     summary = /^\s*</.test(trimmed) ? htmlTitle(trimmed) : trimmed;
   }
-  summary = summary.replace(/\s+/g, ' ').trim();
-  return summary.length > max ? `${summary.slice(0, max - 1)}…` : summary;
+  return cutToChars(scrub(summary.replace(/\s+/g, ' ').trim()), max);
 }
 
-function describeJson(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(describeJson).join('; ');
+function describeJson(value: unknown, scrub: (text: string) => string): string {
+  if (typeof value === 'string') return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => describeJson(v, scrub)).join('; ');
   if (value === null || typeof value !== 'object') return String(value);
   const obj = value as Record<string, unknown>;
   const parts: string[] = [];
   for (const key of ['error', 'error_description', 'detail', 'message']) {
     const v = obj[key];
-    if (v !== undefined && v !== null && v !== '') parts.push(describeJson(v));
+    if (v !== undefined && v !== null && v !== '') parts.push(describeJson(v, scrub));
   }
   if (parts.length > 0) return parts.join(': ');
   return Object.entries(obj)
-    .map(([k, v]) => `${k}: ${describeJson(v)}`)
+    .map(([k, v]) => `${scrub(k)}: ${describeJson(v, scrub)}`)
     .join('; ');
 }
 

@@ -17,6 +17,7 @@ import { PageSequence, type PageProgress } from './page-sequence.ts';
 import { markContinuation } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
 import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
+import { secretScrubber } from './scrub.ts';
 import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
 
 export type { PageProgress } from './page-sequence.ts';
@@ -332,7 +333,7 @@ export class UpstreamClient {
           if (credential) this.#session.onSuccess(ex.endpoint, credential);
           return credential ? { value, credential } : { value };
         }
-        const detail = this.#scrub(summarizeErrorBody(await readSnippet(res.body)));
+        const detail = summarizeErrorBody(await readSnippet(res.body), 200, this.#scrubber());
         if (status === 401 && credential) {
           this.#report(ex, status, started, 'auth');
           await this.#session.onUnauthorized(ex.where, ex.endpoint, credential, authAttempt, detail);
@@ -342,6 +343,8 @@ export class UpstreamClient {
         throw this.#statusError(ex, status, res.headers, detail);
       } catch (err) {
         if (!(err instanceof UpstreamError)) throw err;
+        // A net under the error bodies scrubbed above: any other message quoting the answer (a JSON parse error) is scrubbed too.
+        err.message = this.#scrubber()(err.message);
         if (!(err instanceof AuthError && status === 401 && credential)) this.#report(ex, status, started, err.code);
         const delay = this.#retryDelay(ex, err, attempt);
         if (delay === undefined) throw err;
@@ -398,11 +401,9 @@ export class UpstreamClient {
     return new HttpStatusError(`${ex.where}: ${status}${suffix}`, { ...options, retryable: status === 408 });
   }
 
-  /** Removes any secret the service might echo back in an error body. */
-  #scrub(text: string): string {
-    let out = text;
-    for (const secret of this.#session.secrets()) out = out.split(secret).join('[redacted]');
-    return out;
+  /** Removes every secret the session holds, in any spelling the service might echo it back in (scrub.ts). */
+  #scrubber(): (text: string) => string {
+    return secretScrubber(this.#session.secrets());
   }
 
   #report(ex: Exchange, status: number | null, started: number, code?: string): void {

@@ -1,4 +1,6 @@
+import { cutToChars } from './bounded-text.ts';
+
 /** An error as one log-friendly line: its message's first line, at most 300 characters. */
 export function errorLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+  return cutToChars((err instanceof Error ? err.message : String(err)).split('\n')[0]!, 300);
 }

@@ -207,8 +207,9 @@ describe('alert delivery', () => {
     const { fx, code } = await newCodeAlert({ ...webhookEnv(receiver), REFSYNC_WEBHOOK_FORMAT: 'slack' }, 'Sort <and> segregate');
     expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem)).toMatchObject({ delivered: 1 });
     const body = JSON.parse(receiver.requests[0]!.body) as { text: string };
+    // The upstream's code and description in code spans, where Slack neither formats nor links.
     expect(body.text).toBe(
-      `:new: 1 charge code added in ${fx.source.environment} (charge_codes, version ${VERSION}): ${code} — Sort &lt;and&gt; segregate`,
+      `:new: 1 charge code added in ${fx.source.environment} (charge_codes, version ${VERSION}): \`${code}\` — \`Sort &lt;and&gt; segregate\``,
     );
   });
 

@@ -97,7 +97,7 @@ describe('formats', () => {
 
   it('Slack: the count, the list, the codes and "and N more"', () => {
     const body = JSON.parse(slackBody(alert('added', { count: 5, entries, more: 2 }))) as { text: string };
-    expect(body.text).toBe(':new: 5 charge codes added in production (charge_codes, version 2024-06-11): C0 — Code 0; C1 — Code 1; C2 — Code 2; and 2 more');
+    expect(body.text).toBe(':new: 5 charge codes added in production (charge_codes, version 2024-06-11): `C0` — `Code 0`; `C1` — `Code 1`; `C2` — `Code 2`; and 2 more');
     expect(alertText(alert('removed', { count: 1, entries: [entries[0]] }, 'shipment_statuses', ''))).toBe('1 shipment status removed in production (shipment_statuses): C0 — Code 0');
     expect(alertText(alert('failed', { status: 'failed', error: 'HTTP 500' }, 'carrier_package_types', 'ups'))).toBe(
       'carrier package types failed to sync in production (carrier_package_types, carrier ups): HTTP 500',

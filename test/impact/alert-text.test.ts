@@ -29,6 +29,6 @@ describe('a used_code_changed alert reads', () => {
     );
     expect(alertText(alert, 1)).toMatch(/TON removed: 116 rows in public\.shipments\.charge_code; and 2 more$/);
     expect(shortSummary(alert)).toBe('TON (116 rows), S<C (39 rows)');
-    expect(JSON.parse(slackBody(alert)).text).toMatch(/^:dart: 2 charge codes in use changed .*S&lt;C modified/);
+    expect(JSON.parse(slackBody(alert)).text).toMatch(/^:dart: 2 charge codes in use changed .*`S&lt;C` modified/);
   });
 });

@@ -342,7 +342,7 @@ describe('Slack text built from upstream data cannot inject markup', () => {
         await dispatcher.stop();
       }
       const text = (JSON.parse(receiver.requests[0]!.body) as { text: string }).text;
-      expect(text).toContain('&lt;!channel&gt; — &lt;https://evil.example|click&gt; &amp; &lt;script&gt;x&lt;/script&gt;');
+      expect(text).toContain('`&lt;!channel&gt;` — `&lt;https://evil.example|click&gt; &amp; &lt;script&gt;x&lt;/script&gt;`');
       expect(text).not.toMatch(/[<>]/);
       expect((await alertsOf(t.db, fx.source.environment)).map((a) => a.kind)).toEqual(['added']);
     } finally {

@@ -1,4 +1,5 @@
 import { UpstreamError } from '../../upstream/errors.ts';
+import { cutToChars } from '../../util/bounded-text.ts';
 import { DuplicateKeyError } from '../collect/content-hash.ts';
 import { EntryLimitError } from '../collect/entry-limits.ts';
 import { EntryShapeError } from '../collect/normalize.ts';
@@ -10,7 +11,7 @@ export class DataRefusedError extends Error {
   readonly sqlstate: string;
 
   constructor(listKey: string, sqlstate: string, reason: string) {
-    super(`${listKey}: Postgres refused the list's data: ${reason.split('\n')[0]!.slice(0, 300)} (SQLSTATE ${sqlstate})`);
+    super(`${listKey}: Postgres refused the list's data: ${cutToChars(reason.split('\n')[0]!, 300)} (SQLSTATE ${sqlstate})`);
     this.code = `sqlstate_${sqlstate}`;
     this.sqlstate = sqlstate;
   }

@@ -5,8 +5,9 @@ import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import type { Logger } from '../../util/logger.ts';
 import { zeroCounts } from '../load/apply-types.ts';
 import { isUnavailable } from './failure.ts';
-import { clockAndLastSnapshots, insertSnapshot, targetIs, targetParams } from '../sql.ts';
+import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, targetIs, targetParams } from '../sql.ts';
 import { storableText } from '../collect/storable-text.ts';
+import { cutToBytes } from '../../util/bounded-text.ts';
 import { lockTarget } from '../target/target-lock.ts';
 import type { TargetOutcome } from './target-outcome.ts';
 
@@ -59,8 +60,9 @@ export async function recordFailureUnlessDone(
   const env = target.source.environment;
   const listKey = target.list.key;
   const status = isUnavailable(err) ? 'unavailable' : 'failed';
-  // Storable even when the error quotes the data that Postgres refused.
-  const message = storableText(err.message.split('\n')[0]!.slice(0, 1000));
+  // Storable even when the error quotes the data that Postgres refused; bounded in bytes, as it
+  // quotes the upstream's answer: the failed alert says what the snapshot holds.
+  const message = storableText(cutToBytes(err.message.split('\n')[0]!, SNAPSHOT_ERROR_BYTES));
   return db.transaction(async (tx) => {
     await lockTarget(tx, env, listKey, target.variant);
     if (checkDone && runId !== null && (await syncedInRun(tx, runId, target))) return undefined;

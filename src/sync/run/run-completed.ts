@@ -4,12 +4,16 @@
 import type { SourceConfig } from '../../config/types.ts';
 import type { Queryable } from '../../db/database.ts';
 import { ALERT_CHANNEL } from '../../alerts/outbox.ts';
+import { cutToBytes } from '../../util/bounded-text.ts';
 
 /** Channel of the run notices; refdata_changes keeps the contract's per-list payload. */
 export const RUNS_CHANNEL = 'refdata_runs';
 
-/** Postgres refuses a NOTIFY payload of 8000 bytes or more; the notice then leaves out its lists. */
-const NOTIFY_LIMIT = 7_900;
+/**
+ * Postgres refuses a NOTIFY payload of 8000 bytes or more, and with it the transaction that closes
+ * the run. A notice over this leaves out its lists, then cuts its error to what fits.
+ */
+export const NOTIFY_LIMIT = 7_900;
 
 export interface RunListOutcome {
   list_key: string;
@@ -61,6 +65,25 @@ export async function runCompletedPayload(q: Queryable, runId: number): Promise<
   return rows[0];
 }
 
+const bytes = (text: string) => Buffer.byteLength(text);
+
+/**
+ * The run's NOTIFY text, under NOTIFY_LIMIT bytes whatever the run's error quotes: the whole
+ * outcome when it fits; else without its lists (`lists_omitted`); else with the error cut to the
+ * bytes left (`error_cut`); else (labels of absurd length) the run id and status alone.
+ */
+export function runNotice(payload: RunCompleted): string {
+  const whole = JSON.stringify(payload);
+  if (bytes(whole) <= NOTIFY_LIMIT) return whole;
+  const withoutLists = { ...payload, lists: undefined, lists_omitted: true };
+  const listless = JSON.stringify(withoutLists);
+  if (bytes(listless) <= NOTIFY_LIMIT) return listless;
+  const withoutError = JSON.stringify({ ...withoutLists, error: '', error_cut: true });
+  const room = NOTIFY_LIMIT - bytes(withoutError);
+  if (room >= 0) return JSON.stringify({ ...withoutLists, error: cutToBytes(payload.error ?? '', room), error_cut: true });
+  return JSON.stringify({ run_id: payload.run_id, status: payload.status, lists_omitted: true, error_cut: true });
+}
+
 /**
  * Tells that run `runId` finished, in the caller's transaction (sent and written only if it
  * commits). A second call for the same run writes no second alert.
@@ -68,9 +91,7 @@ export async function runCompletedPayload(q: Queryable, runId: number): Promise<
 export async function recordRunCompleted(tx: Queryable, runId: number, source: SourceConfig | undefined): Promise<void> {
   const payload = await runCompletedPayload(tx, runId);
   if (!payload || payload.status === 'running') return;
-  let notice = JSON.stringify(payload);
-  if (Buffer.byteLength(notice) > NOTIFY_LIMIT) notice = JSON.stringify({ ...payload, lists: undefined, lists_omitted: true });
-  await tx.query(`select pg_notify('${RUNS_CHANNEL}', $1)`, [notice]);
+  await tx.query(`select pg_notify('${RUNS_CHANNEL}', $1)`, [runNotice(payload)]);
   if (!source?.alertOn.includes('run_completed')) return;
   await tx.query(
     `with inserted as (

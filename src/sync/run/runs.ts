@@ -1,7 +1,14 @@
 import type { SourceConfig } from '../../config/types.ts';
 import type { Capabilities } from '../../db/capabilities.ts';
 import type { Connection, Database, Queryable } from '../../db/database.ts';
+import { cutToBytes } from '../../util/bounded-text.ts';
 import { recordRunCompleted } from './run-completed.ts';
+
+/**
+ * The most a run's `error` takes, in bytes as JSON text (so also as UTF-8): it quotes the upstream's
+ * error bodies, and it travels in the run's NOTIFY and its run_completed alert.
+ */
+export const RUN_ERROR_BYTES = 4000;
 
 export type RunTrigger = 'schedule' | 'manual' | 'cli';
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
@@ -40,33 +47,40 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
  */
 export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
   return db.transaction(async (tx) => {
-    const locked = await tx.query<{ status: RunStatus }>('select status from refdata.sync_runs where id = $1 for update', [runId]);
-    const current = locked.rows[0]?.status;
-    if (!current) throw new Error(`sync run ${runId} does not exist`);
-    if (current !== 'running') return current;
-    const { rows } = await tx.query<{ status: RunStatus }>(
+    const locked = await tx.query<{ status: RunStatus; targets_total: number }>(
+      'select status, targets_total from refdata.sync_runs where id = $1 for update',
+      [runId],
+    );
+    const run = locked.rows[0];
+    if (!run) throw new Error(`sync run ${runId} does not exist`);
+    if (run.status !== 'running') return run.status;
+    const { rows } = await tx.query<{ done: number; failed: number; problems: string | null }>(
       `with per_target as (
          select list_key, variant, bool_or(status = 'ok') as ok,
                 string_agg(distinct case when status <> 'ok' then list_key || case when variant <> '' then '/' || variant else '' end || ' (' || status || coalesce(': ' || left(error, 120), '') || ')' end, '; ') as problem
-         from refdata.snapshots where run_id = $1 group by list_key, variant),
-       progress as (
-         select count(*)::int as done, count(*) filter (where not ok)::int as failed,
-                string_agg(problem, '; ' order by list_key, variant) as problems
-         from per_target)
-       update refdata.sync_runs r set
-         targets_done = p.done,
-         targets_failed = p.failed,
-         status = case when p.done < r.targets_total then 'running'
-                       when p.failed = 0 then 'succeeded'
-                       when p.failed >= r.targets_total then 'failed'
-                       else 'partial' end,
-         finished_at = case when p.done >= r.targets_total then clock_timestamp() end,
-         error = case when p.failed > 0 then left(p.failed || ' of ' || r.targets_total || ' targets did not sync: ' || p.problems, 4000) end
-       from progress p where r.id = $1
-       returning r.status`,
+         from refdata.snapshots where run_id = $1 group by list_key, variant)
+       select count(*)::int as done, count(*) filter (where not ok)::int as failed,
+              string_agg(problem, '; ' order by list_key, variant) as problems
+       from per_target`,
       [runId],
     );
-    const status = rows[0]!.status;
+    const progress = rows[0]!;
+    const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${progress.problems ?? ''}` : null;
+    const updated = await tx.query<{ status: RunStatus }>(
+      `update refdata.sync_runs set
+         targets_done = $2,
+         targets_failed = $3,
+         status = case when $2 < targets_total then 'running'
+                       when $3 = 0 then 'succeeded'
+                       when $3 >= targets_total then 'failed'
+                       else 'partial' end,
+         finished_at = case when $2 >= targets_total then clock_timestamp() end,
+         error = $4
+       where id = $1
+       returning status`,
+      [runId, progress.done, progress.failed, error === null ? null : cutToBytes(error, RUN_ERROR_BYTES)],
+    );
+    const status = updated.rows[0]!.status;
     if (status !== 'running') await recordRunCompleted(tx, runId, source);
     return status;
   });
@@ -77,7 +91,7 @@ export async function failRun(q: Queryable, runId: number, error: string, source
   const { rows } = await q.query(
     `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2
      where id = $1 and status = 'running' returning id`,
-    [runId, error.slice(0, 4000)],
+    [runId, cutToBytes(error, RUN_ERROR_BYTES)],
   );
   if (rows.length > 0) await recordRunCompleted(q, runId, source);
 }
