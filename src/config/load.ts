@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { cronProblem } from './cron.ts';
 import { ConfigError } from './errors.ts';
+import { httpAccessFromEnv } from './http-access.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
@@ -348,5 +349,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     usage,
   };
   addOptionalSettings(config, env);
+  Object.assign(config, httpAccessFromEnv(env, config.dashboardPassword));
   return config;
 }

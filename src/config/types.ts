@@ -93,6 +93,10 @@ export interface AppConfig {
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */
   dashboardPassword?: string;
+  /** REFSYNC_DASHBOARD_WRITE: the dashboard may change the queue (never without a password); read-only when absent. */
+  dashboardWrite?: boolean;
+  /** REFSYNC_HTTP_ALLOWED_HOSTS: host names the status page and dashboard answer to besides localhost and IPs. */
+  allowedHosts?: string[];
   logLevel: string;
   concurrency: number;
   /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */
