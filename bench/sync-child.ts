@@ -16,7 +16,6 @@ export interface SyncChildJob {
   databaseUrl: string;
   lists: ListKey[];
   pageSize?: number;
-  maxResponseBytes?: number;
   /**
    * 'sync' (default) syncs; the others measure floors with no database: 'fetch' reads and parses
    * every page and drops it, 'collect' also normalises and hashes every entry (spills dropped).
@@ -81,7 +80,6 @@ const opened = await openDatabase({ url: job.databaseUrl, poolSize: 4, applicati
 const db = process.env.BENCH_TRACE_SQL ? traced(opened) : opened;
 const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
-  ...(job.maxResponseBytes ? { maxResponseBytes: job.maxResponseBytes } : {}),
 });
 /** The first list's pages read with no database, optionally through the collector: a floor. */
 async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {

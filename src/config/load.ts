@@ -3,10 +3,12 @@ import type { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { cronProblem } from './cron.ts';
 import { ConfigError } from './errors.ts';
+import { httpAccessFromEnv } from './http-access.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
+import { limitEnvNames, limitsFromEnv, limitsOf } from './source-limits.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
@@ -37,6 +39,7 @@ const envNames: Record<string, string> = {
   webhookFormat: 'REFSYNC_WEBHOOK_FORMAT',
   webhookAllowPrivate: 'REFSYNC_WEBHOOK_ALLOW_PRIVATE',
   listOverrides: 'REFSYNC_CONFIG catalog',
+  ...limitEnvNames,
 };
 
 const defaults = {
@@ -98,6 +101,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     webhookFormat: nonEmpty(env.REFSYNC_WEBHOOK_FORMAT)?.toLowerCase() ?? defaults.webhookFormat,
     webhookAllowPrivate: bool('REFSYNC_WEBHOOK_ALLOW_PRIVATE', env.REFSYNC_WEBHOOK_ALLOW_PRIVATE),
     listOverrides: {},
+    ...limitsFromEnv(env),
   };
 }
 
@@ -182,6 +186,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     maxRemovedFraction: parsed.maxRemovedFraction,
     alertOn: [...new Set(parsed.alertOn)] as AlertKind[],
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
+    ...limitsOf(parsed),
   };
   if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
   if (parsed.email) source.email = parsed.email;
@@ -348,5 +353,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     usage,
   };
   addOptionalSettings(config, env);
+  Object.assign(config, httpAccessFromEnv(env, config.dashboardPassword));
   return config;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
+import { limitFields } from './source-limits.ts';
 import { alertKinds } from './types.ts';
 import { usageSchema } from './usage.ts';
 
@@ -101,6 +102,7 @@ export const sourceSchema = z.strictObject({
   webhookFormat: z.enum(['json', 'slack']),
   webhookAllowPrivate: z.boolean(),
   listOverrides: z.record(listKey, listOverride),
+  ...limitFields,
 });
 
 export type RawSource = z.input<typeof sourceSchema>;

@@ -1,5 +1,6 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { RetentionConfig } from './retention.ts';
+import type { SourceLimits } from './source-limits.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
@@ -42,7 +43,7 @@ export interface WebhookConfig {
 }
 
 /** One upstream account in one environment: what a scheduler and a sync run are made for. */
-export interface SourceConfig {
+export interface SourceConfig extends Partial<SourceLimits> {
   /** Stable id of the source (scheduler id); defaults to the environment label. */
   name: string;
   /** Label stored with every row; unique across sources. */
@@ -93,6 +94,10 @@ export interface AppConfig {
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */
   dashboardPassword?: string;
+  /** REFSYNC_DASHBOARD_WRITE: the dashboard may change the queue (never without a password); read-only when absent. */
+  dashboardWrite?: boolean;
+  /** REFSYNC_HTTP_ALLOWED_HOSTS: host names the status page and dashboard answer to besides localhost and IPs. */
+  allowedHosts?: string[];
   logLevel: string;
   concurrency: number;
   /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */

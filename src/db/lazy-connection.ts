@@ -9,14 +9,38 @@ import { commitAfter, type Connection, type Database, type Queryable, type Query
  */
 export class LazyConnection implements Connection {
   readonly #db: Database;
+  readonly #refusal: (() => Error | undefined) | undefined;
   #connection: Promise<Connection> | undefined;
   #held: Promise<unknown> | undefined;
   #finish: ((err?: unknown) => void) | undefined;
   /** A transaction begun by openEarly that the next transaction(fn) runs in and ends. */
   #early = false;
 
-  constructor(db: Database) {
+  /**
+   * `refusal`, when it returns an error, refuses every statement but a rollback with it, in a
+   * transaction too (a target past its deadline: the write stops at its next statement, and its
+   * commit is refused).
+   */
+  constructor(db: Database, refusal?: () => Error | undefined) {
     this.#db = db;
+    this.#refusal = refusal;
+  }
+
+  #check(text: unknown): void {
+    if (typeof text === 'string' && /^\s*rollback\b/i.test(text)) return;
+    const refused = this.#refusal?.();
+    if (refused) throw refused;
+  }
+
+  /** tx with every statement checked first (a COPY stream, not a string, is checked like any other). */
+  #guarded(tx: Queryable): Queryable {
+    if (!this.#refusal) return tx;
+    return {
+      query: <R>(text: string, params?: unknown[]) => {
+        this.#check(text);
+        return tx.query<R>(text, params);
+      },
+    };
   }
 
   #get(): Promise<Connection> {
@@ -35,17 +59,26 @@ export class LazyConnection implements Connection {
   }
 
   async query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
+    this.#check(text);
     return (await this.#get()).query<R>(text, params);
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    this.#check('begin');
     const conn = await this.#get();
-    if (!this.#early) return conn.transaction(fn);
+    // Checked once more after fn: the commit that follows is refused too.
+    const guarded = async (tx: Queryable) => {
+      const result = await fn(this.#guarded(tx));
+      this.#check('commit');
+      return result;
+    };
+    if (!this.#early) return conn.transaction(guarded);
     this.#early = false;
-    return commitAfter(conn, fn);
+    return commitAfter(conn, guarded);
   }
 
   async begin(): Promise<void> {
+    this.#check('begin');
     await (await this.#get()).begin();
   }
 

@@ -27,6 +27,8 @@ export async function startWorkerHttp(
     metrics: parts.metrics,
     statusPages: statusPages(parts.db, config.sources),
     ...(config.dashboardPassword ? { dashboardPassword: config.dashboardPassword } : {}),
+    dashboardWrite: config.dashboardWrite === true && config.dashboardPassword !== undefined,
+    allowedHosts: config.allowedHosts ?? [],
   });
   const http = await startHttpServer(web.app, config.httpHost, config.httpPort).catch((err: NodeJS.ErrnoException) => {
     throw new ConfigError(`REFSYNC_HTTP_PORT: cannot listen on ${config.httpHost}:${config.httpPort} (${err.code ?? err.message})`);

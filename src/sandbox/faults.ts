@@ -24,6 +24,8 @@ export interface ListFaults {
   endless: boolean;
   foreignNext?: string;
   hugeBytes?: number;
+  endlessBody: boolean;
+  dripMs?: number;
   badValue?: { field: string; json: string };
 }
 
@@ -87,6 +89,9 @@ export function validateFaults(f: SandboxFaults): void {
   checkList('hugeBody', f.hugeBody);
   if (f.foreignNext && typeof f.foreignNext.url !== 'string') throw new SandboxError('faults.foreignNext.url must be an absolute URL');
   if (f.hugeBody) checkCount('hugeBody.bytes', f.hugeBody.bytes);
+  checkList('endlessBody', f.endlessBody);
+  checkList('drip', f.drip);
+  if (f.drip && !(typeof f.drip.intervalMs === 'number' && f.drip.intervalMs > 0)) throw new SandboxError('faults.drip.intervalMs must be a number above 0');
   checkList('badValue', f.badValue);
   if (f.badValue) checkBadValue(f.badValue);
   if (f.errorBody) checkErrorBody(f.errorBody);
@@ -170,6 +175,8 @@ export class FaultState {
       endless: f.endlessPages?.list === listKey,
       ...(f.foreignNext?.list === listKey ? { foreignNext: f.foreignNext.url } : {}),
       ...(f.hugeBody?.list === listKey ? { hugeBytes: f.hugeBody.bytes } : {}),
+      endlessBody: f.endlessBody?.list === listKey,
+      ...(f.drip?.list === listKey ? { dripMs: f.drip.intervalMs } : {}),
       ...(f.badValue?.list === listKey ? { badValue: { field: f.badValue.field ?? 'remark', json: badValueText(f.badValue) } } : {}),
     };
   }

@@ -37,6 +37,7 @@ function servedEntries(store: DataStore, list: SandboxList, selector: VariantSel
     yield* store.slice(list.key, selector, start, Math.min(end, size));
     if (duplicate && start <= size && size < end) yield duplicate;
     if (lf.endless) for (let i = Math.max(start, total); i < end; i++) yield list.generate(ENDLESS_BASE + i);
+    if (lf.endlessBody) for (let i = total; ; i++) yield list.generate(ENDLESS_BASE + i);
   }
   return { total, range };
 }

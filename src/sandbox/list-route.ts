@@ -8,7 +8,7 @@ import { CARRIERS, type SandboxList } from './lists.ts';
 import { jsonChunks, parsePageParams } from './paging.ts';
 import { authenticate, methodNotAllowed, notFound, unauthorized, type RouterContext, type SandboxRequest } from './request.ts';
 import type { PagingConfig } from './store.ts';
-import { writeBody } from './stream.ts';
+import { dripBody, writeBody } from './stream.ts';
 import type { SandboxAccount, VariantSelector } from './types.ts';
 
 interface Variant {
@@ -74,6 +74,8 @@ export async function listRoute(ctx: RouterContext, r: SandboxRequest, list: San
     r.res.end();
     return 200;
   }
-  await writeBody(r.res, jsonChunks(plan), fault);
+  const { dripMs } = ctx.state.faults.listFaults(list.key);
+  if (dripMs !== undefined) await dripBody(r.res, jsonChunks(plan), dripMs);
+  else await writeBody(r.res, jsonChunks(plan), fault);
   return 200;
 }

@@ -44,6 +44,19 @@ async function writeAll(res: ServerResponse, chunks: Iterator<string>): Promise<
   res.end(batch.join(''));
 }
 
+/** Sends `chunks` one byte every intervalMs (the drip fault), for as long as the client stays. */
+export async function dripBody(res: ServerResponse, chunks: Iterable<string>, intervalMs: number): Promise<void> {
+  res.flushHeaders();
+  for (const chunk of chunks) {
+    for (const byte of Buffer.from(chunk)) {
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      if (gone(res)) return;
+      res.write(Buffer.of(byte));
+    }
+  }
+  if (!gone(res)) res.end();
+}
+
 /** Sends `chunks` (headers must be set, not yet sent) and ends the response as `ending` says. */
 export async function writeBody(res: ServerResponse, chunks: Iterable<string>, ending: BodyEnding): Promise<void> {
   const it = chunks[Symbol.iterator]();

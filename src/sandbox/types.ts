@@ -99,6 +99,13 @@ export interface SandboxFaults {
   foreignNext?: { list: string; url: string };
   /** The body is padded with one more entry until it is at least `bytes` long, streamed. */
   hugeBody?: { list: string; bytes: number };
+  /** The body's entries never end: after the list's own, generated ones follow for as long as the client reads. */
+  endlessBody?: { list: string };
+  /**
+   * Status line and headers at once, then the body one byte every `intervalMs`: never silent for
+   * long enough to trip an idle timeout, never done in useful time.
+   */
+  drip?: { list: string; intervalMs: number };
   /**
    * The list's first entry serves `field` (default `remark`) as a value Postgres or JavaScript
    * cannot take as is: a named case (NUL, lone surrogates, 50,000-deep nesting, big numbers, a 1 MB

@@ -1,7 +1,10 @@
 // The worker's HTTP side: /healthz (the process answers), /readyz (its dependencies answer),
 // /metrics (Prometheus), the status pages (/, /list, /run) and the BullMQ dashboard at /admin/queues
-// (these two behind basic auth, user `admin`, when REFSYNC_DASHBOARD_PASSWORD is set). Bound to
-// REFSYNC_HTTP_HOST (127.0.0.1 by default).
+// (these two behind basic auth, user `admin`, when REFSYNC_DASHBOARD_PASSWORD is set; the dashboard
+// read-only unless REFSYNC_DASHBOARD_WRITE=true). The pages and the dashboard answer only to
+// localhost, IP literals and REFSYNC_HTTP_ALLOWED_HOSTS; every state-changing request must be JSON
+// and, when it says where it comes from, same-origin (request-guards.ts). Bound to REFSYNC_HTTP_HOST
+// (127.0.0.1 by default).
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
@@ -12,8 +15,10 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { basicAuth } from 'hono/basic-auth';
+import { dashboardPage } from './dashboard-page.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { StatusPage } from './status-pages.ts';
+import { hostGuard, readOnly, writeGuard } from './request-guards.ts';
 
 export const DASHBOARD_PATH = '/admin/queues';
 export const DASHBOARD_USER = 'admin';
@@ -30,6 +35,10 @@ export interface HttpAppOptions {
   dashboardPassword?: string;
   /** The status pages by path (src/server/status-pages.ts): HTML, or undefined for 404. */
   statusPages: Record<string, StatusPage>;
+  /** Whether the dashboard may change the queue (REFSYNC_DASHBOARD_WRITE); read-only when absent. */
+  dashboardWrite?: boolean;
+  /** Host names besides localhost and IP literals that the page and the dashboard answer to (lower case). */
+  allowedHosts?: readonly string[];
 }
 
 // The status pages have no script and no inline style: their CSP allows only same-origin resources.
@@ -44,19 +53,13 @@ export interface HttpApp {
   setQueues(queues: Queue[]): void;
 }
 
-/**
- * bull-board's page links Google Fonts: every view of the dashboard would call out to Google, and
- * offline or behind an egress firewall the request fails. Its stylesheet falls back to sans-serif.
- */
-const withoutExternalFonts: MiddlewareHandler = async (c, next) => {
-  await next();
-  if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
-  const page = await c.res.text();
-  c.res = new Response(page.replace(/<link [^>]*href="https:\/\/fonts\.googleapis\.com\/[^>]*>/g, ''), c.res);
-};
+/** The probes answer whatever the Host: a load balancer or Prometheus may use any name. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Hono();
+  const writable = options.dashboardWrite === true;
+  app.use('*', hostGuard(new Set(options.allowedHosts ?? []), PROBES), writeGuard);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     const report = await options.readiness();
@@ -91,11 +94,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   }
   app.get('/status.css', (c) => c.body(statusCss, 200, { ...pageHeaders, 'content-type': 'text/css; charset=utf-8' }));
   app.get('/favicon.svg', (c) => c.body(favicon, 200, { ...pageHeaders, 'content-type': 'image/svg+xml' }));
-  for (const path of [DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, withoutExternalFonts);
+  const dashboard: MiddlewareHandler[] = writable ? [dashboardPage({ writable })] : [readOnly, dashboardPage({ writable })];
+  for (const path of [DASHBOARD_PATH, `${DASHBOARD_PATH}/*`]) app.use(path, ...dashboard);
   app.route(DASHBOARD_PATH, board.registerPlugin());
   return {
     app,
-    setQueues: (queues) => bullBoard.replaceQueues(queues.map((q) => new BullMQAdapter(q))),
+    // readOnlyMode hides the dashboard's buttons; the readOnly middleware is what refuses the requests.
+    setQueues: (queues) => bullBoard.replaceQueues(queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !writable }))),
   };
 }
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { listVariant, type Target } from '../catalog/targets.ts';
+import { limitsOf } from '../config/source-limits.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
@@ -12,6 +13,7 @@ import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
+import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
@@ -48,6 +50,8 @@ interface Fetch {
   options: SyncTargetOptions;
   tuning: SyncTuning;
   elapsed: () => number;
+  /** Its statements refused once the target's deadline has passed. */
+  refusal: () => Error | undefined;
   /** Pages read by the latest fetch and the loader it chose, for a failure's outcome. */
   pages: number;
   loader?: Loader;
@@ -63,38 +67,58 @@ interface Fetched {
 
 /**
  * Syncs one target: pages → collect (normalise, hash) → a loader chosen once → loader.finish() →
- * the outcome. A failure of the list (service, answer, data) is returned in the outcome, unrecorded,
- * for the caller to settle (record-failure.ts); a database failure is thrown.
+ * the outcome. A failure of the list (service, answer, data, its deadline) is returned in the
+ * outcome, unrecorded, for the caller to settle (record-failure.ts); a database failure is thrown.
  */
 export async function syncTarget(db: Database, client: PageSource, target: Target, options: SyncTargetOptions): Promise<TargetOutcome> {
   const started = performance.now();
-  const f: Fetch = { db, client, target, options, tuning: tuningWith(options.tuning), elapsed: () => performance.now() - started, pages: 0, fetches: 0 };
-  const { copy, ownSessions } = capabilitiesOf(db);
+  const deadline = new TargetDeadline(limitsOf(target.source).targetDeadlineS, target, options.signal);
+  const f: Fetch = {
+    db,
+    client,
+    target,
+    options: { ...options, signal: deadline.signal },
+    tuning: tuningWith(options.tuning),
+    elapsed: () => performance.now() - started,
+    refusal: deadline.refusal,
+    pages: 0,
+    fetches: 0,
+  };
   try {
-    let fetched = await fetchAndLoad(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
-    if ('fetchAgain' in fetched.result) {
-      // A fast path backed out: another sync applied the target while the index was in use, or a
-      // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
-      // fast path is taken, so this cannot back out a second time.
-      (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
-      fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
-    }
-    return appliedOutcome(f, fetched);
+    return await syncWithin(f);
   } catch (thrown) {
-    const failure = listFailureOf(thrown, target.list.key);
+    // Past the deadline, whatever broke off the work (an aborted read, a refused statement) is the deadline.
+    const failure = deadline.expired ? deadline.error : listFailureOf(thrown, target.list.key);
     if (!failure) throw thrown;
     const status = isUnavailable(failure) ? 'unavailable' : 'failed';
     const outcome: TargetOutcome = { target, status, counts: zeroCounts(), baseline: false, entryCount: 0, pages: f.pages, durationMs: f.elapsed() };
     // What a load wrote before the failure was rolled back; told for the record.
     if (f.loader) outcome.load = { loader: f.loader.kind, rowsWritten: f.loader.rowsWritten, fetches: f.fetches };
     return { ...outcome, error: failure.message, errorCode: failure.code, failure };
+  } finally {
+    deadline.clear();
   }
+}
+
+/** The fetch and load, and the plain refetch when a fast path backs out. */
+async function syncWithin(f: Fetch): Promise<TargetOutcome> {
+  const { copy, ownSessions } = capabilitiesOf(f.db);
+  const { options, target } = f;
+  let fetched = await fetchAndLoad(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+  if ('fetchAgain' in fetched.result) {
+    // A fast path backed out: another sync applied the target while the index was in use, or a
+    // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
+    // fast path is taken, so this cannot back out a second time.
+    (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
+    fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
+  }
+  return appliedOutcome(f, fetched);
 }
 
 /** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
 async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
   // Taken at the first spill or at the load, so a small list holds no connection while it is fetched.
-  const conn = new LazyConnection(f.db);
+  const conn = new LazyConnection(f.db, f.refusal);
   const check = new CurrentRowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
   const setup: LoaderSetup = { conn, target: f.target, check, rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows }, streamFirstLoad: how.streamFirstLoad };
   let loader: Loader | undefined;

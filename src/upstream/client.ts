@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { limitsOf } from '../config/source-limits.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { pemList } from '../util/pem-list.ts';
 import { positiveOption } from '../util/positive-option.ts';
@@ -12,12 +13,14 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { readListBody, type PageInfo } from './list-body.ts';
+import { ListBudget, type ListLimits } from './list-budget.ts';
 import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
 import { PageSequence, type PageProgress } from './page-sequence.ts';
 import { markContinuation } from './paging.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
 import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
 import { secretScrubber } from './scrub.ts';
+import { RequestDeadline } from './request-deadline.ts';
 import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
 
 export type { PageProgress } from './page-sequence.ts';
@@ -34,8 +37,15 @@ export interface UpstreamClientOptions {
   logger?: Logger;
   /** Entries requested per page (`page-size`). Default 1000. */
   pageSize?: number;
-  /** Largest response body accepted, in bytes. Default 64 MiB. */
+  /**
+   * Largest body of an answer read whole (the login, /v2/auth/me/), in bytes. Default 64 MiB. List
+   * bodies are streamed and never held whole: `listLimits` bound them instead.
+   */
   maxResponseBytes?: number;
+  /** Bytes per entry, entries per list, bytes per list (all pages). Defaults: src/config/source-limits.ts. */
+  listLimits?: Partial<ListLimits>;
+  /** The most one request may take, first byte sent to last byte read (REFSYNC_REQUEST_DEADLINE_S). Default 600 s. */
+  requestDeadlineMs?: number;
   /** Most pages one list may have before it is refused as endless. Default 10 000. */
   maxPages?: number;
   /** Defaults: connect 10 s, headers 30 s, body (longest silence between chunks) 60 s. */
@@ -130,6 +140,8 @@ export class UpstreamClient {
   readonly #pageSize: number;
   readonly #maxResponseBytes: number;
   readonly #maxPages: number;
+  readonly #listLimits: ListLimits;
+  readonly #requestDeadlineMs: number;
   readonly #retry: RetryPolicy;
   readonly #onRequest: UpstreamClientOptions['onRequest'];
 
@@ -145,6 +157,14 @@ export class UpstreamClient {
     this.#pageSize = Math.floor(positive('pageSize', options.pageSize, 1000));
     this.#maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, 64 * 1024 * 1024);
     this.#maxPages = Math.floor(positive('maxPages', options.maxPages, 10_000));
+    const defaults = limitsOf({});
+    const l = options.listLimits ?? {};
+    this.#listLimits = {
+      maxEntryBytes: positive('listLimits.maxEntryBytes', l.maxEntryBytes, defaults.maxEntryBytes),
+      maxListEntries: positive('listLimits.maxListEntries', l.maxListEntries, defaults.maxListEntries),
+      maxListBytes: positive('listLimits.maxListBytes', l.maxListBytes, defaults.maxListBytes),
+    };
+    this.#requestDeadlineMs = positive('requestDeadlineMs', options.requestDeadlineMs, defaults.requestDeadlineS * 1000);
     const r = options.retry ?? {};
     this.#retry = {
       attempts: Math.floor(positive('retry.attempts', r.attempts, defaultRetryPolicy.attempts)),
@@ -194,7 +214,8 @@ export class UpstreamClient {
    */
   async *pages(request: PagesRequest): AsyncGenerator<unknown[], void, undefined> {
     const sequence = new PageSequence(listEndpoint(request), { origin: this.#origin, pageSize: this.#pageSize, maxPages: this.#maxPages }, request.onPage);
-    let pending = this.#requestPage(request, sequence, sequence.url, 1);
+    const budget = new ListBudget(this.#listLimits);
+    let pending = this.#requestPage(request, sequence, budget, sequence.url, 1);
     try {
       for (;;) {
         const { last, pageEntries, page } = yield* this.#handOverPage(await pending, sequence);
@@ -202,7 +223,7 @@ export class UpstreamClient {
         if (outcome.next) {
           // The next page is requested before this one is handed over, so the service prepares it
           // while the consumer normalises and stores this one: one request in flight, never more.
-          pending = this.#requestPage(request, sequence, outcome.next, sequence.pageNo + 1);
+          pending = this.#requestPage(request, sequence, budget, outcome.next, sequence.pageNo + 1);
           yield last;
           sequence.advance(outcome.next);
           continue;
@@ -246,12 +267,14 @@ export class UpstreamClient {
 
   /** One request to its JSON answer, read whole within the size cap. */
   async #exchange(ex: Exchange): Promise<{ json: unknown; credential?: Credential }> {
-    const { value, credential } = await this.#withRetries(ex, async (res, sendReq) => {
+    const { value, credential } = await this.#withRetries(ex, async (res, sendReq, deadline) => {
       let buf: Buffer;
       try {
         buf = await readCapped(res.body, res.headers, this.#maxResponseBytes, ex);
       } catch (err) {
         throw err instanceof UpstreamError ? err : mapTransportError(err, sendReq, 'while reading the body');
+      } finally {
+        deadline.clear();
       }
       return parseJsonBody(buf, res.headers, ex);
     });
@@ -263,23 +286,24 @@ export class UpstreamClient {
    * batch (for a page of the size asked for, the whole page) is read within the retries; a failure after that fails the list, since part of
    * the page has been handed over.
    */
-  async #listPage(ex: Exchange): Promise<ListPageStream> {
-    const { value } = await this.#withRetries(ex, async (res, sendReq) => {
+  async #listPage(ex: Exchange, budget: ListBudget): Promise<ListPageStream> {
+    const { value } = await this.#withRetries(ex, async (res, sendReq, deadline) => {
       const limits = { entries: this.#pageSize, minBytes: MIN_BATCH_BYTES, maxBytes: MAX_BATCH_BYTES };
-      const batches = readListBody(res.body, res.headers, this.#maxResponseBytes, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
+      const body = readListBody(res.body, res.headers, budget, limits, ex, (err) => mapTransportError(err, sendReq, 'while reading the body'));
+      const batches = clearedAtEnd(body, deadline);
       return { batches, first: await batches.next() };
     });
     return value;
   }
 
   /** Requests page `n` of a list; awaited on the next turn of pages(), so a failure until then is not unhandled. */
-  #requestPage(request: PagesRequest, sequence: PageSequence, url: URL, n: number): Promise<ListPageStream> {
+  #requestPage(request: PagesRequest, sequence: PageSequence, budget: ListBudget, url: URL, n: number): Promise<ListPageStream> {
     sequence.requested(url, n);
     const { endpoint } = sequence;
     const exchange: Exchange = { method: 'GET', url, endpoint, where: `GET ${endpoint} page ${n}`, auth: true };
     if (request.serviceVersion !== undefined) exchange.serviceVersion = request.serviceVersion;
     if (request.signal) exchange.signal = request.signal;
-    const pending = this.#listPage(exchange);
+    const pending = this.#listPage(exchange, budget);
     pending.catch(() => undefined);
     return pending;
   }
@@ -305,9 +329,11 @@ export class UpstreamClient {
 
   /**
    * One request with credentials, 401 recovery (bounded by the session), retries of transient
-   * failures with backoff; `read` takes a 2xx answer's body and may fail transiently too.
+   * failures with backoff; `read` takes a 2xx answer's body and may fail transiently too. Each try
+   * has its own request deadline, which `read` clears once the body has been read (for a list page,
+   * once its last batch has).
    */
-  async #withRetries<T>(ex: Exchange, read: (res: SendResponse, sendReq: SendRequest) => Promise<T>): Promise<{ value: T; credential?: Credential }> {
+  async #withRetries<T>(ex: Exchange, read: (res: SendResponse, sendReq: SendRequest, deadline: RequestDeadline) => Promise<T>): Promise<{ value: T; credential?: Credential }> {
     const authAttempt: AuthAttempt = { reloggedIn: false, keyTried: false };
     for (let attempt = 1; ; ) {
       const credential = ex.auth ? await this.#session.credentialFor(ex.endpoint, authAttempt) : undefined;
@@ -321,14 +347,16 @@ export class UpstreamClient {
       if (ex.serviceVersion !== undefined) headers['x-service-version'] = ex.serviceVersion;
       const started = performance.now();
       let status: number | null = null;
+      const deadline = new RequestDeadline(this.#requestDeadlineMs, ex, ex.signal);
+      let bodyHandedOver = false;
       try {
-        const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers };
+        const sendReq: SendRequest = { method: ex.method, url: ex.url, endpoint: ex.endpoint, where: ex.where, headers, signal: deadline.signal };
         if (ex.body !== undefined) sendReq.body = ex.body;
-        if (ex.signal) sendReq.signal = ex.signal;
         const res = await send(this.#connections, this.#origin, sendReq);
         status = res.statusCode;
         if (status >= 200 && status < 300) {
-          const value = await read(res, sendReq);
+          bodyHandedOver = true;
+          const value = await read(res, sendReq, deadline);
           this.#report(ex, status, started);
           if (credential) this.#session.onSuccess(ex.endpoint, credential);
           return credential ? { value, credential } : { value };
@@ -354,6 +382,8 @@ export class UpstreamClient {
         );
         await sleep(delay, ex.signal);
         attempt++;
+      } finally {
+        if (!bodyHandedOver) deadline.clear();
       }
     }
   }
@@ -422,5 +452,14 @@ export class UpstreamClient {
     } catch (err) {
       this.#logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'onRequest callback threw');
     }
+  }
+}
+
+/** The batches of a list page, its request deadline cleared once they end, are dropped or fail. */
+async function* clearedAtEnd(batches: AsyncGenerator<unknown[], PageInfo>, deadline: RequestDeadline): AsyncGenerator<unknown[], PageInfo> {
+  try {
+    return yield* batches;
+  } finally {
+    deadline.clear();
   }
 }

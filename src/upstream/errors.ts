@@ -11,6 +11,7 @@ export type UpstreamErrorCode =
   | 'http_status'
   | 'protocol'
   | 'timeout'
+  | 'deadline'
   | 'size'
   | 'paging'
   | 'network'
@@ -101,7 +102,17 @@ export class TimeoutError extends UpstreamError {
   }
 }
 
-/** A response larger than maxResponseBytes. */
+/**
+ * A request past REFSYNC_REQUEST_DEADLINE_S, however steadily its bytes came: an answer dripped a
+ * byte at a time never trips an idle timeout. Not retried: another try would take as long.
+ */
+export class DeadlineError extends UpstreamError {
+  constructor(message: string, options: UpstreamErrorOptions) {
+    super('deadline', message, { ...options, retryable: false });
+  }
+}
+
+/** A response or list larger than a size limit (maxResponseBytes, or a streamed list's limits). */
 export class SizeError extends UpstreamError {
   constructor(message: string, options: UpstreamErrorOptions) {
     super('size', message, { retryable: false, ...options });

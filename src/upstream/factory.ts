@@ -1,3 +1,4 @@
+import { limitsOf } from '../config/source-limits.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Credentials } from './auth.ts';
@@ -9,10 +10,13 @@ export function createUpstreamClient(source: SourceConfig, logger?: Logger, extr
   if (source.email) credentials.email = source.email;
   if (source.password) credentials.password = source.password;
   if (source.apiKey) credentials.apiKey = source.apiKey;
+  const limits = limitsOf(source);
   const options: UpstreamClientOptions = {
     baseUrl: source.baseUrl,
     environment: source.environment,
     credentials,
+    requestDeadlineMs: limits.requestDeadlineS * 1000,
+    listLimits: { maxEntryBytes: limits.maxEntryBytes, maxListEntries: limits.maxListEntries, maxListBytes: limits.maxListBytes },
     ...extra,
   };
   if (source.caPem && extra.ca === undefined) options.ca = source.caPem;

@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { checkJsonHeaders, declaredLength, discard, invalidJson, parseJsonBody, parseJsonText, type BodyContext } from './body.ts';
-import { SizeError, UpstreamError } from './errors.ts';
-import { ListSplitter, type BatchLimits } from './list-splitter.ts';
+import { UpstreamError } from './errors.ts';
+import type { ListBudget } from './list-budget.ts';
+import { EntryTooLongError, ListSplitter, type BatchLimits } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
@@ -12,12 +13,13 @@ export type PageInfo = Omit<ListPage, 'entries'>;
  * Reads one 2xx list answer as a stream: yields its entries in batches as the bytes arrive (each
  * batch checked and parsed on its own), and returns the page's shape and envelope members once the
  * body has ended. Holds at most one batch of text at a time, whatever the size of the answer; the
- * body-size cap counts every byte. Errors of the transport go through `transportError`.
+ * list's budget counts every byte and entry, and no entry may be longer than its limit. Errors of
+ * the transport go through `transportError`.
  */
 export async function* readListBody(
   body: Readable,
   headers: IncomingHttpHeaders,
-  maxBytes: number,
+  budget: ListBudget,
   batch: BatchLimits,
   ctx: BodyContext,
   transportError: (err: unknown) => unknown,
@@ -25,29 +27,26 @@ export async function* readListBody(
   const declared = declaredLength(headers);
   let done = false;
   try {
-    if (declared !== undefined && declared > maxBytes) {
-      throw new SizeError(`${ctx.where}: response of ${declared} bytes exceeds the limit of ${maxBytes} bytes (Content-Length)`, {
-        endpoint: ctx.endpoint,
-      });
-    }
+    budget.declared(declared, ctx);
     checkJsonHeaders(headers, ctx, declared);
-    const splitter = new ListSplitter(batch);
+    const splitter = new ListSplitter({ ...batch, maxEntryBytes: budget.limits.maxEntryBytes });
     let size = 0;
     let received = 0;
     const parseBatch = (text: string): unknown[] => {
       const entries = parseJsonText(text, ctx, size) as unknown[];
       checkEntries(entries, ctx, received);
       received += entries.length;
+      budget.parsed(entries.length, ctx);
       return entries;
     };
     for await (const chunk of readChunks(body, transportError)) {
       size += chunk.length;
-      if (size > maxBytes) throw new SizeError(`${ctx.where}: response exceeds the limit of ${maxBytes} bytes`, { endpoint: ctx.endpoint });
+      budget.received(chunk.length, ctx);
       let texts: string[];
       try {
         texts = splitter.push(chunk);
       } catch (err) {
-        throw invalidJson(err, '', ctx, size);
+        throw err instanceof EntryTooLongError ? budget.entryTooLong(err.what, ctx) : invalidJson(err, '', ctx, size);
       }
       for (const text of texts) yield parseBatch(text);
     }

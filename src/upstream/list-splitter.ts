@@ -4,12 +4,26 @@
 
 /**
  * Where a batch ends: at a comma after at least `entries` elements (the page size, so a page of the
- * size asked for is never cut) and `minBytes`, or after `maxBytes` whatever the count.
+ * size asked for is never cut) and `minBytes`, or after `maxBytes` whatever the count. No element,
+ * and no text outside the streamed array, may be longer than `maxEntryBytes`: that, not the size of
+ * the body, is what the splitter ever holds at once.
  */
 export interface BatchLimits {
   entries: number;
   minBytes: number;
   maxBytes: number;
+  /** No limit when absent. */
+  maxEntryBytes?: number;
+}
+
+/** An element, or the text around the streamed array, longer than maxEntryBytes. */
+export class EntryTooLongError extends Error {
+  readonly what: 'entry' | 'envelope';
+
+  constructor(what: 'entry' | 'envelope') {
+    super(what === 'entry' ? 'an entry is longer than the limit' : 'the text besides the entries is longer than the limit');
+    this.what = what;
+  }
 }
 
 /**
@@ -51,7 +65,7 @@ export type SplitEnd =
  * Splits only at ASCII commas outside strings, so a multi-byte character is never cut.
  */
 export class ListSplitter {
-  readonly #limits: BatchLimits;
+  readonly #limits: Required<BatchLimits>;
   /** Elements ended by a comma in the batch being gathered. */
   #batchEntries = 0;
   #started = false;
@@ -73,18 +87,36 @@ export class ListSplitter {
   #keyBytes: number[] = [];
   #lastString = '';
   #lastKey = '';
+  /** Bytes of the body before the chunk being scanned. */
+  #consumed = 0;
+  /** Where the element being read began, as an offset in the body. */
+  #entryStart = 0;
+  #outsideBytes = 0;
 
   constructor(limits: BatchLimits) {
-    this.#limits = limits;
+    this.#limits = { maxEntryBytes: Infinity, ...limits };
   }
 
   /**
-   * Takes the next chunk of the body; returns the batches it completed. Throws on what cannot be JSON.
+   * Takes the next chunk of the body; returns the batches it completed. Throws on what cannot be
+   * JSON, and EntryTooLongError as soon as an element or the envelope is too long, ended or not.
+   */
+  push(chunk: Buffer): string[] {
+    const batches = this.#scan(chunk);
+    this.#consumed += chunk.length;
+    const max = this.#limits.maxEntryBytes;
+    if (this.#streamDepth > 0 && this.#consumed - this.#entryStart > max) throw new EntryTooLongError('entry');
+    if (this.#outsideBytes > max) throw new EntryTooLongError('envelope');
+    return batches;
+  }
+
+  /**
+   * The scan of one chunk.
    * Long because it is one loop over every byte of the body (100 MB for a bare array of a million
    * entries), with the scanner's state in locals: split into helpers, each byte would pay a call
    * and the state's trip through the object's fields.
    */
-  push(chunk: Buffer): string[] {
+  #scan(chunk: Buffer): string[] {
     const batches: string[] = [];
     let i = 0;
     if (!this.#started) {
@@ -95,7 +127,7 @@ export class ListSplitter {
       this.#shape = first === OPEN_ARRAY ? 'array' : first === OPEN_OBJECT ? 'envelope' : 'other';
     }
     if (this.#shape === 'other') {
-      this.#outside.push(chunk);
+      this.#keepOutside(chunk);
       return batches;
     }
     // The state lives in locals through the loop (it runs once per byte of a 100 MB body).
@@ -152,6 +184,7 @@ export class ListSplitter {
           if (!elementOpen) throw new Error('empty element in the list array');
           elementOpen = false;
           this.#sawComma = true;
+          this.#entryEnds(i);
           const bytes = this.#pieceBytes + (i - from);
           const { entries, minBytes, maxBytes } = this.#limits;
           if ((++this.#batchEntries >= entries && bytes >= minBytes) || bytes >= maxBytes) {
@@ -162,6 +195,7 @@ export class ListSplitter {
         }
         if (byte === CLOSE_ARRAY) {
           if (!elementOpen && this.#sawComma) throw new Error('trailing comma in the list array');
+          this.#entryEnds(i);
           const last = this.#batch(chunk.subarray(from, i));
           if (elementOpen) batches.push(last);
           streamDepth = 0;
@@ -183,7 +217,8 @@ export class ListSplitter {
           this.#streamed = true;
           streamDepth = 1;
           elementOpen = false;
-          this.#outside.push(chunk.subarray(from, i + 1));
+          this.#entryStart = this.#consumed + i + 1;
+          this.#keepOutside(chunk.subarray(from, i + 1));
           from = i + 1;
         }
       } else if (byte === CLOSE_ARRAY || byte === CLOSE_OBJECT) {
@@ -206,7 +241,7 @@ export class ListSplitter {
       this.#pieces.push(chunk.subarray(from));
       this.#pieceBytes += chunk.length - from;
     } else if (from < chunk.length) {
-      this.#outside.push(chunk.subarray(from));
+      this.#keepOutside(chunk.subarray(from));
     }
     return batches;
   }
@@ -217,6 +252,18 @@ export class ListSplitter {
     if (!this.#ended || this.#inString) throw new Error('unexpected end of the JSON text (truncated)');
     if (this.#shape === 'array') return { shape: 'array' };
     return { shape: 'envelope', envelope: Buffer.concat(this.#outside).toString('utf8') };
+  }
+
+  /** An element ended at offset i of the chunk being scanned: checked, and the next one begins after it. */
+  #entryEnds(i: number): void {
+    const end = this.#consumed + i;
+    if (end - this.#entryStart > this.#limits.maxEntryBytes) throw new EntryTooLongError('entry');
+    this.#entryStart = end + 1;
+  }
+
+  #keepOutside(part: Buffer): void {
+    this.#outside.push(part);
+    this.#outsideBytes += part.length;
   }
 
   #keyByte(byte: number): void {

@@ -16,6 +16,8 @@ describe('bad settings and arguments at the command line', () => {
     ['a schedule out of range', ['worker'], { REFSYNC_SCHEDULE: '99 99 * * *' }, /^refsync: REFSYNC_SCHEDULE: '99 99 \* \* \*' — Constraint error, got value 99 expected range 0-59 \(in time zone UTC\)\n$/],
     ['a fraction over 1', ['sync'], { REFSYNC_MAX_REMOVED_FRACTION: '1.5' }, /^refsync: REFSYNC_MAX_REMOVED_FRACTION: '1.5' — must be at most 1\n$/],
     ['an unknown option', ['trigger', '--bogus'], {}, /^refsync: trigger: Unknown option '--bogus'/],
+    ['a writable dashboard without a password', ['worker'], { REFSYNC_DASHBOARD_WRITE: 'true' }, /^refsync: REFSYNC_DASHBOARD_WRITE: is true, but REFSYNC_DASHBOARD_PASSWORD is not set; a dashboard that can change the queue needs a password\n$/],
+    ['a deadline that is not a number', ['sync'], { REFSYNC_TARGET_DEADLINE_S: 'later' }, /^refsync: REFSYNC_TARGET_DEADLINE_S: 'later' — /],
   ])('%s exits 2 with one line naming it', async (_name, args, env, message) => {
     const res = await runCli(args, { env: { ...base, ...env }, cwd: dir });
     expect(res.stderr).toMatch(message);

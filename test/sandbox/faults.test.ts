@@ -222,6 +222,37 @@ describe('list faults', () => {
     expect(entries.length).toBe(sb.control.getEntries('hazmat').length + 1);
   });
 
+  it('endlessBody: the list entries go on past the list for as long as the client reads', async () => {
+    sb.control.setFaults({ endlessBody: { list: 'hazmat' } });
+    const res = await request(`${sb.url}/v2/shipments/hazmat/`, { headers: auth, dispatcher: sandboxAgent(sb) });
+    let text = '';
+    for await (const chunk of res.body) {
+      text += (chunk as Buffer).toString();
+      if (text.length > 2_000_000) break;
+    }
+    // Far more entries than the list has, and still no end to the array.
+    const entries = text.split('},{').length;
+    expect(entries).toBeGreaterThan(10 * sb.control.getEntries('hazmat').length);
+    expect(text.trimEnd().endsWith(']')).toBe(false);
+    sb.control.clearFaults();
+  });
+
+  it('drip: status and headers at once, then the body a byte at a time', async () => {
+    sb.control.setFaults({ drip: { list: 'hazmat', intervalMs: 20 } });
+    const res = await request(`${sb.url}/v2/shipments/hazmat/`, { headers: auth, dispatcher: sandboxAgent(sb) });
+    expect(res.statusCode).toBe(200);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) {
+      chunks.push(chunk as Buffer);
+      if (Buffer.concat(chunks).length >= 30) break;
+    }
+    // One byte per write (a busy reader may find two or three together), the start of the real body.
+    expect(chunks.length).toBeGreaterThanOrEqual(10);
+    expect(Buffer.concat(chunks).toString()).toMatch(/^\[\{/);
+    expect(() => sb.control.setFaults({ drip: { list: 'hazmat', intervalMs: 0 } })).toThrow(/drip.intervalMs must be a number above 0/);
+    sb.control.clearFaults();
+  });
+
   it('badValue: the first entry of page 1 serves the field as the JSON text of the case, escapes as served', async () => {
     sb.control.setFaults({ badValue: { list: 'shipment_modes', kind: 'nul', field: 'description' } });
     const first = await get('/v2/shipments/shipment-modes/');

@@ -182,15 +182,15 @@ describe('bodies that are not a list', () => {
     }
   });
 
-  it('a body over maxResponseBytes is a SizeError (bare array, streamed huge body)', async () => {
+  it('an entry over the bytes-per-entry limit is a SizeError (bare array, streamed huge entry)', async () => {
     sb.control.setPaging('shipment_modes', 'array');
     sb.control.setFaults({ hugeBody: { list: 'shipment_modes', bytes: 2 * 1024 * 1024 } });
-    const c = client(sb, { maxResponseBytes: 256 * 1024 });
+    const c = client(sb, { listLimits: { maxEntryBytes: 256 * 1024 } });
     try {
       const err = await failure(collect(c.pages(modes)));
       expect(err).toBeInstanceOf(SizeError);
       expect(err).toMatchObject({ code: 'size', retryable: false });
-      expect(err.message).toContain('exceeds the limit of 262144 bytes');
+      expect(err.message).toContain('an entry is longer than 262144 bytes, the limit of REFSYNC_MAX_ENTRY_BYTES');
       // The connection was dropped, not drained: the next request still works.
       sb.control.clearFaults();
       expect(await collect(c.pages(modes))).toEqual(sb.control.getEntries('shipment_modes'));

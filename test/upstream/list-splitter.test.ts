@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ListSplitter, type BatchLimits, type SplitEnd } from '../../src/upstream/list-splitter.ts';
+import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from '../../src/upstream/list-splitter.ts';
 
 // Entries with what a byte-level split can get wrong: quotes, backslashes and escapes in strings,
 // brackets and commas inside strings, multi-byte UTF-8 (2, 3 and 4 bytes), numbers of every form.
@@ -110,5 +110,40 @@ describe('ListSplitter', () => {
 
   it('a malformed element is left whole to JSON.parse, which refuses it', () => {
     expect(() => split('[{"a":1}, {"a" 2}]', [4])).toThrow(SyntaxError);
+  });
+
+  describe('bytes per entry (what the splitter ever holds, whatever the body)', () => {
+    const longest = Math.max(...entries.map((e) => Buffer.byteLength(JSON.stringify(e).replace(/,/g, ', '))));
+    const cutEveryByte = (text: string) => Array.from({ length: Buffer.byteLength(text) }, (_, i) => i);
+    const tooLong = (text: string, maxEntryBytes: number, cuts: number[] = [7, 31, 100]) => {
+      try {
+        split(text, cuts, { entries: 1, minBytes: 0, maxBytes: Infinity, maxEntryBytes });
+      } catch (err) {
+        if (err instanceof EntryTooLongError) return err.what;
+        throw err;
+      }
+      return undefined;
+    };
+
+    it('an array or envelope whose entries fit is split as before, fed whole or a byte at a time', () => {
+      // Room for the longest entry with the blanks around it, no more.
+      for (const text of [arrayText, envelopeText]) {
+        expect(tooLong(text, longest + 4)).toBeUndefined();
+        expect(tooLong(text, longest + 4, cutEveryByte(text))).toBeUndefined();
+      }
+    });
+
+    it('an entry longer than the limit is refused, ended or not (a string that never closes)', () => {
+      expect(tooLong(arrayText, longest - 1)).toBe('entry');
+      expect(tooLong(arrayText, longest - 1, cutEveryByte(arrayText))).toBe('entry');
+      const open = `[{"code":"A1"},{"code":"${'x'.repeat(5000)}`;
+      expect(tooLong(open, 1000)).toBe('entry');
+    });
+
+    it('an envelope whose members besides results are longer than the limit is refused', () => {
+      const padded = `{"junk":"${'y'.repeat(5000)}","results":[{"code":"A1"}]}`;
+      expect(tooLong(padded, 1000)).toBe('envelope');
+      expect(tooLong(`"${'z'.repeat(5000)}`, 1000)).toBe('envelope');
+    });
   });
 });

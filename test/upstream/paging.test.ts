@@ -167,14 +167,16 @@ describe('paging that cannot be trusted', () => {
     }
   });
 
-  it('a Content-Length over maxResponseBytes is refused before the body is read', async () => {
+  it('a Content-Length over the bytes-per-list limit is refused before the body is read', async () => {
     const big = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ code: `C${i}`, description: 'x'.repeat(20) })));
     const server = await tinyServer((_req, res) => json(res, 200, big));
-    const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, maxResponseBytes: 1000, ...fast });
+    const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, listLimits: { maxListBytes: 1000 }, ...fast });
     try {
       const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/hazmat/' })));
       expect(err.code).toBe('size');
-      expect(err.message).toBe(`GET /v2/shipments/hazmat/ page 1: response of ${Buffer.byteLength(big)} bytes exceeds the limit of 1000 bytes (Content-Length)`);
+      expect(err.message).toBe(
+        `GET /v2/shipments/hazmat/ page 1: the list's answers exceed 1000 bytes in all (Content-Length ${Buffer.byteLength(big)}), the limit of REFSYNC_MAX_LIST_BYTES; refused`,
+      );
     } finally {
       await c.close();
       await server.close();

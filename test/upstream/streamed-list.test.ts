@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { ListCollector } from '../../src/sync/collect/collect.ts';
+import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { ProtocolError, SizeError, PagingError, UpstreamClient } from '../../src/upstream/index.ts';
 import { parseKeepingNumbers } from '../../src/upstream/lossless-json.ts';
 import { continuesPage } from '../../src/upstream/paging.ts';
@@ -40,7 +41,7 @@ afterEach(async () => {
   c = server = undefined;
 });
 
-async function serve(answer: (page: number, res: ServerResponse) => void, options: { maxResponseBytes?: number } = {}): Promise<UpstreamClient> {
+async function serve(answer: (page: number, res: ServerResponse) => void, options: Partial<UpstreamClientOptions> = {}): Promise<UpstreamClient> {
   server = await tinyServer((req, res) => answer(Number(new URL(req.url ?? '/', 'https://x').searchParams.get('page')), res));
   c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast, ...options });
   return c;
@@ -118,9 +119,20 @@ describe('a list answer larger than a page streams in batches', () => {
     expect(err.message).toBe(`GET /v2/shipments/nmfc/ page 1: entry ${ENTRIES} is number, not an object`);
   });
 
-  it('a chunked body that grows past maxResponseBytes is cut there', async () => {
-    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 2 ** 20 })));
+  it('a chunked body that grows past the bytes-per-list limit is cut there', async () => {
+    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { listLimits: { maxListBytes: 2 ** 20 } })));
     expect(err).toBeInstanceOf(SizeError);
-    expect(err.message).toBe(`GET /v2/shipments/nmfc/ page 1: response exceeds the limit of ${2 ** 20} bytes`);
+    expect(err.message).toBe(`GET /v2/shipments/nmfc/ page 1: the list's answers exceed ${2 ** 20} bytes in all, the limit of REFSYNC_MAX_LIST_BYTES; refused`);
+  });
+
+  it('a list past the entries-per-list limit is cut there; the read whole-answer cap does not apply to lists', async () => {
+    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 1024, listLimits: { maxListEntries: ENTRIES - 1 } })));
+    expect(err).toBeInstanceOf(SizeError);
+    expect(err.message).toMatch(new RegExp(`^GET /v2/shipments/nmfc/ page 1: the list has more than ${ENTRIES - 1} entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused$`));
+  });
+
+  it('a list of exactly the entries-per-list limit is read whole, far past the whole-answer cap', async () => {
+    const all = await batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 1024, listLimits: { maxListEntries: ENTRIES } }));
+    expect(all.flat()).toHaveLength(ENTRIES);
   });
 });

@@ -4,6 +4,7 @@ import { DuplicateKeyError } from '../collect/content-hash.ts';
 import { EntryLimitError } from '../collect/entry-limits.ts';
 import { EntryShapeError } from '../collect/normalize.ts';
 import { ViewDependencyError } from '../../columns/list-views.ts';
+import { TargetDeadlineError } from '../target/target-deadline.ts';
 
 /** Postgres refused what one list's data asked it to store: that list fails, not the run. */
 export class DataRefusedError extends Error {
@@ -49,6 +50,7 @@ export function isListFailure(err: unknown): err is Error & { code: string } {
     err instanceof EntryShapeError ||
     err instanceof EntryLimitError ||
     err instanceof DataRefusedError ||
+    err instanceof TargetDeadlineError ||
     err instanceof ViewDependencyError
   );
 }
