@@ -1,8 +1,15 @@
+import { cellText } from './terminal.ts';
 import { wrap } from './wrap.ts';
 
-/** Renders rows as a left-aligned text table with a header, for terminal output. */
-export function formatTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): string {
-  const cells = rows.map((r) => r.map((c) => (c === null || c === undefined ? '' : String(c))));
+/** A table cell: a value shown exactly (see cellText), or null for none. */
+export type Cell = string | number | null | undefined;
+
+/**
+ * Renders rows as a left-aligned text table with a header, for terminal output. Every cell goes
+ * through cellText: controls escaped, and a value with spaces at its ends or an empty one quoted.
+ */
+export function formatTable(headers: string[], rows: Cell[][]): string {
+  const cells = rows.map((r) => r.map(cellText));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
@@ -22,10 +29,10 @@ export function outputWidth(): number | undefined {
  * A table when it fits `width`; otherwise one block per row: the first `keyColumns` cells on a line,
  * then `header value` pairs wrapped beneath, so nothing is cut and no line runs past the width.
  */
-export function fitTable(headers: string[], rows: Array<Array<string | number | null | undefined>>, width: number | undefined, keyColumns = 1): string {
+export function fitTable(headers: string[], rows: Cell[][], width: number | undefined, keyColumns = 1): string {
   const table = formatTable(headers, rows);
   if (width === undefined || table.split('\n').every((l) => l.length <= width)) return table;
-  const text = (c: string | number | null | undefined) => (c === null || c === undefined ? '' : String(c));
+  const text = cellText;
   return rows
     .map((row) => {
       const key = row.slice(0, keyColumns).map(text).filter(Boolean).join('  ');
