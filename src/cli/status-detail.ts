@@ -78,12 +78,13 @@ function stateLines(t: ListDetail, width: number | undefined, now: Date): string
   ];
 }
 
-/** The last snapshots as a table; a line longer than the width loses the end of its error. */
+/** The last snapshots as a table, each error shortened to the room the other columns leave. */
 function snapshotLines(t: ListDetail, width: number | undefined): string[] {
-  const table = formatTable(
-    ['fetched', 'status', 'entries', 'added', 'removed', 'modified', 'error'],
-    t.snapshots.map((s) => [formatTime(s.fetched_at), s.status, s.entry_count as number | null, s.added as number, s.removed as number, s.modified as number, s.error === null ? null : briefReason(s.error)]),
-  );
+  const headers = ['fetched', 'status', 'entries', 'changes', 'error'];
+  const rows = (room: number) =>
+    t.snapshots.map((s) => [formatTime(s.fetched_at), s.status, s.entry_count as number | null, `+${s.added} -${s.removed} ~${s.modified}`, s.error === null ? null : shorten(briefReason(s.error), room)]);
+  const errorAt = formatTable(headers, rows(0)).indexOf('error');
+  const table = formatTable(headers, rows(width ? Math.max(width - 2 - errorAt, 10) : Infinity));
   return [`  last snapshots (newest first, at most ${SNAPSHOTS_SHOWN})`, ...table.split('\n').map((l) => (width ? shorten(`  ${l}`, width) : `  ${l}`))];
 }
 
