@@ -15,7 +15,7 @@ interface Column {
 }
 
 /** Fewest characters of a reason worth showing: below this, lower columns make room for it. */
-const REASON_MIN = 20;
+const REASON_MIN = 30;
 
 /**
  * The first line of a stored error, safe for the terminal, for a line that names the list already:
