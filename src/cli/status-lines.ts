@@ -46,7 +46,8 @@ const SEP = '  ';
 export function targetLines(targets: TargetStatusRow[], width: number | undefined, now: Date): string[] {
   const reasons = targets.map((t) => briefReason(t.last_error));
   const longestReason = Math.max(0, ...reasons.map((r) => r.length));
-  let kept = columns.map((c) => ({ ...c, cells: targets.map((t) => c.cell(t, now)) }));
+  // A column with nothing in it (no list failed since its last ok sync) says nothing: left out.
+  let kept = columns.map((c) => ({ ...c, cells: targets.map((t) => c.cell(t, now)) })).filter((c) => c.rank === 0 || c.cells.some(Boolean));
   const widthOf = (c: (typeof kept)[number]) => Math.max(c.header.length, ...c.cells.map((s) => s.length));
   const fixed = () => kept.reduce((sum, c) => sum + widthOf(c) + SEP.length, 0);
   const reasonRoom = Math.min(REASON_MIN, longestReason);
