@@ -62,8 +62,13 @@ export function progressText(running: Running, others: number, now: number, widt
 }
 
 /** The progress line on `stream`, or one that only passes text through when live output is not allowed. */
-export function progressLine(stream: NodeJS.WriteStream, enabled: boolean, now: () => number = performance.now.bind(performance)): ProgressLine {
-  if (!enabled || !liveOutputAllowed(stream)) return { update() {}, done() {}, clear() {}, print: (to, text) => void to.write(text) };
+export function progressLine(
+  stream: NodeJS.WriteStream,
+  enabled: boolean,
+  now: () => number = performance.now.bind(performance),
+  env: NodeJS.ProcessEnv = process.env,
+): ProgressLine {
+  if (!enabled || !liveOutputAllowed(stream, env)) return { update() {}, done() {}, clear() {}, print: (to, text) => void to.write(text) };
   const running = new Map<string, Running>();
   let shown = false;
   let lastDraw = 0;

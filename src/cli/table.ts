@@ -1,5 +1,4 @@
 import { cellText } from './terminal.ts';
-import { wrap } from './wrap.ts';
 
 /** A table cell: a value shown exactly (see cellText), or null for none. */
 export type Cell = string | number | null | undefined;
@@ -23,25 +22,4 @@ export function outputWidth(): number | undefined {
   if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
   const columns = Number(process.env.COLUMNS);
   return Number.isInteger(columns) && columns >= 40 ? columns : undefined;
-}
-
-/**
- * A table when it fits `width`; otherwise one block per row: the first `keyColumns` cells on a line,
- * then `header value` pairs wrapped beneath, so nothing is cut and no line runs past the width.
- */
-export function fitTable(headers: string[], rows: Cell[][], width: number | undefined, keyColumns = 1): string {
-  const table = formatTable(headers, rows);
-  if (width === undefined || table.split('\n').every((l) => l.length <= width)) return table;
-  const text = cellText;
-  return rows
-    .map((row) => {
-      const key = row.slice(0, keyColumns).map(text).filter(Boolean).join('  ');
-      const pairs = headers
-        .slice(keyColumns)
-        .map((h, i) => [h, text(row[keyColumns + i])] as const)
-        .filter(([, v]) => v !== '')
-        .map(([h, v]) => `${h} ${v}`);
-      return [key, ...wrap(pairs.join(', '), width - 2).map((l) => `  ${l}`)].join('\n');
-    })
-    .join('\n');
 }
