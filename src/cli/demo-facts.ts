@@ -4,6 +4,7 @@ import type { UsageSource } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { orphans } from '../db/functions.ts';
 import { formatTable } from './table.ts';
+import { cellText } from './terminal.ts';
 
 export const DEMO_FACTS = 'refsync_demo.shipments';
 
@@ -44,5 +45,5 @@ export async function printDemoImpact(db: Database, environment: string, print: 
     ),
   );
   const lost = await orphans(db, demoUsage[0]!.column, 'accessorials', '', { environment });
-  print(`orphans now (refsync impact orphans): ${lost.map((o) => `${o.value} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`);
+  print(`orphans now (refsync impact orphans): ${lost.map((o) => `${cellText(o.value)} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`);
 }

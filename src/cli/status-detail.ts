@@ -68,7 +68,7 @@ function stateLines(t: ListDetail, width: number | undefined, now: Date): string
   const code = t.error_code && t.error_code !== t.status ? ` (${t.error_code})` : '';
   const failures = t.consecutive_failures ? `, failed ${t.consecutive_failures} in a row` : '';
   return [
-    `${t.list_key}${t.variant ? ` ${t.variant}` : ''}: source ${t.source || '?'}, environment ${t.environment}`,
+    terminalText(`${t.list_key}${t.variant ? ` ${t.variant}` : ''}: source ${t.source || '?'}, environment ${t.environment}`),
     ...field('status', `${t.status}${code}, fetched ${when(t.fetched_at)}${failures}`, width),
     ...field('entries', `${t.current_entries} current`, width),
     ...field('last ok', when(t.last_ok_at), width),

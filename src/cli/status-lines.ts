@@ -27,7 +27,7 @@ export function briefReason(error: string | null): string {
 }
 
 const columns: Column[] = [
-  { header: 'list', rank: 0, cell: (t) => (t.variant ? `${t.list_key} ${t.variant}` : t.list_key) },
+  { header: 'list', rank: 0, cell: (t) => terminalText(t.variant ? `${t.list_key} ${t.variant}` : t.list_key) },
   { header: 'status', rank: 0, cell: (t) => t.last_status },
   { header: 'fetched', rank: 1, cell: (t, now) => formatAge(t.last_fetched_at, now) },
   { header: 'entries', rank: 3, right: true, cell: (t) => String(t.current_entries) },
@@ -75,7 +75,7 @@ export function targetLines(targets: TargetStatusRow[], width: number | undefine
 export function runLines(r: RunRow, width: number | undefined, now: Date): string[] {
   const took = r.finished_at ? `, took ${formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime())}` : ', running';
   const text =
-    `${r.source} (${r.environment}): run ${r.id} by ${r.trigger} ${r.status}, started ${formatAge(r.started_at, now)}${took}; ` +
+    `${terminalText(r.source)} (${terminalText(r.environment)}): run ${r.id} by ${r.trigger} ${r.status}, started ${formatAge(r.started_at, now)}${took}; ` +
     `${r.targets_done} of ${r.targets_total} lists done, ${r.targets_failed} not synced`;
   const lines = [text];
   if (r.error) lines.push(`  ${terminalText(r.error.split('\n')[0])}`);

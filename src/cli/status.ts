@@ -9,7 +9,7 @@ import { wrapLines } from './wrap.ts';
 import { statusExtras, type StatusExtras } from './status-extras.ts';
 import { printListDetail } from './status-detail.ts';
 import { runLines, targetLines } from './status-lines.ts';
-import { jsonText } from './terminal.ts';
+import { jsonText, terminalText } from './terminal.ts';
 
 /** The overview as text: per environment its last run and one line per target, then the queue and alerts. */
 function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtras, width: number | undefined): string {
@@ -19,7 +19,7 @@ function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtr
   const environments = [...new Set([...runs.map((r) => r.environment), ...targets.map((t) => t.environment)])].sort();
   for (const environment of environments) {
     const run = runs.find((r) => r.environment === environment);
-    out.push(...(run ? runLines(run, width, now) : [`environment ${environment}: no run recorded`]));
+    out.push(...(run ? runLines(run, width, now) : [`environment ${terminalText(environment)}: no run recorded`]));
     const own = targets.filter((t) => t.environment === environment);
     if (own.length) out.push(...targetLines(own, width, now));
     out.push('');

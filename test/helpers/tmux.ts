@@ -1,8 +1,8 @@
-// A real terminal for tests: a tmux server of the test's own (its own socket, killed afterwards)
+// A real terminal for tests: a tmux server of the test's own (its own socket in a temporary folder,
+// killed and removed afterwards)
 // running one command in a pane of a given size. The test reads the screen as a person sees it
 // (capture-pane) and, when it asks, the raw bytes the command wrote to the terminal (pipe-pane).
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,10 +45,10 @@ export interface Pane {
  */
 export async function refsyncInPane(args: string[], options: PaneOptions): Promise<Pane> {
   const dir = mkdtempSync(join(tmpdir(), 'refsync-tmux-'));
-  const socket = `refsync-test-${randomBytes(4).toString('hex')}`;
   // The server reads no user configuration: only this, so the screen is tmux's default one.
   writeFileSync(join(dir, 'tmux.conf'), 'set -g history-limit 5000\nset -g status off\n');
-  const tmux = (...a: string[]) => run('tmux', ['-L', socket, '-f', join(dir, 'tmux.conf'), ...a]).then((r) => r.stdout);
+  // The server's socket lives in the pane's folder: removed with it, and no other tmux is touched.
+  const tmux = (...a: string[]) => run('tmux', ['-S', join(dir, 'tmux.sock'), '-f', join(dir, 'tmux.conf'), ...a]).then((r) => r.stdout);
   const vars = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env };
   const script = [
     '#!/bin/sh',
