@@ -5,6 +5,8 @@ import { loadConfig } from '../config/load.ts';
 import type { Database } from '../db/database.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
+import { formatTable } from './table.ts';
+import { jsonText, shorten, terminalText } from './terminal.ts';
 
 interface AlertListRow extends AlertRow {
   delivered_at: Date | null;
@@ -47,28 +49,24 @@ async function list(db: Database, pending: boolean, json: boolean, limit: number
     };
   });
   if (json) {
-    process.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+    process.stdout.write(`${jsonText(items)}\n`);
     return 0;
   }
   if (items.length === 0) {
     process.stdout.write(pending ? 'no pending alerts\n' : 'no alerts\n');
     return 0;
   }
-  const table = [
-    ['id', 'created', 'kind', 'target', 'state', 'attempts', 'summary', 'last error'],
-    ...items.map((a) => [
-      String(a.id),
-      (a.createdAt ?? '').replace('T', ' ').slice(0, 19),
-      a.kind,
-      [a.environment, a.listKey, a.variant].filter(Boolean).join('/'),
-      a.state,
-      String(a.attempts),
-      a.summary.length > 40 ? `${a.summary.slice(0, 39)}…` : a.summary,
-      (a.lastError ?? '').slice(0, 80),
-    ]),
-  ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  const cells = items.map((a) => [
+    a.id,
+    (a.createdAt ?? '').replace('T', ' ').slice(0, 19),
+    a.kind,
+    [a.environment, a.listKey, a.variant].filter(Boolean).join('/'),
+    a.state,
+    a.attempts,
+    shorten(a.summary, 40),
+    a.lastError === null ? null : shorten(a.lastError, 80),
+  ]);
+  process.stdout.write(`${formatTable(['id', 'created', 'kind', 'target', 'state', 'attempts', 'summary', 'last error'], cells)}\n`);
   return 0;
 }
 
@@ -105,7 +103,7 @@ async function retry(db: Database, ids: number[]): Promise<number> {
             where url = $1 and disabled_at is not null`,
           [label, `re-enabled by refsync alerts retry ${id}`],
         );
-        if (affectedRows) process.stdout.write(`webhook endpoint ${label} re-enabled\n`);
+        if (affectedRows) process.stdout.write(`webhook endpoint ${terminalText(label)} re-enabled\n`);
       }
     }
     await db.query(

@@ -4,6 +4,7 @@ import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { parseListArgs } from './list-args.ts';
 import { formatTime } from '../read/format-time.ts';
 import { formatTable } from './table.ts';
+import { jsonText, shorten } from './terminal.ts';
 import { parseTimeArg } from './time-arg.ts';
 
 export async function run(argv: string[]): Promise<number> {
@@ -18,7 +19,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const rows = await recentChanges(db, { lists, since, environment: values.environment ?? null, limit });
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ changes: rows }, null, 2)}\n`);
+      process.stdout.write(`${jsonText({ changes: rows })}\n`);
       return 0;
     }
     if (rows.length === 0) {
@@ -32,11 +33,11 @@ export async function run(argv: string[]): Promise<number> {
           formatTime(r.detected_at),
           r.environment,
           r.list_key,
-          r.variant,
+          r.variant || null,
           r.change,
           r.code ?? r.entry_key,
-          (r.description ?? '').slice(0, 60),
-          r.changed_fields?.join(',') ?? '',
+          r.description === null ? null : shorten(r.description, 60),
+          r.changed_fields?.join(',') || null,
         ]),
       )}\n`,
     );

@@ -5,6 +5,7 @@ import { loadConfig } from '../config/index.ts';
 import { createUpstreamClient, UpstreamError } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';
+import { jsonText, terminalText } from './terminal.ts';
 
 interface Outcome {
   environment: string;
@@ -40,11 +41,11 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+    process.stdout.write(`${jsonText(outcomes, undefined)}\n`);
   } else {
     for (const o of outcomes) {
-      if (o.ok) process.stdout.write(`${o.environment}: ok — user ${String(o.userId ?? '?')} ${String(o.email ?? '')} via ${o.scheme}\n`);
-      else process.stderr.write(`refsync: ${o.environment}: ${o.error}\n`);
+      if (o.ok) process.stdout.write(`${o.environment}: ok — user ${terminalText(o.userId ?? '?')} ${terminalText(o.email)} via ${o.scheme}\n`);
+      else process.stderr.write(`refsync: ${o.environment}: ${terminalText(o.error)}\n`);
     }
   }
   return outcomes.every((o) => o.ok) ? 0 : 1;

@@ -27,7 +27,7 @@ export const commands: CommandEntry[] = [
     name: 'sync',
     summary: 'sync the configured lists now, in process (no Redis)',
     notes: [
-      'On a terminal, stderr shows live progress: pages, entries, rate, and a bar when the service states a total.',
+      'On a terminal, stderr shows live progress: pages, entries, rate, and a bar when the service states a total (not with NO_COLOR or TERM=dumb).',
       'Exit status: 0 all synced, 1 some list failed or was held, 2 bad settings or arguments.',
     ],
     load: () => import('./sync.ts'),
@@ -43,7 +43,15 @@ export const commands: CommandEntry[] = [
     summary: 'enqueue a sync now through Redis, for a running worker',
     load: () => import('./trigger.ts'),
   },
-  { name: 'status', summary: 'last run and last change per list and variant; the queue state', load: () => import('./status.ts') },
+  {
+    name: 'status',
+    summary: 'last run and last change per list and variant; the queue state',
+    notes: [
+      'One line per list and variant, fitted to the terminal: the reason of a held or failed list is shortened to fit.',
+      'status --list KEY shows one list in full: the reason, the command that resolves it, last snapshots and changes.',
+    ],
+    load: () => import('./status.ts'),
+  },
   { name: 'changes', summary: 'recorded entry changes, newest first', load: () => import('./changes.ts') },
   {
     name: 'alerts',

@@ -4,6 +4,7 @@ import type { UsageSource } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { orphans } from '../db/functions.ts';
 import { formatTable } from './table.ts';
+import { cellText } from './terminal.ts';
 
 export const DEMO_FACTS = 'refsync_demo.shipments';
 
@@ -27,7 +28,7 @@ export async function createDemoFacts(db: Database): Promise<void> {
   );
 }
 
-const day = (iso: string | null) => iso?.slice(0, 10) ?? '';
+const day = (iso: string | null) => iso?.slice(0, 10) ?? null;
 
 /** The impact the second sync recorded on its change rows, and the orphans left now. */
 export async function printDemoImpact(db: Database, environment: string, print: (line?: string) => void): Promise<void> {
@@ -40,9 +41,9 @@ export async function printDemoImpact(db: Database, environment: string, print: 
   print(
     formatTable(
       ['code', 'change', 'column', 'rows in use', 'from', 'to', 'top customers'],
-      rows.map((r) => [r.code, r.change, r.col, r.rows, day(r.from), day(r.to), (r.top ?? []).map((t) => `${t.value} ${t.rows}`).join(', ')]),
+      rows.map((r) => [r.code, r.change, r.col, r.rows, day(r.from), day(r.to), (r.top ?? []).map((t) => `${t.value} ${t.rows}`).join(', ') || null]),
     ),
   );
   const lost = await orphans(db, demoUsage[0]!.column, 'accessorials', '', { environment });
-  print(`orphans now (refsync impact orphans): ${lost.map((o) => `${o.value} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`);
+  print(`orphans now (refsync impact orphans): ${lost.map((o) => `${cellText(o.value)} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`);
 }

@@ -19,6 +19,7 @@ import { createDemoFacts, DEMO_FACTS, demoUsage, printDemoImpact } from './demo-
 import { startDemoReceiver, type DemoReceiver } from './demo-receiver.ts';
 import { progressLine, summaryLine } from './sync-report.ts';
 import { formatTable } from './table.ts';
+import { terminalText } from './terminal.ts';
 
 const print = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -49,7 +50,7 @@ async function printChanges(db: Database, environment: string): Promise<void> {
      from refdata.entry_changes where environment = $1 order by list_key, variant, code`,
     [environment],
   );
-  print(formatTable(['list', 'variant', 'change', 'code', 'fields', 'before', 'after'], rows.map((r) => [r.list_key, r.variant, r.change, r.code, r.fields, r.before, r.after])));
+  print(formatTable(['list', 'variant', 'change', 'code', 'fields', 'before', 'after'], rows.map((r) => [r.list_key, r.variant || null, r.change, r.code, r.fields || null, r.before, r.after])));
 }
 
 async function printAlerts(db: Database, environment: string): Promise<void> {
@@ -64,7 +65,7 @@ async function printAlerts(db: Database, environment: string): Promise<void> {
     print('no alerts fired');
     return;
   }
-  print(formatTable(['alert', 'kind', 'list', 'variant', 'codes', 'delivery'], rows.map((r) => [r.id, r.kind, r.list_key, r.variant, r.codes, r.state])));
+  print(formatTable(['alert', 'kind', 'list', 'variant', 'codes', 'delivery'], rows.map((r) => [r.id, r.kind, r.list_key, r.variant || null, r.codes, r.state])));
 }
 
 function printRun(result: RunResult, onlyChanged: boolean): void {
@@ -97,7 +98,7 @@ function printReceived(receiver: DemoReceiver): void {
   print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
   for (const w of receiver.received) {
     const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
-    print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${codes}  signature ${w.verified ? 'verified' : 'INVALID'}`);
+    print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${terminalText(codes)}  signature ${w.verified ? 'verified' : 'INVALID'}`);
   }
 }
 

@@ -10,6 +10,7 @@ import { openCliDatabase } from './database.ts';
 import { parseListArgs } from './list-args.ts';
 import { formatTable } from './table.ts';
 import { parseTimeArg } from './time-arg.ts';
+import { jsonText } from './terminal.ts';
 
 const usage = 'impact orphans [--list KEY] [--at ISO-8601] [--json] | impact pin FROM TO [--json]';
 
@@ -50,11 +51,11 @@ async function orphansCommand(argv: string[]): Promise<number> {
       }
     }
     if (values.json) {
-      print(JSON.stringify(rows, null, 2));
+      print(jsonText(rows));
     } else if (rows.length === 0) {
       print(`no orphans: every fact matches a ${at ? `code valid at ${at.toISOString()}` : 'current code'}`);
     } else {
-      print(formatTable(['column', 'value', 'rows', 'list', 'variant', 'environment'], rows.map((r) => [r.column, r.value, r.rows, r.list_key, r.variant, r.environment])));
+      print(formatTable(['column', 'value', 'rows', 'list', 'variant', 'environment'], rows.map((r) => [r.column, r.value, r.rows, r.list_key, r.variant || null, r.environment])));
     }
     return 0;
   } finally {
@@ -71,7 +72,7 @@ function printPin(from: string, to: string, changes: PinChange[]): void {
   print(
     formatTable(
       ['code', 'change', 'rows', 'changed fields', `description in ${from}`, `description in ${to}`, 'environment'],
-      changes.map((c) => [c.code, c.change, c.rows, c.changed_fields?.join(', '), c.description_from, c.description_to, c.environment]),
+      changes.map((c) => [c.code, c.change, c.rows, c.changed_fields?.join(', ') || null, c.description_from, c.description_to, c.environment]),
     ),
   );
 }
@@ -98,7 +99,7 @@ async function pinCommand(argv: string[]): Promise<number> {
       changes.push(...(await pinWhatIf(db, source, from, to, new Date())));
     }
     if (values.json) {
-      print(JSON.stringify(changes.map((c) => ({ code: c.code, change: c.change, rows: c.rows, changed_fields: c.changed_fields, environment: c.environment })), null, 2));
+      print(jsonText(changes.map((c) => ({ code: c.code, change: c.change, rows: c.rows, changed_fields: c.changed_fields, environment: c.environment }))));
     } else {
       printPin(from, to, changes);
     }

@@ -3,7 +3,7 @@ import { ConfigError } from '../config/errors.ts';
 import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
-import { guardTerminalOutput } from './terminal.ts';
+import { terminalText } from './terminal.ts';
 import { commandHelp, topHelp, version } from './help.ts';
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`refsync: unknown command '${name}' (see 'refsync --help')\n`);
+    process.stderr.write(`refsync: unknown command '${terminalText(name)}' (see 'refsync --help')\n`);
     return 2;
   }
   // Help is answered before anything is loaded or connected: it needs no settings.
@@ -30,14 +30,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   loadDotEnv();
-  for (const warning of unknownSettingWarnings(process.env)) process.stderr.write(`refsync: warning: ${warning}\n`);
+  for (const warning of unknownSettingWarnings(process.env)) process.stderr.write(`refsync: warning: ${terminalText(warning)}\n`);
   const mod = await command.load();
   return mod.run(rest);
 }
-
-// Upstream text reaches these streams (errors, entries, who check-auth names): never as control.
-guardTerminalOutput(process.stdout);
-guardTerminalOutput(process.stderr);
 
 // Bad configuration and bad arguments end with one line and exit 2; anything else is a bug or an
 // outage and keeps its message (never a secret: errors are built without them) on one line too.
@@ -47,12 +43,12 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError || err instanceof UsageError) {
-      process.stderr.write(`refsync: ${err.message}\n`);
+      process.stderr.write(`refsync: ${terminalText(err.message)}\n`);
       process.exitCode = 2;
       return;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`refsync: ${message}\n`);
+    process.stderr.write(`refsync: ${terminalText(message)}\n`);
     process.exitCode = 1;
   },
 );

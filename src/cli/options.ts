@@ -33,7 +33,11 @@ export const commandOptions = {
     'accept-removals': acceptRemovals,
     json: { ...json, help: 'print the queued runs as JSON' },
   },
-  status: { json },
+  status: {
+    list: { type: 'string', value: 'KEY', help: 'the detail of one list: its state, the held or failed reason and the command that resolves it, last snapshots, last changes' },
+    source: { type: 'string', value: 'NAME', help: 'with --list: only this source (its name or its environment)' },
+    json: { ...json, help: 'print JSON, every field' },
+  },
   changes: {
     list,
     since: { type: 'string', value: 'ISO-8601', help: 'only changes detected at or after this date or time' },

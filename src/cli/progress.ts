@@ -1,7 +1,9 @@
 // Live progress of `refsync sync` on stderr, for a person at a terminal: the list being fetched
 // with the most entries so far, its pages, entries and rate, and a bar when the service states a
-// total. One line, redrawn at most every 100 ms and cleared before any other output. Nothing at
-// all when stderr is not a terminal (or with --json): logs and pipes get no control characters.
+// total. One line, redrawn at most every 100 ms, cleared before any other output (result lines and
+// log lines alike) and drawn again after it. Nothing at all when stderr is not a terminal, with
+// NO_COLOR or TERM=dumb, or with --json: logs, pipes and plain terminals get no control characters.
+// The label and figures are the program's own (configured environment, catalog list key, counts).
 import type { TargetProgress } from '../sync/sync-target.ts';
 
 interface Running {
@@ -18,6 +20,19 @@ export interface ProgressLine {
   done(label: string): void;
   /** Clears the line so other output can be written, then lets the next update redraw it. */
   clear(): void;
+  /**
+   * Writes `text` (whole lines) to `to` without sharing a screen line with the progress line: the line
+   * is cleared before and drawn again after, when a list is still in flight.
+   */
+  print(to: NodeJS.WritableStream, text: string): void;
+}
+
+/**
+ * Whether a live line may be drawn: only on a terminal, and never when the user asked for plain
+ * output (NO_COLOR, see no-color.org, or TERM=dumb): then nothing but text and newlines is written.
+ */
+export function liveOutputAllowed(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb';
 }
 
 const REDRAW_MS = 100;
@@ -46,9 +61,14 @@ export function progressText(running: Running, others: number, now: number, widt
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
-/** The progress line on `stream`, or one that does nothing when the stream is not a terminal. */
-export function progressLine(stream: NodeJS.WriteStream, enabled: boolean, now: () => number = performance.now.bind(performance)): ProgressLine {
-  if (!enabled || !stream.isTTY) return { update() {}, done() {}, clear() {} };
+/** The progress line on `stream`, or one that only passes text through when live output is not allowed. */
+export function progressLine(
+  stream: NodeJS.WriteStream,
+  enabled: boolean,
+  now: () => number = performance.now.bind(performance),
+  env: NodeJS.ProcessEnv = process.env,
+): ProgressLine {
+  if (!enabled || !liveOutputAllowed(stream, env)) return { update() {}, done() {}, clear() {}, print: (to, text) => void to.write(text) };
   const running = new Map<string, Running>();
   let shown = false;
   let lastDraw = 0;
@@ -77,5 +97,10 @@ export function progressLine(stream: NodeJS.WriteStream, enabled: boolean, now: 
       running.delete(label);
     },
     clear,
+    print(to, text) {
+      clear();
+      to.write(text);
+      draw();
+    },
   };
 }

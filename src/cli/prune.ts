@@ -4,6 +4,7 @@ import { retentionFromEnv } from '../config/retention.ts';
 import { prune } from '../retention/prune.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
+import { jsonText } from './terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('prune', argv);
@@ -12,7 +13,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const counts = await prune(db, retention, { dryRun: values['dry-run'] });
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ dry_run: values['dry-run'], retention_days: retention, ...counts })}\n`);
+      process.stdout.write(`${jsonText({ dry_run: values['dry-run'], retention_days: retention, ...counts }, undefined)}\n`);
       return 0;
     }
     const kept = (days: number) => (days === 0 ? 'kept forever' : `older than ${days} days`);

@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
 import { queueSummary, type QueueSummary } from '../queue/summary.ts';
 import { formatTime } from '../read/format-time.ts';
+import { terminalText } from './terminal.ts';
 
 export interface StatusExtras {
   queue: QueueSummary | { error: string } | null;
@@ -19,7 +20,7 @@ export async function statusExtras(db: Database, config: AppConfig | undefined, 
   const lines: string[] = [];
   let queue: StatusExtras['queue'] = null;
   if (!config) {
-    lines.push(`queue: not shown (configuration incomplete: ${configProblem ?? 'unknown'})`);
+    lines.push(`queue: not shown (configuration incomplete: ${terminalText(configProblem ?? 'unknown')})`);
   } else {
     try {
       queue = await queueSummary(config);
@@ -30,7 +31,7 @@ export async function statusExtras(db: Database, config: AppConfig | undefined, 
     } catch (err) {
       const message = (err as Error).message.split('\n')[0] ?? 'unreachable';
       queue = { error: message };
-      lines.push(`queue: unavailable (${message})`);
+      lines.push(`queue: unavailable (${terminalText(message)})`);
     }
   }
   const { rows } = await db.query<{ state: string; n: number }>('select state, count(*)::int as n from refdata.alerts group by state');
@@ -38,7 +39,7 @@ export async function statusExtras(db: Database, config: AppConfig | undefined, 
   lines.push(`alerts: ${rows.length ? rows.map((r) => `${r.n} ${r.state}`).join(', ') : 'none yet'}`);
   const webhooks = await webhookStatus(db);
   for (const w of webhooks.filter((e) => e.disabledAt)) {
-    lines.push(`webhook ${w.url} DISABLED since ${formatTime(w.disabledAt)}: ${w.reason ?? ''} (re-enable with refsync alerts retry ID)`);
+    lines.push(`webhook ${terminalText(w.url)} DISABLED since ${formatTime(w.disabledAt)}: ${terminalText(w.reason)} (re-enable with refsync alerts retry ID)`);
   }
   return { queue, webhooks, outbox, lines };
 }

@@ -1,15 +1,41 @@
+import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
 import type { AppConfig } from '../config/types.ts';
-import { parseCommandArgs } from './args.ts';
+import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
-import { lastRuns, targetStatus } from '../read/status-query.ts';
-import { formatTime } from '../read/format-time.ts';
-import { fitTable, outputWidth } from './table.ts';
+import { lastRuns, targetStatus, type RunRow, type TargetStatusRow } from '../read/status-query.ts';
+import { outputWidth } from './table.ts';
 import { wrapLines } from './wrap.ts';
 import { statusExtras, type StatusExtras } from './status-extras.ts';
+import { printListDetail } from './status-detail.ts';
+import { runLines, targetLines } from './status-lines.ts';
+import { jsonText, terminalText } from './terminal.ts';
+
+/** The overview as text: per environment its last run and one line per target, then the queue and alerts. */
+function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtras, width: number | undefined): string {
+  const now = new Date();
+  const out: string[] = [];
+  if (runs.length === 0 && targets.length === 0) out.push('no sync has run yet: try `refsync sync` (or `refsync demo`)');
+  const environments = [...new Set([...runs.map((r) => r.environment), ...targets.map((t) => t.environment)])].sort();
+  for (const environment of environments) {
+    const run = runs.find((r) => r.environment === environment);
+    out.push(...(run ? runLines(run, width, now) : [`environment ${terminalText(environment)}: no run recorded`]));
+    const own = targets.filter((t) => t.environment === environment);
+    if (own.length) out.push(...targetLines(own, width, now));
+    out.push('');
+  }
+  const stuck = targets.find((t) => t.last_status !== 'ok');
+  if (stuck) out.push(`why a list is held or failed, and what resolves it: refsync status --list ${stuck.list_key}`, '');
+  out.push(...extras.lines);
+  // Target lines fit the width already; the few other lines wrap, indented, rather than being cut.
+  const text = out.join('\n');
+  return `${width ? wrapLines(text, width) : text}\n`;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('status', argv);
+  if (values.list !== undefined && !isListKey(values.list)) throw new UsageError(`status: --list '${values.list}' is not a list key (one of: ${listKeys.join(', ')})`);
+  if (values.source !== undefined && values.list === undefined) throw new UsageError('status: --source goes with --list KEY');
   // Data teams may run status with DATABASE_URL alone: the queue part needs the full configuration.
   let config: AppConfig | undefined;
   let configProblem: string | undefined;
@@ -20,46 +46,14 @@ export async function run(argv: string[]): Promise<number> {
   }
   const db = await openCliDatabase({ databaseUrl: config?.databaseUrl ?? databaseUrlFromEnv(), readOnly: true });
   try {
+    if (values.list !== undefined) return await printListDetail(db, values.list, values.source ?? null, values.json, outputWidth());
     const [targets, runs] = await Promise.all([targetStatus(db), lastRuns(db)]);
     const extras: StatusExtras = await statusExtras(db, config, configProblem);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ runs, targets, ...extras }, null, 2)}\n`);
+      process.stdout.write(`${jsonText({ runs, targets, ...extras })}\n`);
       return 0;
     }
-    const width = outputWidth();
-    const out: string[] = [];
-    if (runs.length === 0) out.push('no sync has run yet: try `refsync sync` (or `refsync demo`)');
-    for (const r of runs) {
-      out.push(
-        `${r.source} (${r.environment}): last run ${r.id} by ${r.trigger} ${r.status}, started ${formatTime(r.started_at)}` +
-          `${r.finished_at ? `, finished ${formatTime(r.finished_at)}` : ''}, ${r.targets_done}/${r.targets_total} lists done, ${r.targets_failed} not synced` +
-          `${r.error ? `\n  ${r.error}` : ''}`,
-      );
-    }
-    if (targets.length) {
-      out.push('');
-      out.push(
-        fitTable(
-          ['environment', 'list', 'variant', 'last fetch', 'status', 'entries', 'last success', 'last change', 'error'],
-          targets.map((t) => [
-            t.environment,
-            t.list_key,
-            t.variant,
-            formatTime(t.last_fetched_at),
-            t.last_status,
-            t.current_entries,
-            formatTime(t.last_success_at),
-            formatTime(t.last_change_at),
-            (t.last_error ?? '').slice(0, 80),
-          ]),
-          width,
-          3,
-        ),
-      );
-    }
-    out.push('', ...extras.lines);
-    const text = out.join('\n');
-    process.stdout.write(`${width ? wrapLines(text, width) : text}\n`);
+    process.stdout.write(overview(runs, targets, extras, outputWidth()));
     return 0;
   } finally {
     await db.close();

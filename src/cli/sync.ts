@@ -8,16 +8,18 @@ import { openCliDatabase } from './database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
 import { labelOf, progressLine as liveProgress } from './progress.ts';
 import { progressLine, runJson, summaryLine } from './sync-report.ts';
+import { jsonText } from './terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('sync', argv);
   const lists = parseListArgs('sync', values.list);
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel });
+  const live = liveProgress(process.stderr, !values.json);
+  // Log lines go through the progress line, so one never lands on the line it is drawn on.
+  const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => live.print(process.stderr, line) } });
   const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger });
   const clients = new Map<string, UpstreamClient>();
   let alerts: ReturnType<typeof openAlertDelivery> | undefined;
-  const live = liveProgress(process.stderr, !values.json);
   try {
     alerts = openAlertDelivery(db, config, logger);
     const options: Parameters<typeof runSync>[0] = {
@@ -34,15 +36,15 @@ export async function run(argv: string[]): Promise<number> {
       logger,
       onTarget: (outcome) => {
         live.done(labelOf(outcome));
-        live.clear();
-        if (!values.json) process.stdout.write(`${progressLine(outcome, config.sources.length > 1)}\n`);
+        if (!values.json) live.print(process.stdout, `${progressLine(outcome, config.sources.length > 1)}\n`);
+        else live.clear();
       },
       onProgress: (progress) => live.update(progress),
     };
     if (lists) options.lists = lists;
     const results = await runSync(options);
     await alerts.deliver();
-    if (values.json) process.stdout.write(`${JSON.stringify(runJson(results), null, 2)}\n`);
+    if (values.json) process.stdout.write(`${jsonText(runJson(results))}\n`);
     else for (const r of results) process.stdout.write(`${summaryLine(r)}\n`);
     const allSynced = results.every((r) => r.outcomes.every((o) => o.status === 'changed' || o.status === 'unchanged'));
     return allSynced ? 0 : 1;

@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load.ts';
 import { isValidSlot } from '../queue/names.ts';
 import { triggerRuns } from '../queue/trigger.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
+import { jsonText } from './terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('trigger', argv);
@@ -30,7 +31,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values['accept-removals']) options.acceptRemovals = true;
   const runs = await triggerRuns(config, options);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(runs)}\n`);
+    process.stdout.write(`${jsonText(runs, undefined)}\n`);
     return 0;
   }
   for (const r of runs) {

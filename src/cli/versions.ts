@@ -5,6 +5,7 @@ import { chargeCodeVersionDiff, chargeCodeVersionCounts, type VersionDiffRow } f
 import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 import { formatTable } from './table.ts';
+import { jsonText, terminalText } from './terminal.ts';
 
 const usage = 'versions diff A B [--json] [--environment E]';
 
@@ -44,7 +45,7 @@ function printReport(report: DiffReport): void {
         `modified (${changed.length}):`,
         formatTable(
           ['code', 'changed fields', `description in ${a}`, `description in ${b}`],
-          changed.map((r) => [r.code, (r.changed_fields ?? []).join(', '), r.description_a, r.description_b]),
+          changed.map((r) => [r.code, (r.changed_fields ?? []).join(', ') || null, r.description_a, r.description_b]),
         ),
         '',
       );
@@ -103,12 +104,12 @@ async function diff(argv: string[]): Promise<number> {
         .filter((e) => !compared.includes(e) && (countOf(e, a) !== undefined || countOf(e, b) !== undefined))
         .map((e) => ({ environment: e, has: countOf(e, a) !== undefined ? a : b })),
     };
-    if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    if (values.json) process.stdout.write(`${jsonText(report)}\n`);
     else printReport(report);
     return 0;
   } catch (err) {
     if (!(err instanceof UnknownVersionError)) throw err;
-    process.stderr.write(`refsync: ${err.message}\n`);
+    process.stderr.write(`refsync: ${terminalText(err.message)}\n`);
     return 2;
   } finally {
     await db.close();

@@ -66,7 +66,7 @@ ${d.target.variant ? html`<div><dt>variant</dt><dd>${d.target.variant}</dd></div
 /** A held or failed list: its reason in full and the command that resolves it. */
 function attention(d: ListPageData): SafeHtml {
   const latest = d.snapshots[0]!;
-  const step = nextStep(d.target.list_key, latest.status);
+  const step = nextStep({ list_key: d.target.list_key, status: latest.status, error_code: latest.error_code, error: latest.error });
   if (!step) return html``;
   return html`<section id="attention" class="attention">
 <h2>This list ${latest.status === 'held' ? 'is held' : latest.status === 'unavailable' ? 'is unavailable' : 'failed'}</h2>

@@ -98,10 +98,10 @@ function heldSection(sources: SourceView[]): SafeHtml {
   if (!held.length) return html``;
   return html`<section id="held" class="attention">
 <h2>Held lists (${held.length})</h2>
-<p>${nextStep('', 'held')!.advice}</p>
+<p>${nextStep({ list_key: '', status: 'held', error_code: null, error: null })!.advice}</p>
 <ul>${held.map(
     ({ source, target }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
-<code class="command">${nextStep(target.list_key, 'held')!.command}</code></li>`,
+<code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: null, error: target.error ?? null })!.command}</code></li>`,
   )}</ul>
 </section>`;
 }

@@ -22,7 +22,7 @@ describe('the progress line of refsync sync', () => {
   it('on a terminal: the biggest list in flight, a bar, pages, entries and rate, within the width', async () => {
     const tty = terminal(true, 72);
     let clock = 0;
-    const line = progressLine(tty.stream, true, () => clock);
+    const line = progressLine(tty.stream, true, () => clock, {});
     line.update({ target: target(hazmat), pages: 1, entries: 300 });
     clock = 2_000;
     line.update({ target: target(nmfc), pages: 450, entries: 450_000, totalEntries: 1_000_000, totalPages: 1_000 });
@@ -32,7 +32,7 @@ describe('the progress line of refsync sync', () => {
     expect(frames.at(-1)).toBe('production nmfc_codes [##########......] 60% 600/1,000 pages 600,000 e…');
     for (const frame of frames) expect(frame.length).toBeLessThanOrEqual(71);
     const wide = terminal(true, 200);
-    const wideLine = progressLine(wide.stream, true, () => clock);
+    const wideLine = progressLine(wide.stream, true, () => clock, {});
     wideLine.update({ target: target(hazmat), pages: 1, entries: 300 });
     wideLine.update({ target: target(nmfc), pages: 450, entries: 450_000, totalEntries: 1_000_000, totalPages: 1_000 });
     clock = 5_000;
@@ -44,10 +44,35 @@ describe('the progress line of refsync sync', () => {
     expect(tty.written().endsWith('\r\x1b[K')).toBe(true);
   });
 
+  it('prints other output on a line of its own: the line cleared before, drawn again after', () => {
+    const tty = terminal(true, 100);
+    const out = terminal(false);
+    const line = progressLine(tty.stream, true, () => 1_000, {});
+    line.update({ target: target(nmfc), pages: 1, entries: 1_000 });
+    line.print(out.stream, 'changed     hazmat\n');
+    expect(out.written()).toBe('changed     hazmat\n');
+    expect(tty.written().split('\r\x1b[K')).toEqual(['', 'production nmfc_codes 1 pages 1,000 entries', '', 'production nmfc_codes 1 pages 1,000 entries']);
+    line.done('production nmfc_codes');
+    line.print(tty.stream, '{"level":40}\n');
+    // Nothing is in flight any more: cleared, the text, and no line drawn after it.
+    expect(tty.written().endsWith('\r\x1b[K{"level":40}\n')).toBe(true);
+  });
+
+  it('NO_COLOR or TERM=dumb: no live line on a terminal either, other output passes as it is', () => {
+    for (const env of [{ NO_COLOR: '1' }, { TERM: 'dumb' }]) {
+      const tty = terminal(true);
+      const line = progressLine(tty.stream, true, () => 1_000, env);
+      line.update({ target: target(nmfc), pages: 1, entries: 1_000 });
+      line.print(tty.stream, 'result\n');
+      line.clear();
+      expect(tty.written()).toBe('result\n');
+    }
+  });
+
   it('writes nothing when stderr is not a terminal, or with --json', () => {
     for (const [isTTY, enabled] of [[false, true], [true, false]] as const) {
       const out = terminal(isTTY);
-      const line = progressLine(out.stream, enabled, () => 1_000);
+      const line = progressLine(out.stream, enabled, () => 1_000, {});
       line.update({ target: target(nmfc), pages: 1, entries: 1_000 });
       line.clear();
       expect(out.written()).toBe('');

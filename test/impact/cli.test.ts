@@ -153,6 +153,26 @@ describe('refsync impact pin', () => {
   });
 });
 
+describe('impact tables show values exactly', () => {
+  it("the code 'APT ' and an empty code print quoted, never trimmed into another code", async () => {
+    const column = await createFacts(t.db, 'shipments_x', [
+      ['APT ', 1, 'acme'],
+      ['APT ', 2, 'acme'],
+      ['', 3, 'acme'],
+    ]);
+    const env = userEnv('impact-x', '2024-06-11,2025-09-01', [{ list: 'charge_codes', column, at: 'shipped_at' }]);
+    sb.control.addEntry('charge_codes', { code: 'APT ', description: ' Appointment ' }, { version: '2025-09-01' });
+    await sync(env);
+    const orphans = await runCli(['impact', 'orphans'], { env });
+    expect(orphans.code).toBe(0);
+    expect(orphans.stdout).toMatch(/^public\.shipments_x\.charge_code\s+"APT "\s+2\s+charge_codes\s+2024-06-11\s+impact-x$/m);
+    expect(orphans.stdout).toMatch(/^public\.shipments_x\.charge_code\s+""\s+1\s+charge_codes\s+2024-06-11\s+impact-x$/m);
+    const pin = await runCli(['impact', 'pin', '2024-06-11', '2025-09-01'], { env });
+    expect(pin.code).toBe(0);
+    expect(pin.stdout).toMatch(/^"APT "\s+added\s+2\s+" Appointment "\s+impact-x$/m);
+  });
+});
+
 describe('usage configuration', () => {
   const load = (usage: unknown[], extra: Record<string, string> = {}) => () =>
     loadConfig(sandboxEnv(sb, { REFSYNC_CONFIG: usageConfig(usage), REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', ...extra }));
