@@ -23,14 +23,15 @@ export interface CliDatabaseOptions {
 }
 
 /**
- * The handshake of docs/production.md ("Upgrading"): a database a newer refsync migrated is refused
- * by every command; one behind this refsync only by those that write (`readOnly` commands still
- * read an older schema). A database never migrated keeps its own message.
+ * The handshake of docs/production.md ("Upgrading"): a database a newer refsync migrated, or one
+ * behind this refsync, is refused before anything is read or written. Reading commands too: their
+ * queries name columns of the later migrations, and "run refsync migrate" beats an SQL error.
+ * A database never migrated keeps its own message.
  */
-async function assertUsableSchema(db: Database, readOnly: boolean): Promise<void> {
+async function assertUsableSchema(db: Database): Promise<void> {
   const check = await checkSchema(db);
   if (check.database === 0) throw new ConfigError('DATABASE_URL: schema refdata is missing; run `refsync migrate` first');
-  if (check.state === 'ahead' || (check.state === 'behind' && !readOnly)) throw new SchemaMismatchError(check);
+  if (check.state !== 'current') throw new SchemaMismatchError(check);
 }
 
 /** Opens DATABASE_URL, or the embedded PGlite database, for a command. */
@@ -54,7 +55,7 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
   try {
     const embedded = capabilitiesOf(db).embedded;
     if (embedded && (options.migrateEmbedded || (!options.readOnly && (await checkSchema(db)).database === 0))) await migrateDatabase(db);
-    else await assertUsableSchema(db, options.readOnly === true);
+    else await assertUsableSchema(db);
   } catch (err) {
     await db.close();
     throw err;

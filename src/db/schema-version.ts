@@ -72,12 +72,9 @@ export function schemaMismatchLine(check: SchemaCheck): string {
   return `the database is behind this refsync (${versions}); run \`refsync migrate\` first`;
 }
 
-/**
- * Refuses a database ahead of this refsync, and one behind it unless `allowBehind` (commands that
- * only read, which older schemas still serve). Nothing is written before this passes.
- */
-export async function assertSchemaUsable(db: Queryable, options: { allowBehind: boolean }): Promise<SchemaCheck> {
+/** Refuses a database ahead of this refsync or behind it; nothing is written before this passes. */
+export async function assertSchemaCurrent(db: Queryable): Promise<SchemaCheck> {
   const check = await checkSchema(db);
-  if (check.state === 'ahead' || (check.state === 'behind' && !options.allowBehind)) throw new SchemaMismatchError(check);
+  if (check.state !== 'current') throw new SchemaMismatchError(check);
   return check;
 }

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config/errors.ts';
 import { openDatabase, type Database } from '../db/database.ts';
-import { assertSchemaUsable } from '../db/schema-version.ts';
+import { assertSchemaCurrent } from '../db/schema-version.ts';
 import { describeConnectError } from '../db/tls.ts';
 import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
@@ -21,6 +21,6 @@ export async function openWorkerDatabase(url: string, concurrency: number, logge
     if (/refdata|does not exist/.test(errorLine(err))) throw new ConfigError('DATABASE_URL: the refdata schema is missing; run `refsync migrate` first');
     throw new Error(`Postgres is not reachable: ${describeConnectError(err)}`);
   }
-  await assertSchemaUsable(db, { allowBehind: false });
+  await assertSchemaCurrent(db);
   return db;
 }
