@@ -22,15 +22,20 @@ export interface CliDatabaseOptions {
   readOnly?: boolean;
 }
 
+async function schemaExists(db: Database): Promise<boolean> {
+  const { rows } = await db.query<{ ok: boolean }>("select to_regclass('refdata.snapshots') is not null as ok");
+  return rows[0]?.ok === true;
+}
+
 /**
  * The handshake of docs/production.md ("Upgrading"): a database a newer refsync migrated, or one
  * behind this refsync, is refused before anything is read or written. Reading commands too: their
  * queries name columns of the later migrations, and "run refsync migrate" beats an SQL error.
- * A database never migrated keeps its own message.
+ * A database never migrated (or whose schema was dropped) keeps its own message.
  */
 async function assertUsableSchema(db: Database): Promise<void> {
   const check = await checkSchema(db);
-  if (check.database === 0) throw new ConfigError('DATABASE_URL: schema refdata is missing; run `refsync migrate` first');
+  if (check.database === 0 || !(await schemaExists(db))) throw new ConfigError('DATABASE_URL: schema refdata is missing; run `refsync migrate` first');
   if (check.state !== 'current') throw new SchemaMismatchError(check);
 }
 

@@ -1,0 +1,10 @@
+import { createRequire } from 'node:module';
+import pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import * as schema from '/work/h-h30/src/db/schema.ts';
+const require = createRequire('/work/h-h30/package.json');
+const { pushSchema } = require('drizzle-kit/api');
+const pool = new pg.Pool({ connectionString: process.argv[2] });
+const r = await pushSchema(schema, drizzle(pool), ['refdata']);
+console.log(JSON.stringify({ loss: r.hasDataLoss, warnings: r.warnings, st: r.statementsToExecute }, null, 1));
+await pool.end();
