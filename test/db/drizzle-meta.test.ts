@@ -1,4 +1,4 @@
-// drizzle-kit's view of the schema stays true (docs/development.md, "Changing the schema"):
+// drizzle-kit's view of the schema stays true (docs/production.md, "Upgrading", for contributors):
 // every migration has its meta snapshot, so `npm run db:generate` on an unchanged src/db/schema.ts
 // writes nothing; and the database the migrations build is the one src/db/schema.ts describes,
 // compared by introspection (`drizzle-kit pull`) against drizzle-kit's own reading of schema.ts.
