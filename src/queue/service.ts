@@ -12,6 +12,7 @@ import { startPeriodicPrune } from '../retention/periodic.ts';
 import type { HttpServer, ReadyReport } from '../server/http.ts';
 import { WorkerMetrics } from '../server/metrics.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
+import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 import { createBullWorker } from './bull-worker.ts';
 import { JobWorker } from './job-worker.ts';
@@ -113,7 +114,10 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       db,
       logger,
       intervalMs: options.schemaCheckIntervalMs ?? DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
-      onNewer: (check) => void closeOnce(parts, resources).finally(() => stoppedForNewerSchema.resolve(check)),
+      onNewer: (check) =>
+        void closeOnce(parts, resources)
+          .catch((err: unknown) => logger.error({ err: errorLine(err) }, 'closing the worker after a newer migration failed'))
+          .finally(() => stoppedForNewerSchema.resolve(check)),
     });
     const metrics = new WorkerMetrics({
       db,
