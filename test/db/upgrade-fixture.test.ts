@@ -35,10 +35,12 @@ let url = '';
 beforeAll(async () => {
   sb = await useSandbox();
   ({ name, url } = await createTestDatabase());
+  // The dump empties search_path for its session: it gets a connection of its own.
+  const restore = await openDatabase({ url, poolSize: 1 });
+  await restore.query('drop schema refdata cascade; drop schema drizzle cascade');
+  await restore.query(dump);
+  await restore.close();
   db = await openDatabase({ url, poolSize: 2 });
-  await db.query('drop schema refdata cascade');
-  await db.query('drop schema drizzle cascade');
-  await db.query(dump);
 });
 afterAll(async () => {
   await db?.close();
