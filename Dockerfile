@@ -16,6 +16,15 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
 
 FROM node:24-slim
+# OCI labels from package.json, passed by `npm run docker:build` (scripts/docker-build.ts).
+ARG REFSYNC_VERSION
+ARG REFSYNC_LICENSE
+ARG REFSYNC_SOURCE
+LABEL org.opencontainers.image.title="refsync" \
+      org.opencontainers.image.description="Keeps a shipping platform's reference-data lists in Postgres, with full history, change events and alerts." \
+      org.opencontainers.image.version="${REFSYNC_VERSION}" \
+      org.opencontainers.image.licenses="${REFSYNC_LICENSE}" \
+      org.opencontainers.image.source="${REFSYNC_SOURCE}"
 ENV NODE_ENV=production \
     # In a container the port is reached from outside it; keep it unpublished or bound to 127.0.0.1
     # on the host, and set REFSYNC_DASHBOARD_PASSWORD (see docs/production.md).

@@ -20,7 +20,10 @@ export const commands: CommandEntry[] = [
   {
     name: 'migrate',
     summary: 'apply the migrations in migrations/ to DATABASE_URL (idempotent)',
-    notes: ['Without DATABASE_URL it migrates the embedded database in ./.refsync/pgdata.'],
+    notes: [
+      'Without DATABASE_URL it migrates the embedded database in ./.refsync/pgdata.',
+      'A database a newer refsync migrated is refused (exit 2); see "Upgrading" in docs/production.md.',
+    ],
     load: () => import('./migrate.ts'),
   },
   {
@@ -35,7 +38,10 @@ export const commands: CommandEntry[] = [
   {
     name: 'worker',
     summary: 'run the BullMQ worker and its schedules; serve health, metrics, dashboard',
-    notes: ['Serves /healthz /readyz /metrics /admin/queues on REFSYNC_HTTP_HOST:REFSYNC_HTTP_PORT.'],
+    notes: [
+      'Serves /healthz /readyz /metrics /admin/queues on REFSYNC_HTTP_HOST:REFSYNC_HTTP_PORT.',
+      'Exits 2 when a newer refsync migrates the database (checked every REFSYNC_SCHEMA_CHECK_INTERVAL_MS).',
+    ],
     load: () => import('./worker.ts'),
   },
   {

@@ -5,14 +5,16 @@ import { capabilitiesOf } from '../db/capabilities.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
 import { describeConnectError } from '../db/tls.ts';
 import { migrateDatabase } from '../db/migrate.ts';
+import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
 
 export interface CliDatabaseOptions {
   databaseUrl?: string | undefined;
   logger?: Logger;
   /**
-   * Apply migrations first. Always done for the embedded database (it is refsync's own); against
-   * DATABASE_URL only `refsync migrate` changes the schema, so a missing schema is an error here.
+   * Bring the embedded database to this refsync's schema whatever it holds (`refsync demo`: it is
+   * the demo's own). Otherwise only a new embedded database is migrated (the first `refsync sync`
+   * creates it); one an older refsync left behind waits for `refsync migrate`, as a server does.
    */
   migrateEmbedded?: boolean;
   dataDir?: string;
@@ -23,6 +25,18 @@ export interface CliDatabaseOptions {
 async function schemaExists(db: Database): Promise<boolean> {
   const { rows } = await db.query<{ ok: boolean }>("select to_regclass('refdata.snapshots') is not null as ok");
   return rows[0]?.ok === true;
+}
+
+/**
+ * The handshake of docs/production.md ("Upgrading"): a database a newer refsync migrated, or one
+ * behind this refsync, is refused before anything is read or written. Reading commands too: their
+ * queries name columns of the later migrations, and "run refsync migrate" beats an SQL error.
+ * A database never migrated (or whose schema was dropped) keeps its own message.
+ */
+async function assertUsableSchema(db: Database): Promise<void> {
+  const check = await checkSchema(db);
+  if (check.database === 0 || !(await schemaExists(db))) throw new ConfigError('DATABASE_URL: schema refdata is missing; run `refsync migrate` first');
+  if (check.state !== 'current') throw new SchemaMismatchError(check);
 }
 
 /** Opens DATABASE_URL, or the embedded PGlite database, for a command. */
@@ -43,11 +57,13 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
   } catch (err) {
     throw new Error(`cannot reach the database: ${describeConnectError(err)}`);
   }
-  if (capabilitiesOf(db).embedded && options.migrateEmbedded !== false) {
-    await migrateDatabase(db);
-  } else if (!(await schemaExists(db))) {
+  try {
+    const embedded = capabilitiesOf(db).embedded;
+    if (embedded && (options.migrateEmbedded || (!options.readOnly && (await checkSchema(db)).database === 0))) await migrateDatabase(db);
+    else await assertUsableSchema(db);
+  } catch (err) {
     await db.close();
-    throw new ConfigError('DATABASE_URL: schema refdata is missing; run `refsync migrate` first');
+    throw err;
   }
   return db;
 }

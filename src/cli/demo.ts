@@ -122,7 +122,7 @@ export async function run(argv: string[]): Promise<number> {
   const source = config.sources[0]!;
   source.usage = usageFor(source, demoUsage);
   const databaseUrl = databaseUrlFromEnv();
-  const db = await openCliDatabase({ databaseUrl, logger });
+  const db = await openCliDatabase({ databaseUrl, logger, migrateEmbedded: true });
   const client = createUpstreamClient(source, logger);
   const alerts = openAlertDelivery(db, config, logger, receiver ? { ca: receiver.caPem } : {});
   try {

@@ -1,4 +1,5 @@
 import { loadDotEnv } from '../config/dotenv.ts';
+import { shippedSchemaVersion } from '../db/schema-version.ts';
 import { ConfigError } from '../config/errors.ts';
 import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
@@ -11,7 +12,8 @@ const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V') {
-    process.stdout.write(`refsync ${version()}\n`);
+    const schema = shippedSchemaVersion();
+    process.stdout.write(`refsync ${version()} (schema version ${schema.version}: ${schema.tag})\n`);
     return 0;
   }
   if (!name || isHelp(name) || name === 'help') {

@@ -1,18 +1,21 @@
 // `refsync worker`: runs the BullMQ worker and its schedules, and serves health, metrics and the
 // queue dashboard, until SIGTERM or SIGINT. The first signal stops taking jobs and lets running
 // ones finish (REFSYNC_SHUTDOWN_TIMEOUT_MS, default 30 s, then they are aborted and retried later);
-// a second signal, or a shutdown that overruns, exits at once.
+// a second signal, or a shutdown that overruns, exits at once. When a newer refsync migrates the
+// database the worker stops itself the same way and exits 2 (docs/production.md, "Upgrading").
 import { loadConfig } from '../config/load.ts';
 import { ConfigError } from '../config/errors.ts';
+import { DEFAULT_SCHEMA_CHECK_INTERVAL_MS } from '../queue/schema-watch.ts';
 import { startWorkerService } from '../queue/service.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';
 
-function shutdownTimeout(value: string | undefined): number {
-  if (value === undefined || value === '') return 30_000;
+/** A whole number of milliseconds from `min` to `max` in the setting `name`, or `fallback` when unset. */
+function milliseconds(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 3_600_000) {
-    throw new ConfigError(`REFSYNC_SHUTDOWN_TIMEOUT_MS: expected a whole number of milliseconds from 0 to 3600000, got '${value}'`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name}: expected a whole number of milliseconds from ${min} to ${max}, got '${value}'`);
   }
   return n;
 }
@@ -20,16 +23,28 @@ function shutdownTimeout(value: string | undefined): number {
 export async function run(argv: string[]): Promise<number> {
   parseCommandArgs('worker', argv);
   const config = loadConfig();
-  const shutdownTimeoutMs = shutdownTimeout(process.env.REFSYNC_SHUTDOWN_TIMEOUT_MS);
+  const shutdownTimeoutMs = milliseconds('REFSYNC_SHUTDOWN_TIMEOUT_MS', process.env.REFSYNC_SHUTDOWN_TIMEOUT_MS, 30_000, 0, 3_600_000);
+  const schemaCheckIntervalMs = milliseconds(
+    'REFSYNC_SCHEMA_CHECK_INTERVAL_MS',
+    process.env.REFSYNC_SCHEMA_CHECK_INTERVAL_MS,
+    DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
+    100,
+    DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
+  );
   const logger = createLogger({ level: config.logLevel, name: 'refsync' });
 
-  const service = await startWorkerService(config, { logger, shutdownTimeoutMs });
+  const service = await startWorkerService(config, { logger, shutdownTimeoutMs, schemaCheckIntervalMs });
   process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  const signal = await Promise.race([
+    new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    }),
+    // The service has closed itself by then and logged why (schema-watch.ts): a status for the supervisor.
+    service.stoppedForNewerSchema.then(() => undefined),
+  ]);
+  if (!signal) return 2;
   logger.info({ signal }, 'stopping: no new jobs; waiting for running ones');
   const force = (why: string) => {
     logger.error({ why }, 'forced exit');

@@ -1,9 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import { migrateListViews } from '../columns/migrate-views.ts';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { Database } from './database.ts';
-
-export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
 
 // Any fixed number: it only has to be the same in every refsync process.
 const MIGRATION_LOCK = 7_302_611;
@@ -15,12 +13,15 @@ const MIGRATION_LOCK = 7_302_611;
  * transaction-scoped advisory lock, so the second finds nothing to do. Being one transaction, it
  * also works through a transaction-mode pooler, where a session lock would not hold. Then the
  * per-list views are brought to their recorded typed columns (generated in TypeScript, so their SQL
- * lives in one place), each list in a transaction of its own.
+ * lives in one place), each list in a transaction of its own. A database a newer refsync migrated
+ * is refused before anything is written (a SchemaMismatchError): this code cannot know its schema.
  */
 export async function migrateDatabase(db: Database): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    const check = await checkSchema(tx);
+    if (check.state === 'ahead') throw new SchemaMismatchError(check);
     await tx.query('create schema if not exists drizzle');
     await tx.query('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
     const { rows } = await tx.query<{ created_at: string }>(

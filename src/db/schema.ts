@@ -119,9 +119,9 @@ export const entryChanges = refdata.table(
   'entry_changes',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    /** Null for run_completed, which is about a run (runId). */
-    snapshotId: bigint('snapshot_id', { mode: 'number' }).references(() => snapshots.id),
-    runId: bigint('run_id', { mode: 'number' }).references(() => syncRuns.id),
+    snapshotId: bigint('snapshot_id', { mode: 'number' })
+      .notNull()
+      .references(() => snapshots.id),
     environment: text('environment').notNull(),
     listKey: text('list_key').notNull(),
     variant: text('variant').notNull().default(''),

@@ -17,6 +17,8 @@ export interface ProcessorDeps {
   metrics?: WorkerMetrics;
   /** Per-source cool-downs and job slots, shared by every worker through Redis. */
   gate: SourceGate;
+  /** Asked before each run job: a database migrated by a newer refsync is left to that refsync's workers. */
+  newerSchema(): Promise<boolean>;
 }
 
 export type JobResult =

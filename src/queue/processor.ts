@@ -1,6 +1,6 @@
 // What a worker does with each job: a run job fans out (run-job.ts), a target job syncs one list
 // and settles its outcome (target-job.ts).
-import { UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { RunJobData, SyncJobData, TargetJobData } from './jobs.ts';
 import type { JobResult, ProcessorDeps } from './processor-deps.ts';
 import { processRunJob } from './run-job.ts';
@@ -11,7 +11,15 @@ export type { JobResult, ProcessorDeps } from './processor-deps.ts';
 export function createProcessor(deps: ProcessorDeps) {
   return async function process(job: Job<SyncJobData>, token?: string, signal?: AbortSignal): Promise<JobResult> {
     const data = job.data;
-    if (data.kind === 'run') return processRunJob(deps, job as Job<RunJobData>);
+    if (data.kind === 'run') {
+      // The database is newer than this worker: the job goes back to waiting, untouched and with no
+      // attempt spent, for a worker of the newer refsync (this one has stopped taking jobs).
+      if (await deps.newerSchema()) {
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      return processRunJob(deps, job as Job<RunJobData>);
+    }
     if (data.kind === 'target') return processTargetJob(deps, job as Job<TargetJobData>, token, signal ?? new AbortController().signal);
     throw new UnrecoverableError(`unknown job kind '${(data as { kind?: string }).kind}'`);
   };

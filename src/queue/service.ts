@@ -7,10 +7,12 @@ import { createAlertDispatcher } from '../alerts/dispatcher.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
+import type { SchemaCheck } from '../db/schema-version.ts';
 import { startPeriodicPrune } from '../retention/periodic.ts';
 import type { HttpServer, ReadyReport } from '../server/http.ts';
 import { WorkerMetrics } from '../server/metrics.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
+import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 import { createBullWorker } from './bull-worker.ts';
 import { JobWorker } from './job-worker.ts';
@@ -18,6 +20,7 @@ import { defaultJobPolicy, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { startLostTargetSweep } from './lost-target-sweep.ts';
 import { queuePrefix } from './names.ts';
 import { createProcessor } from './processor.ts';
+import { createSchemaWatch, DEFAULT_SCHEMA_CHECK_INTERVAL_MS } from './schema-watch.ts';
 import { ResourceStack } from './resource-stack.ts';
 import { SourceGate } from './source-gate.ts';
 import { upstreamClients } from './upstream-clients.ts';
@@ -52,6 +55,8 @@ export interface WorkerServiceOptions {
   alerts?: boolean;
   /** How often old rows are pruned per the retention settings (default 1 hour; see src/retention). */
   retentionIntervalMs?: number;
+  /** How often the database is checked for a migration newer than this refsync (default and most 60 s; schema-watch.ts). */
+  schemaCheckIntervalMs?: number;
 }
 
 export interface WorkerService {
@@ -66,6 +71,11 @@ export interface WorkerService {
   readiness(): Promise<ReadyReport>;
   /** Stops taking jobs, lets running ones finish (bounded), then closes everything. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Settles when the worker stopped itself because a newer refsync migrated the database (it has
+   * closed everything by then): with the schema versions seen. Never settles otherwise.
+   */
+  readonly stoppedForNewerSchema: Promise<SchemaCheck>;
 }
 
 /** What the steps of startWorkerService open one after another; readiness and metrics ask for them before they exist. */
@@ -74,6 +84,14 @@ interface StartedParts {
   redis?: Redis;
   jobs?: JobWorker;
   stopping: boolean;
+  closing?: Promise<void>;
+}
+
+/** Marks the worker stopping (readiness answers 503, the timers stand down) and closes it, once. */
+function closeOnce(parts: StartedParts, resources: ResourceStack): Promise<void> {
+  parts.stopping = true;
+  parts.closing ??= resources.closeAll();
+  return parts.closing;
 }
 
 /**
@@ -91,6 +109,16 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
   const parts: StartedParts = { stopping: false };
   try {
     const db = await openWorkerDatabase(config.databaseUrl, config.concurrency, logger, resources);
+    const stoppedForNewerSchema = Promise.withResolvers<SchemaCheck>();
+    const schema = createSchemaWatch({
+      db,
+      logger,
+      intervalMs: options.schemaCheckIntervalMs ?? DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
+      onNewer: (check) =>
+        void closeOnce(parts, resources)
+          .catch((err: unknown) => logger.error({ err: errorLine(err) }, 'closing the worker after a newer migration failed'))
+          .finally(() => stoppedForNewerSchema.resolve(check)),
+    });
     const metrics = new WorkerMetrics({
       db,
       sources: config.sources,
@@ -114,8 +142,10 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     web.setQueues([queue]);
     await installSchedulers(queue, config.sources, policy, logger, prefix);
 
-    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger }, resources);
+    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger, newerSchema: schema.newerSchema }, resources);
     parts.jobs = jobs;
+    schema.start();
+    resources.push('schema watch', () => schema.close());
     startPeriodicTasks(config, options, { db, queue, commands, policy, jobs, logger, stopping: () => parts.stopping }, resources);
     const alerts = options.alerts !== false;
     if (alerts) startAlerts(db, config, options.logger, resources);
@@ -124,7 +154,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
       { http: `http://${http.host}:${http.port}`, concurrency: config.concurrency, sources: config.sources.map((s) => s.name), alerts },
       'worker started',
     );
-    return serviceHandle({ queue, http, metrics, db, readiness }, jobs, parts, resources);
+    return serviceHandle({ queue, http, metrics, db, readiness, stoppedForNewerSchema: stoppedForNewerSchema.promise }, jobs, parts, resources);
   } catch (err) {
     await resources.closeAll().catch(() => undefined);
     throw err;
@@ -133,12 +163,11 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
 
 /** The started worker as its callers see it; close() marks it stopping first, so readiness and the timers stand down. */
 function serviceHandle(
-  fixed: Pick<WorkerService, 'queue' | 'http' | 'metrics' | 'db' | 'readiness'>,
+  fixed: Pick<WorkerService, 'queue' | 'http' | 'metrics' | 'db' | 'readiness' | 'stoppedForNewerSchema'>,
   jobs: JobWorker,
   parts: StartedParts,
   resources: ResourceStack,
 ): WorkerService {
-  let closing: Promise<void> | undefined;
   return {
     ...fixed,
     get worker() {
@@ -147,11 +176,7 @@ function serviceHandle(
     get workerGeneration() {
       return jobs.generation;
     },
-    close() {
-      parts.stopping = true;
-      closing ??= resources.closeAll();
-      return closing;
-    },
+    close: () => closeOnce(parts, resources),
   };
 }
 
@@ -163,6 +188,7 @@ interface JobWorkerParts {
   policy: JobPolicy;
   metrics: WorkerMetrics;
   logger: Logger;
+  newerSchema(): Promise<boolean>;
 }
 
 /** The processor (with its upstream clients and source gate) and the BullMQ worker that runs it. */
@@ -177,6 +203,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
     logger,
     metrics,
     gate: new SourceGate(parts.commands, prefix),
+    newerSchema: parts.newerSchema,
   });
   const lostTargets = { db, sources: config.sources, logger };
   const jobs = new JobWorker(() => createBullWorker({ config, prefix, processor, metrics, logger, lostTargets }), logger);

@@ -38,9 +38,13 @@ describe('refsync --help', () => {
     expect(res.stderr).toBe("refsync: unknown command 'frobnicate' (see 'refsync --help')\n");
   });
 
-  it('prints the version of package.json', async () => {
+  it('prints the version of package.json and the schema version it ships (its number of migrations, the last one)', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    for (const flag of ['--version', '-V']) expect(await runCli([flag])).toMatchObject({ code: 0, stdout: `refsync ${version}\n`, stderr: '' });
+    const journal = JSON.parse(readFileSync(new URL('../../migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: Array<{ tag: string }> };
+    const schema = `schema version ${journal.entries.length}: ${journal.entries.at(-1)!.tag}`;
+    for (const flag of ['--version', '-V']) {
+      expect(await runCli([flag])).toMatchObject({ code: 0, stdout: `refsync ${version} (${schema})\n`, stderr: '' });
+    }
   });
 });
 

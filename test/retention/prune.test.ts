@@ -10,6 +10,8 @@ import { useSandbox } from '../helpers/sandbox.ts';
 import { alertFixture, VERSION } from '../alerts/fixture.ts';
 import { startTestWorker, waitFor, workerConfig } from '../queue/helpers.ts';
 import { testQueuePrefix } from '../helpers/db.ts';
+import { startPeriodicPrune } from '../../src/retention/periodic.ts';
+import { captureLogs } from '../helpers/logs.ts';
 
 const t = useTestDatabase();
 let sandbox: Sandbox;
@@ -120,5 +122,35 @@ describe('refsync prune', () => {
     await waitFor(async () => (await snapshotsOf('prune-worker')).length === 2, 'the worker to prune');
     const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where environment = 'prune-worker'");
     expect(rows[0]!.n).toBe(3);
+  }, 60_000);
+
+  it('says once per table, the first time a worker prunes it, what goes and which setting keeps it', async () => {
+    // run_completed alerts (never delivered here) keep every run: only snapshots are prunable.
+    const extra = { REFSYNC_ENVIRONMENT: 'prune-first', REFSYNC_LISTS: 'shipment_modes', REFSYNC_ALERT_ON: 'run_completed' };
+    const syncThriceAndAge = async () => {
+      const fx = alertFixture(t.db, t.url, sandbox, extra);
+      try {
+        for (let i = 0; i < 3; i++) await fx.sync();
+      } finally {
+        await fx.close();
+      }
+      await age('prune-first', 40);
+    };
+    await syncThriceAndAge();
+    const logs = captureLogs('info');
+    const retention = { snapshotsDays: 30, alertsDays: 90, runsDays: 90 };
+    const periodic = startPeriodicPrune(t.db, retention, logs.logger, 50);
+    try {
+      await waitFor(async () => (await snapshotsOf('prune-first')).length === 2, 'the first pass to prune');
+      // More old rows for the later passes: the line must not come again.
+      await syncThriceAndAge();
+      await waitFor(async () => (await snapshotsOf('prune-first')).length === 2, 'a later pass to prune');
+    } finally {
+      await periodic.close();
+    }
+    const first = logs.lines.map((l) => JSON.parse(l) as { msg: string; table?: string }).filter((l) => l.msg.startsWith('retention: first prune'));
+    expect(first.map((l) => l.msg)).toEqual([
+      'retention: first prune of refdata.snapshots by this worker: unchanged snapshots older than 30 days are deleted (REFSYNC_RETAIN_SNAPSHOTS_DAYS; 0 keeps them forever)',
+    ]);
   }, 60_000);
 });

@@ -5,7 +5,7 @@
 // fit a phone's 390 px without a sideways scroll; the bull-board dashboard is loaded the same way.
 // Screenshots of every page at 1280 and 390 px are kept in test-artifacts/screenshots/ (CI keeps
 // them as artefacts). The browser tests are skipped, saying so, where no Chromium is installed.
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,7 +126,8 @@ describe('per-target gauges', () => {
     expect(text).toContain(`refsync_list_held${labels('shipment_modes')} 0\n`);
     expect(text).toContain(`refsync_list_consecutive_failures${labels('shipment_modes')} 2\n`);
     expect(text).toContain(`refsync_list_consecutive_failures${labels('equipment_types')} 0\n`);
-    expect(text).toContain(`refsync_build_info{version="0.1.0",node="${process.version}"} 1\n`);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(text).toContain(`refsync_build_info{version="${version}",node="${process.version}"} 1\n`);
     // Default process metrics under their stock names, so ready-made Node.js dashboards match.
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);

@@ -1,0 +1,80 @@
+// The handshake between a database and this refsync's migrations (docs/production.md, "Upgrading").
+// The database records what was applied in drizzle.__drizzle_migrations (one row per migration,
+// `created_at` = the journal's `when`); this refsync ships migrations/meta/_journal.json. A schema
+// version is a count of migrations: what this refsync ships, what the database has applied.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../config/errors.ts';
+import type { Queryable } from './database.ts';
+
+export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+interface JournalEntry {
+  tag: string;
+  when: number;
+}
+
+/** The migrations this refsync ships, in order. */
+export function shippedMigrations(): JournalEntry[] {
+  const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
+  return journal.entries.map(({ tag, when }) => ({ tag, when }));
+}
+
+/** The schema version this refsync ships: its number of migrations, and the last one's name. */
+export function shippedSchemaVersion(): { version: number; tag: string } {
+  const entries = shippedMigrations();
+  return { version: entries.length, tag: entries.at(-1)?.tag ?? 'none' };
+}
+
+export interface SchemaCheck {
+  /** current: every shipped migration applied and nothing else; behind: one is missing; ahead: one unknown is applied. */
+  state: 'current' | 'behind' | 'ahead';
+  /** Migrations the database has applied (its schema version). */
+  database: number;
+  /** Migrations this refsync ships (its schema version). */
+  shipped: number;
+}
+
+/**
+ * Compares the applied migrations with the shipped ones. A row whose `created_at` is no shipped
+ * migration's `when` came from a newer refsync: ahead, whatever else holds (its schema may have
+ * moved on in ways this code cannot write). Otherwise behind when a shipped migration is later than
+ * the last applied one, which is drizzle's own rule for what is still to apply (src/db/migrate.ts).
+ */
+export async function checkSchema(db: Queryable): Promise<SchemaCheck> {
+  const shipped = shippedMigrations();
+  const { rows: exists } = await db.query<{ ok: boolean }>("select to_regclass('drizzle.__drizzle_migrations') is not null as ok");
+  const applied = exists[0]?.ok
+    ? (await db.query<{ created_at: string }>('select created_at from drizzle.__drizzle_migrations')).rows.map((r) => Number(r.created_at))
+    : [];
+  const known = new Set(shipped.map((m) => m.when));
+  const last = applied.length ? Math.max(...applied) : -Infinity;
+  let state: SchemaCheck['state'] = 'current';
+  if (applied.some((when) => !known.has(when))) state = 'ahead';
+  else if (shipped.some((m) => m.when > last)) state = 'behind';
+  return { state, database: applied.length, shipped: shipped.length };
+}
+
+/** A database this refsync must not use as it is: exit 2, one line (a ConfigError). */
+export class SchemaMismatchError extends ConfigError {
+  readonly check: SchemaCheck;
+  constructor(check: SchemaCheck) {
+    super(schemaMismatchLine(check));
+    this.check = check;
+  }
+}
+
+/** The one line for a database ahead or behind, naming both schema versions. */
+export function schemaMismatchLine(check: SchemaCheck): string {
+  const versions = `database schema version ${check.database}, this refsync ships schema version ${check.shipped}`;
+  if (check.state === 'ahead') return `the database was migrated by a newer refsync (${versions}); upgrade refsync, or roll the database back`;
+  return `the database is behind this refsync (${versions}); run \`refsync migrate\` first`;
+}
+
+/** Refuses a database ahead of this refsync or behind it; nothing is written before this passes. */
+export async function assertSchemaCurrent(db: Queryable): Promise<SchemaCheck> {
+  const check = await checkSchema(db);
+  if (check.state !== 'current') throw new SchemaMismatchError(check);
+  return check;
+}
