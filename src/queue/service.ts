@@ -2,7 +2,6 @@
 // closed in reverse, keeping the first error. The CLI adds signals and exit codes; tests start it
 // in process.
 import type { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { createAlertDispatcher } from '../alerts/dispatcher.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig } from '../config/types.ts';
@@ -13,10 +12,11 @@ import { WorkerMetrics } from '../server/metrics.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import type { Logger } from '../util/logger.ts';
 import { createBullWorker } from './bull-worker.ts';
+import type { RedisClient } from './connection.ts';
 import { JobWorker } from './job-worker.ts';
 import { defaultJobPolicy, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { startLostTargetSweep } from './lost-target-sweep.ts';
-import { queuePrefix } from './names.ts';
+import { queueKeyPrefix } from './names.ts';
 import { createProcessor } from './processor.ts';
 import { ResourceStack } from './resource-stack.ts';
 import { SourceGate } from './source-gate.ts';
@@ -71,7 +71,7 @@ export interface WorkerService {
 /** What the steps of startWorkerService open one after another; readiness and metrics ask for them before they exist. */
 interface StartedParts {
   queue?: Queue<SyncJobData>;
-  redis?: Redis;
+  redis?: RedisClient;
   jobs?: JobWorker;
   stopping: boolean;
 }
@@ -85,7 +85,7 @@ interface StartedParts {
 export async function startWorkerService(config: AppConfig, options: WorkerServiceOptions): Promise<WorkerService> {
   const logger = options.logger.child({ component: 'worker' });
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL: is required for refsync worker (embedded PGlite is for sync and demo only)');
-  const prefix = options.prefix ?? queuePrefix();
+  const prefix = queueKeyPrefix(config, options.prefix);
   const policy: JobPolicy = { ...defaultJobPolicy, ...options.policy };
   const resources = new ResourceStack(logger);
   const parts: StartedParts = { stopping: false };
@@ -102,6 +102,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     const readiness = workerReadiness({
       db,
       redisUrl: config.redisUrl,
+      reach: config,
       redis: () => parts.redis,
       worker: () => parts.jobs?.current,
       stopping: () => parts.stopping,
@@ -158,7 +159,7 @@ function serviceHandle(
 interface JobWorkerParts {
   db: Database;
   queue: Queue<SyncJobData>;
-  commands: Redis;
+  commands: RedisClient;
   prefix: string;
   policy: JobPolicy;
   metrics: WorkerMetrics;
@@ -188,7 +189,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
 interface PeriodicParts {
   db: Database;
   queue: Queue<SyncJobData>;
-  commands: Redis;
+  commands: RedisClient;
   policy: JobPolicy;
   jobs: JobWorker;
   logger: Logger;

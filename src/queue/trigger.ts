@@ -19,8 +19,8 @@ export interface TriggerOptions {
 export async function triggerRuns(config: AppConfig, options: TriggerOptions = {}): Promise<EnqueuedRun[]> {
   const connection = { connectionName: 'refsync-trigger', connectTimeoutMs: options.connectTimeoutMs ?? 3_000, prefix: options.prefix };
   return withShortLivedQueue(config, connection, async (queue, client) => {
-    await assertNotCluster(client, config.redisUrl);
-    await assertNoEviction(client, config.redisUrl);
+    await assertNotCluster(client, config.redisUrl, config);
+    await assertNoEviction(client, config.redisUrl, config);
     const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
     if (options.slot) enqueue.slot = options.slot;
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
