@@ -1,10 +1,12 @@
 // `refsync worker`: runs the BullMQ worker and its schedules, and serves health, metrics and the
 // queue dashboard, until SIGTERM or SIGINT. The first signal stops taking jobs and lets running
 // ones finish (REFSYNC_SHUTDOWN_TIMEOUT_MS, default 30 s, then they are aborted and retried later);
-// a second signal, or a shutdown that overruns, exits at once.
+// a second signal, or a shutdown that overruns, exits at once. With an OTLP endpoint set, the
+// spans of its jobs are exported (src/tracing).
 import { loadConfig } from '../config/load.ts';
 import { ConfigError } from '../config/errors.ts';
 import { startWorkerService } from '../queue/service.ts';
+import { startTracing } from '../tracing/start.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';
 
@@ -22,6 +24,8 @@ export async function run(argv: string[]): Promise<number> {
   const config = loadConfig();
   const shutdownTimeoutMs = shutdownTimeout(process.env.REFSYNC_SHUTDOWN_TIMEOUT_MS);
   const logger = createLogger({ level: config.logLevel, name: 'refsync' });
+  // Before anything opens a connection, so undici's instrumentation sees every upstream request.
+  const tracing = await startTracing(logger);
 
   const service = await startWorkerService(config, { logger, shutdownTimeoutMs });
   process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
@@ -46,6 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     logger.error({ err: (err as Error).message }, 'shutdown finished with an error');
     return 1;
   } finally {
+    await tracing.shutdown();
     clearTimeout(deadline);
   }
   logger.info('stopped');

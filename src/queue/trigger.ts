@@ -2,6 +2,7 @@
 // Redis is down (no offline queue, no reconnect).
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
+import { inSpan, traceCarrier, type TraceCarrier } from '../tracing/spans.ts';
 import { assertNoEviction, assertNotCluster } from './connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
 import { withShortLivedQueue } from './short-lived-queue.ts';
@@ -21,10 +22,15 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
   return withShortLivedQueue(config, connection, async (queue, client) => {
     await assertNotCluster(client, config.redisUrl, config);
     await assertNoEviction(client, config.redisUrl, config);
-    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
+    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; trace?: TraceCarrier } = {};
     if (options.slot) enqueue.slot = options.slot;
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
     if (options.lists) enqueue.lists = options.lists;
-    return enqueueManualRuns(queue, config.sources, enqueue);
+    // With tracing on, the run's trace starts here and travels in the run job.
+    return inSpan('refsync.trigger', { attributes: { 'refsync.sources': config.sources.map((s) => s.name) } }, async () => {
+      const trace = traceCarrier();
+      if (trace) enqueue.trace = trace;
+      return enqueueManualRuns(queue, config.sources, enqueue);
+    });
   });
 }
