@@ -42,14 +42,17 @@ afterAll(async () => {
 
 const COLLECTOR_TOKEN = `collector-token-${process.pid}-${Math.random().toString(16).slice(2)}`;
 
+/** The three charge-code versions the sandbox serves: with every list, a run of 23 targets. */
+const ALL_CHARGE_CODE_VERSIONS = '2024-06-11,2025-09-01,unpinned';
+
 /** A source on the sandbox with every list, logging in with the keyed account (its API key as fallback). */
 async function tracedSetup(collectorUrl: string, extra: Record<string, string> = {}) {
   const redisPassword = `redis-${Math.random().toString(16).slice(2)}`;
   const redis = await startRedisServer(['--requirepass', redisPassword]);
-  const source = sandboxSource(sb, { REFSYNC_ENVIRONMENT: uniqueEnvironment('traces') });
+  const source = sandboxSource(sb, { REFSYNC_ENVIRONMENT: uniqueEnvironment('traces'), REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS });
   const redisUrl = `redis://:${redisPassword}@127.0.0.1:${redis.port}`;
   const env = {
-    ...workerEnv(sb, source, { DATABASE_URL: t.url, REDIS_URL: redisUrl, REFSYNC_QUEUE_PREFIX: testQueuePrefix() }),
+    ...workerEnv(sb, source, { DATABASE_URL: t.url, REDIS_URL: redisUrl, REFSYNC_QUEUE_PREFIX: testQueuePrefix(), REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS }),
     REFSYNC_EMAIL: SANDBOX_KEYED_ACCOUNT.email,
     REFSYNC_PASSWORD: SANDBOX_KEYED_ACCOUNT.password,
     REFSYNC_API_KEY: SANDBOX_KEYED_ACCOUNT.apiKey!,
@@ -72,6 +75,7 @@ describe('tracing', () => {
     const workerEnvJson = { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', REFSYNC_CONCURRENCY: '2' };
     const workers = [await startWorkerProcess(workerEnvJson), await startWorkerProcess(workerEnvJson)];
     const targets = targetsFor(source).length;
+    expect(targets).toBe(23);
 
     // The trigger exports the default protocol, http/protobuf.
     const trigger = await runCli(['trigger', '--slot', 'traced'], env, 60_000);
