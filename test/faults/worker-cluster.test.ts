@@ -1,7 +1,8 @@
 // refsync on a real Redis Cluster (issue 35): six redis-server processes of the test's own, three
 // primaries with one replica each, a password that only REDIS_URL gives (its host is not used).
-// A `refsync worker` process and `refsync trigger` run a sync through it; status, readiness and
-// metrics answer; the queue's keys share the slot of `{prefix}`. Then the primary serving that
+// A `refsync worker` process and `refsync trigger` run a sync through it (its scheduler installed,
+// the source gate's slots held); status, the dashboard, readiness and metrics answer; the queue's
+// keys share the slot of `{prefix}`. Then the primary serving that
 // slot is SIGKILLed: once its replica has taken over, the next triggered run completes as
 // succeeded and its change is recorded exactly once.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,8 @@ describe('Redis Cluster', () => {
       REDIS_URL: `redis://:${cluster.password}@127.0.0.1:1`,
       REDIS_CLUSTER_NODES: cluster.seeds,
       REFSYNC_QUEUE_PREFIX: prefix,
+      // The source gate's job slots (a Lua script on its own keys) in use too.
+      REFSYNC_SOURCE_MAX_JOBS: '2',
     });
     const worker = await startWorkerProcess(env);
 
@@ -55,9 +58,14 @@ describe('Redis Cluster', () => {
     expect(await (await fetch(`${worker.httpUrl}/metrics`)).text()).toMatch(/^refsync_queue_jobs\{[^}]*state="completed"[^}]*\} [1-9]/m);
     const status = await runCli(['status', '--json'], env, 60_000);
     expect(status.code, status.stderr).toBe(0);
-    const queueState = (JSON.parse(status.stdout) as { queue: { counts?: Record<string, number>; error?: string } }).queue;
+    const queueState = (JSON.parse(status.stdout) as { queue: { counts?: Record<string, number>; schedulers?: Array<{ source: string }>; error?: string } }).queue;
     expect(queueState.error).toBeUndefined();
     expect(queueState.counts?.completed).toBeGreaterThan(0);
+    expect(queueState.schedulers?.map((s) => s.source)).toEqual([fx.source.name]);
+    const dashboard = await fetch(`${worker.httpUrl}/admin/queues/api/queues`);
+    expect(dashboard.status).toBe(200);
+    const board = (await dashboard.json()) as { queues: Array<{ name: string; counts?: Record<string, number> }> };
+    expect(board.queues.map((q) => q.name)).toEqual(['sync']);
 
     // Every key of the queue is in the slot of the hash-tagged prefix; that primary goes.
     const slot = await cluster.keySlot(`{${prefix}}`);
