@@ -27,7 +27,10 @@ export async function run(argv: string[]): Promise<number> {
   // Before anything opens a connection, so undici's instrumentation sees every upstream request.
   const tracing = await startTracing(logger);
 
-  const service = await startWorkerService(config, { logger, shutdownTimeoutMs });
+  const service = await startWorkerService(config, { logger, shutdownTimeoutMs }).catch(async (err: unknown) => {
+    await tracing.shutdown();
+    throw err;
+  });
   process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -1,6 +1,6 @@
 // A real Redis Cluster of the test's own: six `redis-server --cluster-enabled yes` on free ports in
 // a temp folder, made into three primaries with one replica each by `redis-cli --cluster create`.
-// A short cluster-node-timeout keeps a failover within seconds. Every process and the folder are
+// A short cluster-node-timeout (2 s) keeps a failover within seconds. Every process and the folder are
 // removed after the file.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +27,8 @@ export interface RedisClusterServers {
   password: string;
   /** The node serving `slot` as primary now, asked of a live node. */
   primaryOf(slot: number): Promise<ClusterNode>;
+  /** CLUSTER NODES as a live node sees it, for a message. */
+  describe(): Promise<string>;
   /** The hash slot of a key, as the cluster computes it. */
   keySlot(key: string): Promise<number>;
   /** Waits until every slot is served and the cluster says ok, asked of a live node. */
@@ -38,7 +40,9 @@ async function startNode(dir: string, password: string): Promise<{ port: number;
   const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
-      '--cluster-node-timeout', '1500', '--save', '', '--appendonly', 'no', '--dir', dir,
+      // A replica may always take over (validity factor 0): on a loaded machine its link to the
+      // primary can look stale for longer than the node timeout allows by default.
+      '--cluster-node-timeout', '2000', '--cluster-replica-validity-factor', '0', '--save', '', '--appendonly', 'no', '--dir', dir,
       '--requirepass', password, '--masterauth', password],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -113,6 +117,10 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
       const primary = view.find((n) => n.flags.includes('master') && !n.flags.includes('fail') && serves(n.slots, slot));
       if (!primary) throw new Error(`no primary serves slot ${slot}`);
       return nodes.find((n) => n.id === primary.id)!;
+    },
+    async describe() {
+      const view = await clusterNodes(ports, alive, password);
+      return view.map((n) => `${n.port} ${n.flags.join(',')} ${n.slots.join(' ')}`).join('; ');
     },
     async keySlot(key) {
       const client = new Redis({ port: ports.find(alive)!, host: '127.0.0.1', password, maxRetriesPerRequest: 1 });

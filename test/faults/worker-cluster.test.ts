@@ -77,9 +77,11 @@ describe('Redis Cluster', () => {
         return now && now.id !== primary.id && now;
       },
       'a replica to take over the queue slot',
-      60_000,
+      90_000,
       200,
-    );
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message}; killed ${primary.port}; cluster: ${await cluster.describe()}`);
+    });
     await cluster.healthy();
     expect(promoted.port).not.toBe(primary.port);
 
@@ -96,6 +98,8 @@ describe('Redis Cluster', () => {
     const matched = await expectWholeStates(t.db, fx.source, [after]);
     expect([...matched.values()].every((i) => i === 0)).toBe(true);
     await expectConsistentHistory(t.db, fx.source);
+    // Ready again on the new primary (its blocking connection followed the failover).
+    await waitFor(async () => (await fetch(`${worker.httpUrl}/readyz`)).status === 200, 'the worker to be ready after the failover', 60_000, 500);
 
     expect(await worker.stop()).toBe(0);
     expectNoSecretsIn(worker);
