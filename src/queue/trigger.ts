@@ -2,9 +2,10 @@
 // Redis is down (no offline queue, no reconnect).
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
-import { inSpan, traceCarrier, type TraceCarrier } from '../tracing/spans.ts';
+import { inSpan, traceCarrier } from '../tracing/spans.ts';
 import { assertNoEviction, assertNotCluster } from './connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
+import { manualSlot } from './names.ts';
 import { withShortLivedQueue } from './short-lived-queue.ts';
 
 export interface TriggerOptions {
@@ -22,15 +23,20 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
   return withShortLivedQueue(config, connection, async (queue, client) => {
     await assertNotCluster(client, config.redisUrl, config);
     await assertNoEviction(client, config.redisUrl, config);
-    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; trace?: TraceCarrier } = {};
-    if (options.slot) enqueue.slot = options.slot;
+    // One slot for every source of this trigger, as before; one trace per run: with tracing on,
+    // each source's run starts its own trace here (refsync.trigger), carried in its run job.
+    const enqueue: { slot: string; lists?: ListKey[]; acceptRemovals?: boolean } = { slot: options.slot ?? manualSlot() };
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
     if (options.lists) enqueue.lists = options.lists;
-    // With tracing on, the run's trace starts here and travels in the run job.
-    return inSpan('refsync.trigger', { attributes: { 'refsync.sources': config.sources.map((s) => s.name) } }, async () => {
-      const trace = traceCarrier();
-      if (trace) enqueue.trace = trace;
-      return enqueueManualRuns(queue, config.sources, enqueue);
-    });
+    const runs: EnqueuedRun[] = [];
+    for (const source of config.sources) {
+      const attributes = { 'refsync.source': source.name, 'refsync.slot': enqueue.slot };
+      const enqueued = await inSpan('refsync.trigger', { attributes }, () => {
+        const trace = traceCarrier();
+        return enqueueManualRuns(queue, [source], trace ? { ...enqueue, trace } : enqueue);
+      });
+      runs.push(...enqueued);
+    }
+    return runs;
   });
 }
