@@ -4,6 +4,8 @@ import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
 import { isValidSlot } from '../queue/names.ts';
 import { triggerRuns } from '../queue/trigger.ts';
+import { startTracing } from '../tracing/start.ts';
+import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 import { jsonText } from './terminal.ts';
 
@@ -29,7 +31,14 @@ export async function run(argv: string[]): Promise<number> {
   if (lists) options.lists = lists as ListKey[];
   if (values.slot) options.slot = values.slot;
   if (values['accept-removals']) options.acceptRemovals = true;
-  const runs = await triggerRuns(config, options);
+  // With an OTLP endpoint set, the run's trace starts here (refsync.trigger) and is exported before exit.
+  const tracing = await startTracing(createLogger({ level: config.logLevel, name: 'refsync' }));
+  let runs: Awaited<ReturnType<typeof triggerRuns>>;
+  try {
+    runs = await triggerRuns(config, options);
+  } finally {
+    await tracing.shutdown(3_000);
+  }
   if (values.json) {
     process.stdout.write(`${jsonText(runs, undefined)}\n`);
     return 0;

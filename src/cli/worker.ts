@@ -3,10 +3,12 @@
 // ones finish (REFSYNC_SHUTDOWN_TIMEOUT_MS, default 30 s, then they are aborted and retried later);
 // a second signal, or a shutdown that overruns, exits at once. When a newer refsync migrates the
 // database the worker stops itself the same way and exits 2 (docs/production.md, "Upgrading").
+// With an OTLP endpoint set, the spans of its jobs are exported (src/tracing).
 import { loadConfig } from '../config/load.ts';
 import { ConfigError } from '../config/errors.ts';
 import { DEFAULT_SCHEMA_CHECK_INTERVAL_MS } from '../queue/schema-watch.ts';
 import { startWorkerService } from '../queue/service.ts';
+import { startTracing } from '../tracing/start.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';
 
@@ -32,8 +34,13 @@ export async function run(argv: string[]): Promise<number> {
     DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
   );
   const logger = createLogger({ level: config.logLevel, name: 'refsync' });
+  // Before anything opens a connection, so undici's instrumentation sees every upstream request.
+  const tracing = await startTracing(logger);
 
-  const service = await startWorkerService(config, { logger, shutdownTimeoutMs, schemaCheckIntervalMs });
+  const service = await startWorkerService(config, { logger, shutdownTimeoutMs, schemaCheckIntervalMs }).catch(async (err: unknown) => {
+    await tracing.shutdown();
+    throw err;
+  });
   process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
 
   const signal = await Promise.race([
@@ -44,7 +51,10 @@ export async function run(argv: string[]): Promise<number> {
     // The service has closed itself by then and logged why (schema-watch.ts): a status for the supervisor.
     service.stoppedForNewerSchema.then(() => undefined),
   ]);
-  if (!signal) return 2;
+  if (!signal) {
+    await tracing.shutdown();
+    return 2;
+  }
   logger.info({ signal }, 'stopping: no new jobs; waiting for running ones');
   const force = (why: string) => {
     logger.error({ why }, 'forced exit');
@@ -61,6 +71,7 @@ export async function run(argv: string[]): Promise<number> {
     logger.error({ err: (err as Error).message }, 'shutdown finished with an error');
     return 1;
   } finally {
+    await tracing.shutdown();
     clearTimeout(deadline);
   }
   logger.info('stopped');

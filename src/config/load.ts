@@ -6,7 +6,7 @@ import { ConfigError } from './errors.ts';
 import { httpAccessFromEnv } from './http-access.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
-import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import { limitEnvNames, limitsFromEnv, limitsOf } from './source-limits.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
@@ -320,6 +320,12 @@ function addOptionalSettings(config: AppConfig, env: Env): void {
     const parsed = redisSentinelsSchema.safeParse(env.REDIS_SENTINELS);
     if (!parsed.success) throw new ConfigError(`REDIS_SENTINELS: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
     config.redisSentinel = { name: nonEmpty(env.REDIS_SENTINEL_NAME) ?? 'mymaster', sentinels: parsed.data };
+  }
+  if (nonEmpty(env.REDIS_CLUSTER_NODES)) {
+    if (config.redisSentinel) throw new ConfigError('REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS; a Redis is either a cluster or behind Sentinel, set one');
+    const parsed = redisClusterNodesSchema.safeParse(env.REDIS_CLUSTER_NODES);
+    if (!parsed.success) throw new ConfigError(`REDIS_CLUSTER_NODES: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    config.redisCluster = { nodes: parsed.data };
   }
   const listenUrl = readSecret('REFSYNC_LISTEN_DATABASE_URL', env.REFSYNC_LISTEN_DATABASE_URL, env.REFSYNC_LISTEN_DATABASE_URL_FILE);
   if (listenUrl) {

@@ -137,18 +137,27 @@ export const listenDatabaseUrlSchema = z.union([
   ),
 ]);
 
+/** A comma list of `host:port` (the sentinels of REDIS_SENTINELS, the seed nodes of REDIS_CLUSTER_NODES). */
+function hostPortList(what: string, example: string) {
+  const message = `expected host:port of each ${what}, comma-separated (e.g. ${example})`;
+  return z.preprocess(
+    commaList,
+    z
+      .array(
+        z
+          .string()
+          .regex(/^[^\s:,]+:\d{1,5}$/, message)
+          .transform((hostPort) => {
+            const at = hostPort.lastIndexOf(':');
+            return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+          }),
+      )
+      .min(1, message),
+  );
+}
+
 /** REDIS_SENTINELS: `host:port` of each sentinel, comma-separated. */
-export const redisSentinelsSchema = z.preprocess(
-  commaList,
-  z
-    .array(
-      z
-        .string()
-        .regex(/^[^\s:,]+:\d{1,5}$/, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)')
-        .transform((hostPort) => {
-          const at = hostPort.lastIndexOf(':');
-          return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
-        }),
-    )
-    .min(1, 'expected host:port of each sentinel, comma-separated (e.g. s1:26379,s2:26379)'),
-);
+export const redisSentinelsSchema = hostPortList('sentinel', 's1:26379,s2:26379');
+
+/** REDIS_CLUSTER_NODES: `host:port` of some nodes of a Redis Cluster (seeds: the rest are discovered). */
+export const redisClusterNodesSchema = hostPortList('cluster node', 'r1:6379,r2:6379');

@@ -90,6 +90,8 @@ export interface AppConfig {
   redisCaPem?: string;
   /** Redis behind Sentinel: the group name and the sentinels to ask for its primary (REDIS_SENTINELS). */
   redisSentinel?: { name: string; sentinels: Array<{ host: string; port: number }> };
+  /** A Redis Cluster: seed nodes (REDIS_CLUSTER_NODES); REDIS_URL then gives only credentials and TLS. */
+  redisCluster?: { nodes: Array<{ host: string; port: number }> };
   httpPort: number;
   httpHost: string;
   /** bull-board basic-auth password; the dashboard is open on the bound host when unset. */

@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/types.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
 import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
-import { workerConnectionOptions } from './connection.ts';
+import { workerConnection } from './connection.ts';
 import type { SyncJobData } from './jobs.ts';
 import { failedOutsideProcessor, recordLostTarget, type LostTargetDeps } from './lost-targets.ts';
 import { QUEUE_NAME } from './names.ts';
@@ -21,8 +21,9 @@ export interface BullWorkerParts {
 /** A BullMQ worker on the sync queue whose job outcomes are counted, logged and, when lost, recorded. */
 export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, JobResult> {
   const { config, metrics, logger } = parts;
+  const connection = workerConnection(config.redisUrl, config);
   const worker = new Worker<SyncJobData, JobResult>(QUEUE_NAME, parts.processor, {
-    connection: workerConnectionOptions(config.redisUrl, config),
+    connection,
     prefix: parts.prefix,
     concurrency: config.concurrency,
     name: `refsync-${process.pid}`,
@@ -31,6 +32,8 @@ export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, Jo
     removeOnFail: { count: 5_000, age: 14 * 24 * 3600 },
   });
   worker.on('error', (err) => logger.warn({ err: errorLine(err) }, 'worker connection error'));
+  // A cluster client given to BullMQ is the worker's own but not closed by BullMQ: close it after.
+  if ('isCluster' in connection) worker.on('closed', () => connection.disconnect());
   worker.on('completed', (job: Job<SyncJobData>) => metrics.job(job.name, 'completed'));
   worker.on('failed', (job: Job<SyncJobData> | undefined, err: Error) => {
     if (job) onJobFailed(parts, job, err);

@@ -5,6 +5,7 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { SourceConfig } from '../config/types.ts';
+import type { TraceCarrier } from '../tracing/spans.ts';
 import { manualSlot, runJobId, schedulerId, sourceOfScheduler, isValidSlot } from './names.ts';
 
 export interface RunJobData {
@@ -17,6 +18,8 @@ export interface RunJobData {
   lists?: ListKey[];
   /** Apply fetches that would retire too much (`trigger --accept-removals`): accepts held lists. */
   acceptRemovals?: boolean;
+  /** The trace `refsync trigger` started (tracing on): the run's span continues it. */
+  trace?: TraceCarrier;
 }
 
 export interface TargetJobData {
@@ -29,6 +32,8 @@ export interface TargetJobData {
   /** Times a 429 put this job back (it fails as rate limited after 10). */
   rateLimited?: number;
   acceptRemovals?: boolean;
+  /** The run span's trace context (tracing on): the target's span goes under it, in whichever worker. */
+  trace?: TraceCarrier;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;
@@ -101,7 +106,7 @@ export interface EnqueuedRun {
 export async function enqueueManualRuns(
   queue: Queue,
   sources: SourceConfig[],
-  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; policy?: JobPolicy } = {},
+  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; policy?: JobPolicy; trace?: TraceCarrier } = {},
 ): Promise<EnqueuedRun[]> {
   const slot = options.slot ?? manualSlot();
   if (!isValidSlot(slot)) throw new Error(`slot '${slot.slice(0, 40)}' may hold only letters, digits, _ . - (at most 100)`);
@@ -110,6 +115,7 @@ export async function enqueueManualRuns(
     const data: RunJobData = { kind: 'run', source: source.name, trigger: 'manual', slot };
     if (options.lists) data.lists = options.lists;
     if (options.acceptRemovals) data.acceptRemovals = true;
+    if (options.trace) data.trace = options.trace;
     const jobId = runJobId(source.name, slot);
     const before = await queue.getJob(jobId);
     const job = await queue.add('run', data, { ...jobOptions(options.policy ?? defaultJobPolicy), jobId });

@@ -1,7 +1,7 @@
 // Names in Redis: the queue, its prefix, scheduler ids, job ids and run slots. BullMQ refuses custom
 // job ids that contain ':' (it is its key separator), so ids here join their parts with '~', a
 // character that no source name, list key, variant or slot may contain.
-import type { SourceConfig } from '../config/types.ts';
+import type { AppConfig, SourceConfig } from '../config/types.ts';
 
 /** One queue carries every job: the per-source `run` jobs and the per-target `target` jobs. */
 export const QUEUE_NAME = 'sync';
@@ -12,6 +12,17 @@ export const DEFAULT_QUEUE_PREFIX = 'refsync';
 export function queuePrefix(env: Record<string, string | undefined> = process.env): string {
   const value = env.REFSYNC_QUEUE_PREFIX?.trim();
   return value ? value : DEFAULT_QUEUE_PREFIX;
+}
+
+/**
+ * The key prefix the queue is opened with. On a Redis Cluster it is hash-tagged, `{prefix}`, so
+ * every key of the queue (and refsync's own cool-down and slot keys, which start with it) hashes to
+ * one slot, as BullMQ's Lua scripts need; a prefix that already carries a hash tag is kept as it is.
+ * A single Redis keeps the plain prefix, so its keys stay where they were.
+ */
+export function queueKeyPrefix(config: Pick<AppConfig, 'redisCluster'>, prefix: string = queuePrefix()): string {
+  if (!config.redisCluster || /\{[^}]+\}/.test(prefix)) return prefix;
+  return `{${prefix}}`;
 }
 
 const SCHEDULER_PREFIX = 'source-';

@@ -1,6 +1,8 @@
+import type { Span } from '@opentelemetry/api';
 import type { Job } from 'bullmq';
 import { targetsFor } from '../catalog/targets.ts';
 import { refreshRun, startRun } from '../sync/run/runs.ts';
+import { inSpan, traceCarrier } from '../tracing/spans.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
@@ -15,12 +17,20 @@ export function slotOf(job: Job<RunJobData>): string {
   return scheduleSlot(Number(planned ?? job.timestamp));
 }
 
-/** A run job: opens the source's run for its slot and fans out one target job per list and variant. */
-export async function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): Promise<JobResult> {
+/**
+ * A run job: opens the source's run for its slot and fans out one target job per list and variant,
+ * in the run's span (continuing the trigger's trace, if any), whose context each target job carries.
+ */
+export function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): Promise<JobResult> {
+  return inSpan('refsync.run', { parent: job.data.trace, attributes: { 'refsync.source': job.data.source } }, (span) => fanOut(deps, job, span));
+}
+
+async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);
   const slot = slotOf(job);
   const targets = targetsFor(source, job.data.lists);
   const run = await startRun(deps.db, { source, trigger: job.data.trigger, targetsTotal: targets.length, slot });
+  span.setAttribute('refsync.run_id', run.id);
   if (!run.created) {
     // A second job for the same slot (two triggers, or this job retried after a crash): fan out
     // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
@@ -33,6 +43,7 @@ export async function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): 
     return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false };
   }
   const opts = jobOptions(deps.policy);
+  const trace = traceCarrier();
   await deps.queue.addBulk(
     targets.map((t, i) => {
       const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
@@ -40,6 +51,7 @@ export async function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): 
       // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
       const priority = Math.min(i + 1, MAX_PRIORITY);
       if (job.data.acceptRemovals) data.acceptRemovals = true;
+      if (trace) data.trace = trace;
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );

@@ -2,7 +2,6 @@
 // closed in reverse, keeping the first error. The CLI adds signals and exit codes; tests start it
 // in process.
 import type { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { createAlertDispatcher } from '../alerts/dispatcher.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { AppConfig } from '../config/types.ts';
@@ -15,10 +14,11 @@ import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 import { createBullWorker } from './bull-worker.ts';
+import type { RedisClient } from './connection.ts';
 import { JobWorker } from './job-worker.ts';
 import { defaultJobPolicy, type JobPolicy, type SyncJobData } from './jobs.ts';
 import { startLostTargetSweep } from './lost-target-sweep.ts';
-import { queuePrefix } from './names.ts';
+import { queueKeyPrefix } from './names.ts';
 import { createProcessor } from './processor.ts';
 import { createSchemaWatch, DEFAULT_SCHEMA_CHECK_INTERVAL_MS } from './schema-watch.ts';
 import { ResourceStack } from './resource-stack.ts';
@@ -81,7 +81,7 @@ export interface WorkerService {
 /** What the steps of startWorkerService open one after another; readiness and metrics ask for them before they exist. */
 interface StartedParts {
   queue?: Queue<SyncJobData>;
-  redis?: Redis;
+  redis?: RedisClient;
   jobs?: JobWorker;
   stopping: boolean;
   closing?: Promise<void>;
@@ -95,6 +95,24 @@ function closeOnce(parts: StartedParts, resources: ResourceStack): Promise<void>
 }
 
 /**
+ * The schema watch: when a newer refsync migrates the database, the worker closes itself (the jobs
+ * it holds finish first) and `stoppedForNewerSchema` resolves with what was found.
+ */
+function watchSchema(db: Database, logger: Logger, options: WorkerServiceOptions, parts: StartedParts, resources: ResourceStack) {
+  const stoppedForNewerSchema = Promise.withResolvers<SchemaCheck>();
+  const schema = createSchemaWatch({
+    db,
+    logger,
+    intervalMs: options.schemaCheckIntervalMs ?? DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
+    onNewer: (check) =>
+      void closeOnce(parts, resources)
+        .catch((err: unknown) => logger.error({ err: errorLine(err) }, 'closing the worker after a newer migration failed'))
+        .finally(() => stoppedForNewerSchema.resolve(check)),
+  });
+  return { schema, stoppedForNewerSchema };
+}
+
+/**
  * Starts a worker, step by step in the order of its life: Postgres, the HTTP server (so /readyz
  * answers while the rest starts), Redis and the queue, the schedulers, the job worker, then the
  * periodic tasks (watchdog, lost-target sweep, retention, alerts). Each step registers how it is
@@ -103,22 +121,13 @@ function closeOnce(parts: StartedParts, resources: ResourceStack): Promise<void>
 export async function startWorkerService(config: AppConfig, options: WorkerServiceOptions): Promise<WorkerService> {
   const logger = options.logger.child({ component: 'worker' });
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL: is required for refsync worker (embedded PGlite is for sync and demo only)');
-  const prefix = options.prefix ?? queuePrefix();
+  const prefix = queueKeyPrefix(config, options.prefix);
   const policy: JobPolicy = { ...defaultJobPolicy, ...options.policy };
   const resources = new ResourceStack(logger);
   const parts: StartedParts = { stopping: false };
   try {
     const db = await openWorkerDatabase(config.databaseUrl, config.concurrency, logger, resources);
-    const stoppedForNewerSchema = Promise.withResolvers<SchemaCheck>();
-    const schema = createSchemaWatch({
-      db,
-      logger,
-      intervalMs: options.schemaCheckIntervalMs ?? DEFAULT_SCHEMA_CHECK_INTERVAL_MS,
-      onNewer: (check) =>
-        void closeOnce(parts, resources)
-          .catch((err: unknown) => logger.error({ err: errorLine(err) }, 'closing the worker after a newer migration failed'))
-          .finally(() => stoppedForNewerSchema.resolve(check)),
-    });
+    const { schema, stoppedForNewerSchema } = watchSchema(db, logger, options, parts, resources);
     const metrics = new WorkerMetrics({
       db,
       sources: config.sources,
@@ -130,6 +139,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     const readiness = workerReadiness({
       db,
       redisUrl: config.redisUrl,
+      reach: config,
       redis: () => parts.redis,
       worker: () => parts.jobs?.current,
       stopping: () => parts.stopping,
@@ -183,7 +193,7 @@ function serviceHandle(
 interface JobWorkerParts {
   db: Database;
   queue: Queue<SyncJobData>;
-  commands: Redis;
+  commands: RedisClient;
   prefix: string;
   policy: JobPolicy;
   metrics: WorkerMetrics;
@@ -215,7 +225,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
 interface PeriodicParts {
   db: Database;
   queue: Queue<SyncJobData>;
-  commands: Redis;
+  commands: RedisClient;
   policy: JobPolicy;
   jobs: JobWorker;
   logger: Logger;

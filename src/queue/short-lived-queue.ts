@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '../config/types.ts';
-import { closeClient, openCommandClient } from './connection.ts';
-import { QUEUE_NAME, queuePrefix } from './names.ts';
+import { closeClient, openCommandClient, type RedisClient } from './connection.ts';
+import { QUEUE_NAME, queueKeyPrefix } from './names.ts';
 
 export interface ShortLivedQueueOptions {
   /** The client's name in Redis's CLIENT LIST. */
@@ -19,7 +18,7 @@ export interface ShortLivedQueueOptions {
 export async function withShortLivedQueue<T>(
   config: AppConfig,
   options: ShortLivedQueueOptions,
-  use: (queue: Queue, client: Redis) => Promise<T>,
+  use: (queue: Queue, client: RedisClient) => Promise<T>,
 ): Promise<T> {
   const client = await openCommandClient(config.redisUrl, {
     reconnect: false,
@@ -27,7 +26,7 @@ export async function withShortLivedQueue<T>(
     connectionName: options.connectionName,
     reach: config,
   });
-  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: options.prefix ?? queuePrefix() });
+  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: queueKeyPrefix(config, options.prefix) });
   // Errors reach the caller through the command that failed; the event would only repeat them.
   queue.on('error', () => undefined);
   try {

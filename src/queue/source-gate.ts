@@ -1,8 +1,9 @@
 // Each source is its own failure domain on the one shared queue. A 429 cools down that source
 // alone, for every worker (the cool-down lives in Redis), and no source holds more than its share
 // of the job slots at once, so an account with many lists, a slow one or a rate-limited one cannot
-// hold up the others. The state is two small keys per source under the queue's prefix.
-import type { Redis } from 'ioredis';
+// hold up the others. The state is two small keys per source under the queue's prefix (on a
+// cluster the prefix is hash-tagged, so they live in the queue's slot).
+import type { RedisClient } from './connection.ts';
 
 /** A slot is held for this long unless renewed: a worker that died frees its slots by itself. */
 const LEASE_MS = 60_000;
@@ -28,10 +29,10 @@ export interface SourceSlot {
 export type Admission = { admitted: true; slot: SourceSlot } | { admitted: false; waitMs: number; reason: 'cooling down' | 'busy' };
 
 export class SourceGate {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
   }

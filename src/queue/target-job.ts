@@ -1,9 +1,11 @@
+import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import { recordOutcomeFailure, syncedInRun } from '../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../sync/run/runs.ts';
 import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
+import { inSpan } from '../tracing/spans.ts';
 import type { Logger } from '../util/logger.ts';
 import type { TargetJobData } from './jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
@@ -26,13 +28,27 @@ export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobDa
     return later(job, token, admission.waitMs);
   }
   try {
-    return await syncAdmitted(deps, job, token, signal, source);
+    const attributes = { 'refsync.source': source.name, 'refsync.list': job.data.list, 'refsync.variant': job.data.variant, 'refsync.run_id': job.data.runId };
+    // One span per admitted attempt, under the run's span; a job put back for later is no failure.
+    return await inSpan(
+      'refsync.target',
+      { parent: job.data.trace, target: true, attributes },
+      (span) => syncAdmitted(deps, job, token, signal, source, span),
+      (err) => err instanceof DelayedError,
+    );
   } finally {
     await admission.slot.release().catch(() => undefined);
   }
 }
 
-async function syncAdmitted(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal, source: SourceConfig): Promise<JobResult> {
+async function syncAdmitted(
+  deps: ProcessorDeps,
+  job: Job<TargetJobData>,
+  token: string | undefined,
+  signal: AbortSignal,
+  source: SourceConfig,
+  span: Span,
+): Promise<JobResult> {
   const { runId } = job.data;
   const target = targetsFor(source, [job.data.list]).find((t) => t.variant === job.data.variant);
   if (!target) {
@@ -43,6 +59,7 @@ async function syncAdmitted(deps: ProcessorDeps, job: Job<TargetJobData>, token:
   // The job ids already stop a slot from queueing a target twice; this covers a job that ran
   // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
   if (await syncedInRun(deps.db, runId, target)) {
+    span.setAttribute('refsync.status', 'done-before');
     await refreshRun(deps.db, runId, source);
     return { kind: 'target', runId, status: 'done-before', skipped: true };
   }
@@ -52,6 +69,7 @@ async function syncAdmitted(deps: ProcessorDeps, job: Job<TargetJobData>, token:
   const log = deps.logger.child({ target: describe(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
   const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
   const verdict = verdictOn(outcome, attempt);
+  span.setAttribute('refsync.status', verdict.kind === 'wait' ? 'rate_limited' : verdict.kind === 'retry' ? 'retrying' : outcome.status);
   if (verdict.kind === 'wait') {
     log.warn({ retryAfterMs: verdict.ms }, "rate limited by the service: this source's jobs wait, the others go on");
     await deps.gate.coolDown(source.name, verdict.ms);

@@ -2,8 +2,10 @@
 // Redis is down (no offline queue, no reconnect).
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
+import { inSpan, traceCarrier } from '../tracing/spans.ts';
 import { assertNoEviction, assertNotCluster } from './connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
+import { manualSlot } from './names.ts';
 import { withShortLivedQueue } from './short-lived-queue.ts';
 
 export interface TriggerOptions {
@@ -19,12 +21,22 @@ export interface TriggerOptions {
 export async function triggerRuns(config: AppConfig, options: TriggerOptions = {}): Promise<EnqueuedRun[]> {
   const connection = { connectionName: 'refsync-trigger', connectTimeoutMs: options.connectTimeoutMs ?? 3_000, prefix: options.prefix };
   return withShortLivedQueue(config, connection, async (queue, client) => {
-    await assertNotCluster(client, config.redisUrl);
-    await assertNoEviction(client, config.redisUrl);
-    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
-    if (options.slot) enqueue.slot = options.slot;
+    await assertNotCluster(client, config.redisUrl, config);
+    await assertNoEviction(client, config.redisUrl, config);
+    // One slot for every source of this trigger, as before; one trace per run: with tracing on,
+    // each source's run starts its own trace here (refsync.trigger), carried in its run job.
+    const enqueue: { slot: string; lists?: ListKey[]; acceptRemovals?: boolean } = { slot: options.slot ?? manualSlot() };
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
     if (options.lists) enqueue.lists = options.lists;
-    return enqueueManualRuns(queue, config.sources, enqueue);
+    const runs: EnqueuedRun[] = [];
+    for (const source of config.sources) {
+      const attributes = { 'refsync.source': source.name, 'refsync.slot': enqueue.slot };
+      const enqueued = await inSpan('refsync.trigger', { attributes }, () => {
+        const trace = traceCarrier();
+        return enqueueManualRuns(queue, [source], trace ? { ...enqueue, trace } : enqueue);
+      });
+      runs.push(...enqueued);
+    }
+    return runs;
   });
 }

@@ -1,16 +1,16 @@
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Database } from '../db/database.ts';
 import type { ReadyReport } from '../server/http.ts';
 import { errorLine } from '../util/error-line.ts';
 import { within } from '../util/time-limit.ts';
-import { describeRedis } from './connection.ts';
+import { describeRedis, type RedisClient, type RedisReach } from './connection.ts';
 
 /** The parts of a worker that readiness looks at; undefined while they are still starting. */
 export interface ReadinessSubjects {
   db: Database;
   redisUrl: string;
-  redis(): Redis | undefined;
+  reach: RedisReach;
+  redis(): RedisClient | undefined;
   worker(): Worker | undefined;
   stopping(): boolean;
 }
@@ -31,7 +31,7 @@ export function workerReadiness(subjects: ReadinessSubjects): () => Promise<Read
     redis: async () => {
       const redis = subjects.redis();
       if (!redis) return 'starting';
-      await within(redis.ping(), 2_000, `ping ${describeRedis(subjects.redisUrl)}`);
+      await within(redis.ping(), 2_000, `ping ${describeRedis(subjects.redisUrl, subjects.reach)}`);
       return 'ok';
     },
     worker: async () => {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 import { within } from '../util/time-limit.ts';
@@ -6,7 +6,7 @@ import type { JobWorker } from './job-worker.ts';
 import { blockingStatus } from './worker-readiness.ts';
 
 export interface WatchdogOptions {
-  commands: Redis;
+  commands: RedisClient;
   jobs: JobWorker;
   /** Puts missing schedulers back; run on each check while Redis answers. */
   restoreSchedulers: () => Promise<void>;

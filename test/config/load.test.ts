@@ -7,6 +7,8 @@ import { listKeys } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { knownSettings, unknownSettingWarnings } from '../../src/config/known-settings.ts';
+import { queueKeyPrefix } from '../../src/queue/names.ts';
+import { nodeOptionsFromUrl } from '../../src/queue/redis-cluster.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -216,5 +218,29 @@ describe('unknown REFSYNC_* variables', () => {
     }
     expect(read.size).toBeGreaterThan(20);
     expect([...read].filter((name) => !knownSettings.includes(name))).toEqual([]);
+  });
+});
+
+describe('Redis Cluster settings', () => {
+  it('REDIS_CLUSTER_NODES gives the seed nodes; with it the queue prefix is hash-tagged, without it left as it is', () => {
+    const config = loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:6379, r2:7000' });
+    expect(config.redisCluster).toEqual({ nodes: [{ host: 'r1', port: 6379 }, { host: 'r2', port: 7000 }] });
+    expect(queueKeyPrefix(config, 'refsync')).toBe('{refsync}');
+    expect(queueKeyPrefix(config, '{team-a}:refsync')).toBe('{team-a}:refsync');
+    expect(queueKeyPrefix(loadConfig(base), 'refsync')).toBe('refsync');
+  });
+
+  it('refuses nodes without a port, and a cluster together with Sentinel, naming the setting', () => {
+    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1' })).toThrow(
+      new ConfigError('REDIS_CLUSTER_NODES: expected host:port of each cluster node, comma-separated (e.g. r1:6379,r2:6379)'),
+    );
+    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:6379', REDIS_SENTINELS: 's1:26379' })).toThrow(/^REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS/);
+  });
+
+  it('takes only credentials and TLS from REDIS_URL, and refuses a database other than 0', () => {
+    const reach = { redisCaPem: 'PEM', redisCluster: { nodes: [{ host: 'r1', port: 6379 }] } };
+    expect(nodeOptionsFromUrl('rediss://app:p%40ss@ignored:6380', reach)).toEqual({ username: 'app', password: 'p@ss', tls: { ca: 'PEM' } });
+    expect(nodeOptionsFromUrl('redis://:secret@ignored/0', reach)).toEqual({ password: 'secret' });
+    expect(() => nodeOptionsFromUrl('redis://ignored/2', reach)).toThrow(/^REDIS_URL: names database 2, but a Redis Cluster \(REDIS_CLUSTER_NODES\) has only database 0$/);
   });
 });

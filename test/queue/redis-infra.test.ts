@@ -1,6 +1,7 @@
 // Redis as managed services offer it: TLS (rediss://) with a CA of the deployment's own, an ACL
-// user with a password, and a Redis Cluster, which refsync refuses at start. Each case runs a
-// redis-server of its own; certificates are made at test time.
+// user with a password, and a cluster-mode Redis given as REDIS_URL alone, which refsync refuses at
+// start (test/faults/worker-cluster.test.ts runs it as a cluster). Each case runs a redis-server of its
+// own; certificates are made at test time.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -102,12 +103,12 @@ describe('Redis as deployed', () => {
     expect(bad.code).toBe(2);
   });
 
-  it('a Redis Cluster is refused at start with one line', async () => {
+  it('a cluster-mode Redis in REDIS_URL alone is refused with one line naming REDIS_CLUSTER_NODES', async () => {
     const redis = await startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${Date.now()}.conf`)]);
     const sb = await useSandbox();
     const trigger = await runCli(['trigger'], { ...sandboxEnv(sb), REDIS_URL: redis.url });
     expect(trigger.code).toBe(2);
-    expect(trigger.stderr.trim()).toMatch(/^refsync: REDIS_URL: Redis at 127\.0\.0\.1:\d+ runs in cluster mode, which refsync does not support/);
+    expect(trigger.stderr.trim()).toMatch(/^refsync: REDIS_URL: Redis at 127\.0\.0\.1:\d+ runs in cluster mode; set REDIS_CLUSTER_NODES to its nodes/);
     expect(trigger.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
