@@ -7,6 +7,7 @@ import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
+import { refuseControlCharacters } from './sendable.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
@@ -214,6 +215,9 @@ function jsonErrorReason(err: Error): string {
 
 const secretFields = ['password', 'apiKey', 'webhookSecret'] as const;
 
+/** Source fields besides the secrets (checked as they are read) that go into a request as they are. */
+const sentFields = ['email', 'baseUrl', 'webhookUrl'] as const;
+
 type ConfigFile = z.output<typeof configFileSchema>;
 type Candidate = [Record<string, unknown>, (f: string) => string];
 
@@ -273,6 +277,7 @@ function refuseDisabledCertificateChecks(env: Env): void {
 /** Each candidate validated into a source; the sources' names and environments must be unique. */
 function parseSources(candidates: Candidate[]): SourceConfig[] {
   const sources = candidates.map(([raw, describe]) => {
+    for (const field of sentFields) refuseControlCharacters(describe(field), raw[field]);
     const parsed = sourceSchema.safeParse(raw);
     if (!parsed.success) throw firstIssue(parsed.error, describe, raw);
     return toSourceConfig(parsed.data, describe);
