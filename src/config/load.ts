@@ -11,6 +11,7 @@ import { refuseControlCharacters } from './sendable.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
+import { certificateProblem } from '../util/pem-list.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -145,6 +146,8 @@ function readCa(describe: string, caFile: string | undefined): string | undefine
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ConfigError(`${describe}: '${caFile}' holds no PEM certificate`);
   }
+  const problem = certificateProblem(pem);
+  if (problem) throw new ConfigError(`${describe}: '${caFile}' holds a certificate that does not parse (${problem})`);
   return pem;
 }
 

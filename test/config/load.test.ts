@@ -98,8 +98,11 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, NODE_TLS_REJECT_UNAUTHORIZED: '0' })).toMatch(/^NODE_TLS_REJECT_UNAUTHORIZED=0 is refused/);
   });
 
-  it('reads the CA file, and says so when it holds no certificate', () => {
+  it('reads the CA file, and says so when it holds no certificate or one that does not parse', () => {
     expect(configError({ ...base, REFSYNC_CA_FILE: file('not-a-ca.pem', 'hello') })).toMatch(/^REFSYNC_CA_FILE: .* holds no PEM certificate$/);
+    // Node's TLS context would skip a damaged certificate silently: refused here instead of failing every request.
+    const damaged = file('damaged-ca.pem', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+    expect(configError({ ...base, REFSYNC_CA_FILE: damaged })).toMatch(/^REFSYNC_CA_FILE: .* holds a certificate that does not parse \(ERR_OSSL_[A-Z0-9_]+\)$/);
   });
 });
 
