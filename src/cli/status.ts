@@ -40,7 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       out.push('');
       out.push(
         fitTable(
-          ['environment', 'list', 'variant', 'last fetch', 'status', 'entries', 'last success', 'last change', 'error'],
+          ['environment', 'list', 'variant', 'last fetch', 'status', 'entries', 'last success', 'last change', 'error', 'impact error'],
           targets.map((t) => [
             t.environment,
             t.list_key,
@@ -51,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
             formatTime(t.last_success_at),
             formatTime(t.last_change_at),
             (t.last_error ?? '').slice(0, 80),
+            (t.impact_error ?? '').slice(0, 80),
           ]),
           width,
           3,

@@ -32,6 +32,7 @@ const envNames: Record<string, string> = {
   caFile: 'REFSYNC_CA_FILE',
   maxRemovedFraction: 'REFSYNC_MAX_REMOVED_FRACTION',
   maxConcurrentJobs: 'REFSYNC_SOURCE_MAX_JOBS',
+  impactTimeoutS: 'REFSYNC_IMPACT_TIMEOUT_S',
   alertOn: 'REFSYNC_ALERT_ON',
   alertLists: 'REFSYNC_ALERT_LISTS',
   webhookUrl: 'REFSYNC_WEBHOOK_URL',
@@ -93,6 +94,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     caFile: nonEmpty(env.REFSYNC_CA_FILE),
     maxRemovedFraction: nonEmpty(env.REFSYNC_MAX_REMOVED_FRACTION) ?? defaults.maxRemovedFraction,
     maxConcurrentJobs: nonEmpty(env.REFSYNC_SOURCE_MAX_JOBS),
+    impactTimeoutS: nonEmpty(env.REFSYNC_IMPACT_TIMEOUT_S),
     alertOn: env.REFSYNC_ALERT_ON ?? defaults.alertOn,
     alertLists: nonEmpty(env.REFSYNC_ALERT_LISTS),
     webhookUrl: nonEmpty(env.REFSYNC_WEBHOOK_URL),
@@ -188,6 +190,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
   };
   if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
+  if (parsed.impactTimeoutS !== undefined) source.impactTimeoutS = parsed.impactTimeoutS;
   if (parsed.email) source.email = parsed.email;
   if (parsed.password) source.password = parsed.password;
   if (parsed.apiKey) source.apiKey = parsed.apiKey;

@@ -74,7 +74,7 @@ function targetRow(t: TargetView): SafeHtml {
   return html`<tr class="${t.held ? 'held' : t.status === 'failed' ? 'failed' : ''}">
 <td>${t.list_key}</td><td>${t.variant}</td><td>${time(t.fetched_at)}</td><td>${status(t.status)}</td>
 <td class="num">${t.entries ?? ''}</td><td class="num">${t.added}</td><td class="num">${t.removed}</td><td class="num">${t.modified}</td>
-<td class="num">${t.consecutive_failures || ''}</td><td>${time(t.last_ok_at)}</td><td class="reason">${reason(t.error)}</td></tr>`;
+<td class="num">${t.consecutive_failures || ''}</td><td>${time(t.last_ok_at)}</td><td class="reason">${reason(t.error)}</td><td class="reason">${reason(t.impact_error)}</td></tr>`;
 }
 
 function sourceSection(s: SourceView): SafeHtml {
@@ -84,7 +84,7 @@ ${runLine(s.run)}
 ${
   s.targets.length
     ? html`<table>
-<thead><tr><th>list</th><th>variant</th><th>last sync</th><th>status</th><th>entries</th><th>added</th><th>removed</th><th>modified</th><th>failed in a row</th><th>last ok</th><th>reason</th></tr></thead>
+<thead><tr><th>list</th><th>variant</th><th>last sync</th><th>status</th><th>entries</th><th>added</th><th>removed</th><th>modified</th><th>failed in a row</th><th>last ok</th><th>reason</th><th>impact error</th></tr></thead>
 <tbody>${s.targets.map(targetRow)}</tbody></table>`
     : ''
 }

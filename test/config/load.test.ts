@@ -78,6 +78,8 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of/);
     expect(configError({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-02-30' })).toMatch(/^REFSYNC_CHARGE_CODE_VERSIONS\[0\]: '2024-02-30'/);
     expect(configError({ ...base, REFSYNC_TIMEZONE: 'Mars/Olympus' })).toMatch(/^REFSYNC_TIMEZONE: 'Mars\/Olympus' — is not a known IANA time zone/);
+    expect(configError({ ...base, REFSYNC_IMPACT_TIMEOUT_S: '0' })).toBe("REFSYNC_IMPACT_TIMEOUT_S: '0' — must be more than 0");
+    expect(loadConfig({ ...base, REFSYNC_IMPACT_TIMEOUT_S: '2.5' }).sources[0]!.impactTimeoutS).toBe(2.5);
     expect(configError({ ...base, REFSYNC_SCHEDULE: 'hourly' })).toMatch(/^REFSYNC_SCHEDULE: .*cron/);
     expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '2' })).toMatch(/^REFSYNC_MAX_REMOVED_FRACTION:/);
     expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
