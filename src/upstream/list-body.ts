@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { checkJsonHeaders, declaredLength, discard, invalidJson, parseJsonBody, parseJsonText, type BodyContext } from './body.ts';
 import { SizeError, UpstreamError } from './errors.ts';
-import { ListSplitter, type BatchLimits } from './list-splitter.ts';
+import { ListSplitter, type BatchLimits, type SplitEnd } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
@@ -52,7 +52,7 @@ export async function* readListBody(
       for (const text of texts) yield parseBatch(text);
     }
     done = true;
-    let end;
+    let end: SplitEnd;
     try {
       end = splitter.end();
     } catch (err) {
