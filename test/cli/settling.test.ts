@@ -72,14 +72,21 @@ const cases: Array<[string, string[], Record<string, string>, number]> = [
   ['sync: database unreachable', ['sync', '--list', 'shipment_modes'], { DATABASE_URL: unreachableDatabase }, 1],
   ['status: database reachable', ['status'], {}, 0],
   ['status: database unreachable', ['status'], { DATABASE_URL: unreachableDatabase }, 1],
+  ['changes: database reachable', ['changes'], {}, 0],
   ['changes: database unreachable', ['changes'], { DATABASE_URL: unreachableDatabase }, 1],
+  ['alerts: database unreachable', ['alerts'], { DATABASE_URL: unreachableDatabase }, 1],
+  ['alerts retry: no such alert', ['alerts', 'retry', '999999'], {}, 2],
+  ['versions diff: database unreachable', ['versions', 'diff', '2024-06-11', '2025-09-01'], { DATABASE_URL: unreachableDatabase }, 1],
+  ['impact orphans: no usage column configured', ['impact', 'orphans'], {}, 2],
+  ['prune: database unreachable', ['prune'], { DATABASE_URL: unreachableDatabase }, 1],
+  ['worker: database unreachable', ['worker'], { DATABASE_URL: unreachableDatabase, REFSYNC_HTTP_PORT: '0' }, 1],
   ['trigger: Redis unreachable', ['trigger', '--list', 'shipment_modes'], { REDIS_URL: 'redis://127.0.0.1:1' }, 1],
   ['export-dbt: into a folder that does not exist', ['export-dbt', '--out', join(dir, 'missing', 'sources.yml')], {}, 1],
   ['an unknown command', ['frobnicate'], {}, 2],
 ];
 
 describe('exit codes over the commands and their failure modes', () => {
-  it.each(cases)('%s: exit %s', async (_name, args, extra, code) => {
+  it.each(cases.map(([name, args, extra, code]) => ({ name, args, extra, code })))('$name: exit $code', async ({ args, extra, code }) => {
     const res = await runCli(args, { env: { ...env, ...extra }, cwd: dir });
     expect(res.code, res.stderr).toBe(code);
     if (code !== 0) expect(`${res.stderr}${res.stdout}`.trim()).not.toBe(''); // and says why
