@@ -3,7 +3,7 @@ import { cutToBytes } from '../util/bounded-text.ts';
 import { endpointLabel, webhookId } from './endpoint.ts';
 import { slackBody, standardBody, type AlertRecord } from './format.ts';
 import { signWebhook } from './sign.ts';
-import { postWebhook } from './transport.ts';
+import { postWebhook, type WebhookResponse } from './transport.ts';
 import type { Webhook } from './webhooks.ts';
 
 /** The HTTP status a delivery failed with, and how long the receiver asked us to wait. */
@@ -59,7 +59,7 @@ export async function sendAlert(alert: AlertRecord, webhook: Webhook, timestamp:
     'webhook-timestamp': String(timestamp),
   };
   if (webhook.key) headers['webhook-signature'] = signWebhook(webhook.key, id, timestamp, body);
-  let res;
+  let res: WebhookResponse;
   try {
     res = await postWebhook(webhook.agent, webhook.url, headers, body, AbortSignal.timeout(timeoutMs));
   } catch (err) {

@@ -24,7 +24,7 @@ export interface DemoReceiver {
  * delivery's Standard Webhooks signature with the reference library, as a real receiver would.
  */
 export async function startDemoReceiver(): Promise<DemoReceiver> {
-  const certs = generateCertificates(['127.0.0.1', 'localhost']);
+  const certs = await generateCertificates(['127.0.0.1', 'localhost']);
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const verifier = new Webhook(secret);
   const received: ReceivedWebhook[] = [];

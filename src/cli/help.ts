@@ -47,7 +47,7 @@ export function commandHelp(command: CommandEntry): string {
   return [
     `usage: ${usage}`,
     '',
-    ...wrap(command.summary.charAt(0).toUpperCase() + command.summary.slice(1) + '.', HELP_WIDTH),
+    ...wrap(`${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.`, HELP_WIDTH),
     '',
     'options:',
     ...columns(rows),

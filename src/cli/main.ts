@@ -37,9 +37,30 @@ async function main(argv: string[]): Promise<number> {
   return mod.run(rest);
 }
 
+/**
+ * No command ends without settling. Node exits as soon as nothing is left to wait for, even while a
+ * command still awaits a promise that nothing will ever settle (a request a library dropped, say);
+ * the exit code would then be 0 with the work not done. 'beforeExit' fires exactly then: the
+ * command has not returned, so it fails, naming the command.
+ */
+function exitOneIfUnsettled(commandName: string): () => void {
+  let settled = false;
+  const onEmptyLoop = () => {
+    if (settled) return;
+    process.stderr.write(`refsync: ${commandName}: ended without finishing its work (it was waiting on something that never came); nothing was reported as done\n`);
+    process.exit(1);
+  };
+  process.once('beforeExit', onEmptyLoop);
+  return () => {
+    settled = true;
+  };
+}
+
+const settle = exitOneIfUnsettled(commands.find((c) => c.name === process.argv[2])?.name ?? 'refsync');
+
 // Bad configuration and bad arguments end with one line and exit 2; anything else is a bug or an
 // outage and keeps its message (never a secret: errors are built without them) on one line too.
-main(process.argv.slice(2)).then(
+main(process.argv.slice(2)).finally(settle).then(
   (code) => {
     process.exitCode = code;
   },

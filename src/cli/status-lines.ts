@@ -44,7 +44,8 @@ const SEP = '  ';
 
 /** The table of `targets`: a header and one line each, every line at most `width` when given. */
 export function targetLines(targets: TargetStatusRow[], width: number | undefined, now: Date): string[] {
-  const reasons = targets.map((t) => briefReason(t.last_error));
+  // A list that synced but whose impact on the usage columns could not be read says so too.
+  const reasons = targets.map((t) => (t.last_error ? briefReason(t.last_error) : t.impact_error ? `impact: ${briefReason(t.impact_error)}` : ''));
   const longestReason = Math.max(0, ...reasons.map((r) => r.length));
   // A column with nothing in it (no list failed since its last ok sync) says nothing: left out.
   let kept = columns.map((c) => ({ ...c, cells: targets.map((t) => c.cell(t, now)) })).filter((c) => c.rank === 0 || c.cells.some(Boolean));

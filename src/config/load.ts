@@ -9,9 +9,11 @@ import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { readSecret } from './secrets.ts';
 import { limitEnvNames, limitsFromEnv, limitsOf } from './source-limits.ts';
+import { refuseControlCharacters } from './sendable.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
+import { certificateProblem } from '../util/pem-list.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -32,6 +34,7 @@ const envNames: Record<string, string> = {
   caFile: 'REFSYNC_CA_FILE',
   maxRemovedFraction: 'REFSYNC_MAX_REMOVED_FRACTION',
   maxConcurrentJobs: 'REFSYNC_SOURCE_MAX_JOBS',
+  impactTimeoutS: 'REFSYNC_IMPACT_TIMEOUT_S',
   alertOn: 'REFSYNC_ALERT_ON',
   alertLists: 'REFSYNC_ALERT_LISTS',
   webhookUrl: 'REFSYNC_WEBHOOK_URL',
@@ -94,6 +97,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     caFile: nonEmpty(env.REFSYNC_CA_FILE),
     maxRemovedFraction: nonEmpty(env.REFSYNC_MAX_REMOVED_FRACTION) ?? defaults.maxRemovedFraction,
     maxConcurrentJobs: nonEmpty(env.REFSYNC_SOURCE_MAX_JOBS),
+    impactTimeoutS: nonEmpty(env.REFSYNC_IMPACT_TIMEOUT_S),
     alertOn: env.REFSYNC_ALERT_ON ?? defaults.alertOn,
     alertLists: nonEmpty(env.REFSYNC_ALERT_LISTS),
     webhookUrl: nonEmpty(env.REFSYNC_WEBHOOK_URL),
@@ -148,6 +152,8 @@ function readCa(describe: string, caFile: string | undefined): string | undefine
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ConfigError(`${describe}: '${caFile}' holds no PEM certificate`);
   }
+  const problem = certificateProblem(pem);
+  if (problem) throw new ConfigError(`${describe}: '${caFile}' holds a certificate that does not parse (${problem})`);
   return pem;
 }
 
@@ -189,6 +195,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     ...limitsOf(parsed),
   };
   if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
+  if (parsed.impactTimeoutS !== undefined) source.impactTimeoutS = parsed.impactTimeoutS;
   if (parsed.email) source.email = parsed.email;
   if (parsed.password) source.password = parsed.password;
   if (parsed.apiKey) source.apiKey = parsed.apiKey;
@@ -218,6 +225,9 @@ function jsonErrorReason(err: Error): string {
 }
 
 const secretFields = ['password', 'apiKey', 'webhookSecret'] as const;
+
+/** Source fields besides the secrets (checked as they are read) that go into a request as they are. */
+const sentFields = ['email', 'baseUrl', 'webhookUrl'] as const;
 
 type ConfigFile = z.output<typeof configFileSchema>;
 type Candidate = [Record<string, unknown>, (f: string) => string];
@@ -278,6 +288,7 @@ function refuseDisabledCertificateChecks(env: Env): void {
 /** Each candidate validated into a source; the sources' names and environments must be unique. */
 function parseSources(candidates: Candidate[]): SourceConfig[] {
   const sources = candidates.map(([raw, describe]) => {
+    for (const field of sentFields) refuseControlCharacters(describe(field), raw[field]);
     const parsed = sourceSchema.safeParse(raw);
     if (!parsed.success) throw firstIssue(parsed.error, describe, raw);
     return toSourceConfig(parsed.data, describe);

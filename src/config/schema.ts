@@ -95,6 +95,7 @@ export const sourceSchema = z.strictObject({
   caFile: z.string().min(1).optional(),
   maxRemovedFraction: z.coerce.number().min(0).max(1),
   maxConcurrentJobs: z.coerce.number().int('must be a whole number').min(1).max(256).optional(),
+  impactTimeoutS: z.coerce.number().positive('must be more than 0').max(3600).optional(),
   alertOn: z.preprocess(commaList, z.array(z.enum(alertKinds))),
   alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
   webhookUrl: z.url({ protocol: /^https?$/ }).optional(),

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.ts';
+import { refuseControlCharacters } from './sendable.ts';
 
 /**
  * Reads a secret given either as NAME or as NAME_FILE (a path whose contents are the value).
- * Both at once is ambiguous and refused. The value never appears in an error message.
+ * Both at once is ambiguous and refused, and so is a value holding a control character (it could
+ * not be sent; the error names NAME or NAME_FILE, whichever gave it). The value never appears in an
+ * error message.
  */
 export function readSecret(
   name: string,
@@ -14,7 +17,11 @@ export function readSecret(
   const hasValue = value !== undefined && value !== '';
   const hasFile = file !== undefined && file !== '';
   if (hasValue && hasFile) throw new ConfigError(`${name} and ${fileName} are both set; set only one`);
-  if (!hasFile) return hasValue ? value : undefined;
+  if (!hasFile) {
+    if (!hasValue) return undefined;
+    refuseControlCharacters(name, value);
+    return value;
+  }
   let contents: string;
   try {
     contents = readFileSync(file, 'utf8');
@@ -25,5 +32,6 @@ export function readSecret(
   // Files written by editors and secret stores usually end in a newline that is not part of the value.
   const trimmed = contents.replace(/\r?\n$/, '');
   if (trimmed === '') throw new ConfigError(`${fileName}: '${file}' is empty`);
+  refuseControlCharacters(fileName, trimmed);
   return trimmed;
 }

@@ -69,6 +69,11 @@ export interface SourceConfig extends Partial<SourceLimits> {
    * every slot; no limit when undefined.
    */
   maxConcurrentJobs?: number;
+  /**
+   * The most one read of a user's fact table for the impact of a sync may take, in seconds
+   * (REFSYNC_IMPACT_TIMEOUT_S); absent: the default of src/sync/impact.ts.
+   */
+  impactTimeoutS?: number;
   alertOn: AlertKind[];
   /** Lists whose events alert; all when absent. */
   alertLists?: ListKey[];

@@ -21,6 +21,8 @@ export interface TargetSyncRow extends SnapshotRow {
   /** Entries in the last ok snapshot: what readers see now. */
   entries: number | null;
   last_ok_at: Date | null;
+  /** Why the impact of the target's last change on the user's data was not computed; null when it was. */
+  impact_error: string | null;
 }
 
 export interface FailureRow extends SnapshotRow {
@@ -32,13 +34,18 @@ export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> 
   const { rows } = await q.query<TargetSyncRow>(`
     select distinct on (s.environment, s.list_key, s.variant)
            r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
-           s.added, s.removed, s.modified, s.reappeared, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at
+           s.added, s.removed, s.modified, s.reappeared, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
+           changed.impact_error
     from refdata.snapshots s
     left join refdata.sync_runs r on r.id = s.run_id
     left join lateral (
       select o.entry_count, o.fetched_at from refdata.snapshots o
       where o.environment = s.environment and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok'
       order by o.id desc limit 1) ok on true
+    left join lateral (
+      select c.impact_error from refdata.snapshots c
+      where c.environment = s.environment and c.list_key = s.list_key and c.variant = s.variant and c.changed
+      order by c.id desc limit 1) changed on true
     order by s.environment, s.list_key, s.variant, s.id desc`);
   return rows;
 }

@@ -10,6 +10,8 @@ export interface TargetStatusRow {
   last_success_at: Date | null;
   last_change_at: Date | null;
   current_entries: number;
+  /** Why the impact of the target's last change on the user's data was not computed; null when it was. */
+  impact_error: string | null;
 }
 
 export interface RunRow {
@@ -39,11 +41,16 @@ export async function targetStatus(q: Queryable): Promise<TargetStatusRow[]> {
       from refdata.snapshots group by 1, 2, 3),
     cur as (
       select environment, list_key, variant, count(*)::int as current_entries
-      from refdata.entries where valid_to is null group by 1, 2, 3)
-    select last.*, ok.last_success_at, ok.last_change_at, coalesce(cur.current_entries, 0) as current_entries
+      from refdata.entries where valid_to is null group by 1, 2, 3),
+    impact as (
+      select distinct on (environment, list_key, variant) environment, list_key, variant, impact_error
+      from refdata.snapshots where changed order by environment, list_key, variant, id desc)
+    select last.*, ok.last_success_at, ok.last_change_at, coalesce(cur.current_entries, 0) as current_entries,
+           impact.impact_error
     from last
     join ok using (environment, list_key, variant)
     left join cur using (environment, list_key, variant)
+    left join impact using (environment, list_key, variant)
     order by environment, list_key, variant`);
   return rows;
 }

@@ -3,7 +3,7 @@
 // may be given a lifetime (requests or seconds); some endpoints may refuse tokens (requireApiKey).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SandboxAccount, TokenLifetime } from './types.ts';
-import { SandboxError } from './store.ts';
+import { SandboxError } from './types.ts';
 
 /** The default machine user: no API key, like most accounts ("api_key usually null"). */
 export const SANDBOX_MACHINE_ACCOUNT: SandboxAccount = {

@@ -2,7 +2,7 @@
 // text in one field of a list's first entry (the badValue fault). Written as text, not through
 // JSON.stringify: a number must keep digits a double would lose, and a 50,000-deep nesting would
 // overflow JSON.stringify's stack.
-import { SandboxError } from './store.ts';
+import { SandboxError, type BadValueKind } from './types.ts';
 
 const DEEP_LEVELS = 50_000;
 
@@ -23,9 +23,7 @@ export const badValues = {
   longString: () => `"${'x'.repeat(1_000_000)}"`,
   /** An object key of 10,240 characters. */
   longKey: () => `{"${'k'.repeat(10_240)}":1}`,
-} as const;
-
-export type BadValueKind = keyof typeof badValues;
+} satisfies Record<BadValueKind, () => string>;
 
 export function checkBadValue(f: { list?: unknown; kind?: unknown; json?: unknown; field?: unknown }): void {
   if (f.kind !== undefined && !Object.hasOwn(badValues, String(f.kind))) {

@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxState } from './state.ts';
-import { SandboxError } from './store.ts';
+import { SandboxError } from './types.ts';
 import type { Entry, PagingShape, SandboxControl, SandboxFaults, TokenLifetime, VariantSelector } from './types.ts';
 import { readBody, sendJson } from './http.ts';
 

@@ -1,7 +1,7 @@
 // Fault switches: which misbehaviour the next matching request gets. Count faults are used up one
 // per request; errorRate draws from a seeded sequence so runs repeat; list faults stay until cleared.
 import type { SandboxFaults } from './types.ts';
-import { SandboxError } from './store.ts';
+import { SandboxError } from './types.ts';
 import { badValueText, checkBadValue } from './bad-values.ts';
 
 /** What a request gets before or instead of its normal response. */

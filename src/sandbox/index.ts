@@ -11,7 +11,8 @@ export { DEFAULT_ACCOUNTS, SANDBOX_KEYED_ACCOUNT, SANDBOX_MACHINE_ACCOUNT } from
 export { CHARGE_CODE_VERSION_2024, CHARGE_CODE_VERSION_2025 } from './data/charge-codes.ts';
 export { CARRIERS as SANDBOX_CARRIERS, listPath, sandboxLists } from './lists.ts';
 export { CONTROL_PREFIX, controlMethodNames } from './control.ts';
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SandboxError } from './store.ts';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './store.ts';
+export { SandboxError } from './types.ts';
 export { generateCertificates, type SandboxCertificates } from './certificates.ts';
 export type {
   Entry,

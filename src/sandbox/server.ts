@@ -28,7 +28,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const names = new Set(['localhost', '127.0.0.1', '::1', host, ...(options.hostnames ?? [])]);
   for (const wildcard of ['0.0.0.0', '::']) names.delete(wildcard);
-  const certs = generateCertificates([...names]);
+  const certs = await generateCertificates([...names]);
   const certDir = options.certDir ?? (await mkdtemp(join(tmpdir(), 'refsync-sandbox-')));
   if (options.certDir) await mkdir(certDir, { recursive: true });
   const caFile = join(certDir, 'sandbox-ca.pem');

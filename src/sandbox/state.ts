@@ -2,7 +2,8 @@
 // and the request log. reset() brings all of it but the log and the issued tokens back to start.
 import { AuthService } from './auth.ts';
 import { FaultState } from './faults.ts';
-import { DataStore, SandboxError } from './store.ts';
+import { DataStore } from './store.ts';
+import { SandboxError } from './types.ts';
 import type { RequestLogEntry, SandboxAccount } from './types.ts';
 
 /** The request log keeps the most recent entries only, so a long benchmark does not grow without bound. */

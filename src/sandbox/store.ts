@@ -1,7 +1,7 @@
 // The sandbox's data: every list's variants (charge-code versions, carriers), their entries, the
 // paging shape each list answers with, and generated lists that are computed entry by entry on
 // demand so a million entries never sit in memory.
-import type { Entry, PagingOptions, PagingShape, VariantSelector } from './types.ts';
+import { SandboxError, type Entry, type PagingOptions, type PagingShape, type VariantSelector } from './types.ts';
 import { CARRIERS, getList, sandboxLists, type SandboxList } from './lists.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -40,10 +40,6 @@ interface ListState {
   list: SandboxList;
   variants: Map<string, VariantData>;
   paging: PagingConfig;
-}
-
-export class SandboxError extends Error {
-  readonly code = 'sandbox';
 }
 
 /** Changes the JSON type of a value: number/boolean -> string, numeric string -> number, string -> {text}, object -> JSON text, null -> ''. */

@@ -1,6 +1,14 @@
-// The sandbox's public types. Other modules (tests, the demo, benchmarks) code against these names.
+// The sandbox's public types and its error class. Other modules (tests, the demo, benchmarks) code
+// against these names. Every module of the sandbox may import this file, so it imports none of them.
 import type { Logger } from '../util/logger.ts';
-import type { BadValueKind } from './bad-values.ts';
+
+/** A bad argument to the sandbox (a control call, a fault, an account): HTTP 400 on the control API. */
+export class SandboxError extends Error {
+  readonly code = 'sandbox';
+}
+
+/** The named values of the badValue fault (their JSON texts are in bad-values.ts). */
+export type BadValueKind = 'nul' | 'surrogate' | 'surrogateKey' | 'deep' | 'bigNumbers' | 'longString' | 'longKey';
 
 /** A fake account of the sandbox. Its password and key are sandbox-only values, not secrets. */
 export interface SandboxAccount {

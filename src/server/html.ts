@@ -29,6 +29,8 @@ function render(value: Value): string {
 
 export function html(strings: TemplateStringsArray, ...values: Value[]): SafeHtml {
   let out = strings[0]!;
-  values.forEach((value, i) => (out += render(value) + strings[i + 1]!));
+  values.forEach((value, i) => {
+    out += render(value) + strings[i + 1]!;
+  });
   return new SafeHtml(out);
 }

@@ -76,12 +76,13 @@ const targetColumns: Column[] = [
   { label: 'failed in a row', num: true },
   { label: 'last ok' },
   { label: 'reason', wide: true },
+  { label: 'impact error', wide: true },
 ];
 
 function targetRow(t: TargetView) {
   return {
     class: t.held ? 'held' : t.status === 'failed' || t.status === 'unavailable' ? 'failed' : '',
-    cells: [listLink(t), t.variant, time(t.fetched_at), status(t.status), t.entries, t.added, t.removed, t.modified, t.consecutive_failures || '', time(t.last_ok_at), reason(t.error)],
+    cells: [listLink(t), t.variant, time(t.fetched_at), status(t.status), t.entries, t.added, t.removed, t.modified, t.consecutive_failures || '', time(t.last_ok_at), reason(t.error), reason(t.impact_error)],
   };
 }
 

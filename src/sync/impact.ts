@@ -23,15 +23,27 @@ export function usageOf(target: Target): UsageColumn[] {
   return (target.source.usage ?? []).filter((u) => u.list === target.list.key && u.variant === target.variant);
 }
 
+/** How long one read of a user's fact table may take when REFSYNC_IMPACT_TIMEOUT_S is not set. */
+export const DEFAULT_IMPACT_TIMEOUT_S = 5;
+
 /**
- * Runs a read of the user's table under a savepoint: a missing table or a missing grant fails
- * that read only, and the snapshot's transaction goes on to commit.
+ * Runs a read of the user's table under a savepoint: a missing table, a missing grant or a read
+ * slower than the impact timeout fails that read only, and the snapshot's transaction goes on to
+ * commit. The timeout is the savepoint's own (`set_config(..., true)` is `set local`): the
+ * transaction holds the list's lock, so a slow or unindexed fact table must cost one impact error,
+ * not minutes of the lock under the general statement timeout. A rollback to the savepoint undoes
+ * the setting; after a release it is put back by hand.
  */
-async function readUserTable<T>(tx: Queryable, read: () => Promise<T>): Promise<T> {
+async function readUserTable<T>(tx: Queryable, timeoutS: number, read: () => Promise<T>): Promise<T> {
   await tx.query('savepoint refsync_usage');
   try {
+    const { rows } = await tx.query<{ previous: string }>(
+      "select current_setting('statement_timeout') as previous, set_config('statement_timeout', $1, true)",
+      [`${Math.ceil(timeoutS * 1000)}ms`],
+    );
     const result = await read();
     await tx.query('release savepoint refsync_usage');
+    await tx.query("select set_config('statement_timeout', $1, true)", [rows[0]!.previous]);
     return result;
   } catch (err) {
     await tx.query('rollback to savepoint refsync_usage');
@@ -70,12 +82,17 @@ export async function recordImpact(tx: Queryable, target: Target, diff: string, 
 
   const items: ImpactItem[] = [];
   const errors: string[] = [];
+  const timeoutS = target.source.impactTimeoutS ?? DEFAULT_IMPACT_TIMEOUT_S;
   for (const column of columns) {
     try {
-      const usage = await readUserTable(tx, () => codeUsage(tx, column, codes, now));
+      const usage = await readUserTable(tx, timeoutS, () => codeUsage(tx, column, codes, now));
       for (const u of usage) items.push(toItem(column, changeOf.get(u.code)!, u));
     } catch (err) {
-      errors.push(`impact on ${column.column} not computed: ${(err as Error).message.split('\n')[0]}`);
+      // 57014: the statement was cancelled, here by the impact timeout.
+      const reason = (err as { code?: unknown }).code === '57014'
+        ? `the read took longer than ${timeoutS} s (REFSYNC_IMPACT_TIMEOUT_S)`
+        : (err as Error).message.split('\n')[0];
+      errors.push(`impact on ${column.column} not computed: ${reason}`);
     }
   }
   const error = errors.length ? cutToBytes(errors.join('; '), SNAPSHOT_ERROR_BYTES) : undefined;

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { checkJsonHeaders, declaredLength, discard, invalidJson, parseJsonBody, parseJsonText, type BodyContext } from './body.ts';
 import { UpstreamError } from './errors.ts';
 import type { ListBudget } from './list-budget.ts';
-import { EntryTooLongError, ListSplitter, type BatchLimits } from './list-splitter.ts';
+import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
@@ -51,7 +51,7 @@ export async function* readListBody(
       for (const text of texts) yield parseBatch(text);
     }
     done = true;
-    let end;
+    let end: SplitEnd;
     try {
       end = splitter.end();
     } catch (err) {

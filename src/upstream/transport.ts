@@ -5,6 +5,7 @@ import {
   ProtocolError,
   TimeoutError,
   TlsError,
+  UpstreamConfigError,
 } from './errors.ts';
 import { checkOrigin } from './origin.ts';
 
@@ -31,6 +32,7 @@ export type SendResponse = Dispatcher.ResponseData;
  */
 export async function send(connections: ClientConnections, origin: URL, req: SendRequest): Promise<SendResponse> {
   checkOrigin(req.url, origin, req);
+  checkHeaderValues(req);
   try {
     return await connections.request({
       origin: origin.origin,
@@ -44,6 +46,34 @@ export async function send(connections: ClientConnections, origin: URL, req: Sen
     throw mapTransportError(err, req, 'before the response headers');
   }
 }
+
+/**
+ * Characters no header value may hold (controls but tab; DEL), the ones undici refuses with
+ * UND_ERR_INVALID_ARG. Checked here, before undici sees them: besides failing, such a request as
+ * the first on a fresh connection pool (undici 8, HTTP/2 allowed) leaves that pool waiting forever,
+ * and the pool is shared by every source on the origin (see shared-agents.ts).
+ */
+const unsendableInHeader = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+function checkHeaderValues(req: SendRequest): void {
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (unsendableInHeader.test(value)) {
+      throw new UpstreamConfigError(`${req.where}: the ${name} header would hold a control character (CR, LF, NUL or the like); not sent`, { endpoint: req.endpoint });
+    }
+  }
+}
+
+/** Errors of the request as built, not of the network: sending it again cannot help. */
+const invalidRequestCodes = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_URL',
+  'ERR_HTTP_INVALID_HEADER_VALUE',
+]);
 
 const tlsTrustCodes = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
@@ -95,6 +125,13 @@ export function mapTransportError(err: unknown, req: Pick<SendRequest, 'where' |
   }
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
     return new TlsError(`TLS: certificate of ${host} is not valid now (${code})`, options);
+  }
+  if (invalidRequestCodes.has(code)) {
+    return new UpstreamConfigError(`${where}: the request cannot be sent as built (${code}); not retried`, options);
+  }
+  if (code.startsWith('ERR_OSSL_')) {
+    // OpenSSL refusing a key, certificate or context: the TLS settings are wrong, not the network.
+    return new TlsError(`TLS: the TLS settings for ${host} are not usable (${code}); check REFSYNC_CA_FILE`, options);
   }
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code === 'EPROTO') {
     return new TlsError(`TLS: handshake with ${host} failed (${code}); is it an HTTPS server?`, options);

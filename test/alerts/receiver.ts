@@ -34,7 +34,7 @@ export interface Receiver {
   start(): Promise<void>;
 }
 
-const certs = generateCertificates(['localhost', '127.0.0.1']);
+const certs = await generateCertificates(['localhost', '127.0.0.1']);
 const open: Receiver[] = [];
 
 afterAll(async () => {

@@ -19,7 +19,7 @@ describe('refsync --help', () => {
     expect(res.code).toBe(0);
     const listed = res.stdout
       .split('\n')
-      .filter((l) => /^  \S/.test(l))
+      .filter((l) => /^ {2}\S/.test(l))
       .map((l) => l.trim().split(/\s+/)[0]);
     for (const command of contractCommands) expect(listed).toContain(command);
     expect(listed).toEqual(commands.map((c) => c.name));

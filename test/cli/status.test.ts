@@ -59,7 +59,7 @@ describe('refsync status', () => {
   it('--list KEY: the held reason in full, the command that accepts it, the last snapshots', async () => {
     const out = ok(await runCli(['status', '--list', 'hazmat'], { env: { ...env, COLUMNS: '80' } }));
     for (const line of out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
-    expect(out).toMatch(/^hazmat: source status-cli, environment status-cli\n  status {7}held, fetched /);
+    expect(out).toMatch(/^hazmat: source status-cli, environment status-cli\n {2}status {7}held, fetched /);
     expect(out.replace(/\n {15}/g, ' ')).toContain('  reason       held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --accept-removals to apply it\n');
     expect(out).toContain('  resolve      refsync sync --list hazmat --accept-removals\n');
     expect(out).toMatch(/^ {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}held {4}1 {8}\+1 -20 ~0 {2}held: the fetch would remov…$/m);
@@ -69,7 +69,7 @@ describe('refsync status', () => {
 
   it('--list KEY: a failed list names the command that syncs it again', async () => {
     const out = ok(await runCli(['status', '--list', 'piece_types'], { env }));
-    expect(out).toMatch(/  status {7}failed \(protocol\), fetched .*, failed 1 in a row\n/);
+    expect(out).toMatch(/ {2}status {7}failed \(protocol\), fetched .*, failed 1 in a row\n/);
     expect(out).toContain('  reason       GET /v2/shipments/piece-types/ page 1: answered an HTML page instead of JSON');
     expect(out).toContain('  resolve      refsync sync --list piece_types\n');
   });
@@ -113,6 +113,6 @@ describe('refsync status', () => {
 describe('text tables show values exactly', () => {
   it("refsync changes: the code 'APT ' and an empty description are quoted, a null one is blank", async () => {
     const lines = ok(await runCli(['changes', '--list', 'accessorials'], { env })).split('\n');
-    expect(lines.find((l) => l.includes('APT'))).toMatch(/ accessorials\s+added\s+"APT "  ""$/);
+    expect(lines.find((l) => l.includes('APT'))).toMatch(/ accessorials\s+added\s+"APT " {2}""$/);
   });
 });

@@ -54,6 +54,7 @@ describe('targetLines', () => {
     last_success_at: last_status === 'ok' ? new Date('2026-11-25T11:57:00Z') : new Date('2026-11-24T11:00:00Z'),
     last_change_at: new Date('2026-11-20T10:00:00Z'),
     current_entries: 123_456,
+    impact_error: null,
   });
   const rows = [
     row('carrier_package_types', 'fedex', 'ok', null),
@@ -81,7 +82,7 @@ describe('targetLines', () => {
 
   it('without a width keeps the whole first line of each reason, without the request it concerns', () => {
     const lines = targetLines(rows, undefined, now);
-    expect(lines[2]).toMatch(/  503: the service is down for maintenance until further notice$/);
-    expect(lines[3]).toMatch(/  held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --accept-removals to apply it$/);
+    expect(lines[2]).toMatch(/ {2}503: the service is down for maintenance until further notice$/);
+    expect(lines[3]).toMatch(/ {2}held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --accept-removals to apply it$/);
   });
 });

@@ -80,6 +80,8 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of/);
     expect(configError({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-02-30' })).toMatch(/^REFSYNC_CHARGE_CODE_VERSIONS\[0\]: '2024-02-30'/);
     expect(configError({ ...base, REFSYNC_TIMEZONE: 'Mars/Olympus' })).toMatch(/^REFSYNC_TIMEZONE: 'Mars\/Olympus' — is not a known IANA time zone/);
+    expect(configError({ ...base, REFSYNC_IMPACT_TIMEOUT_S: '0' })).toBe("REFSYNC_IMPACT_TIMEOUT_S: '0' — must be more than 0");
+    expect(loadConfig({ ...base, REFSYNC_IMPACT_TIMEOUT_S: '2.5' }).sources[0]!.impactTimeoutS).toBe(2.5);
     expect(configError({ ...base, REFSYNC_SCHEDULE: 'hourly' })).toMatch(/^REFSYNC_SCHEDULE: .*cron/);
     expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '2' })).toMatch(/^REFSYNC_MAX_REMOVED_FRACTION:/);
     expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
@@ -100,8 +102,11 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, NODE_TLS_REJECT_UNAUTHORIZED: '0' })).toMatch(/^NODE_TLS_REJECT_UNAUTHORIZED=0 is refused/);
   });
 
-  it('reads the CA file, and says so when it holds no certificate', () => {
+  it('reads the CA file, and says so when it holds no certificate or one that does not parse', () => {
     expect(configError({ ...base, REFSYNC_CA_FILE: file('not-a-ca.pem', 'hello') })).toMatch(/^REFSYNC_CA_FILE: .* holds no PEM certificate$/);
+    // Node's TLS context would skip a damaged certificate silently: refused here instead of failing every request.
+    const damaged = file('damaged-ca.pem', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+    expect(configError({ ...base, REFSYNC_CA_FILE: damaged })).toMatch(/^REFSYNC_CA_FILE: .* holds a certificate that does not parse \(ERR_OSSL_[A-Z0-9_]+\)$/);
   });
 });
 

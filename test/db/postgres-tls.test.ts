@@ -18,12 +18,12 @@ let otherCaFile: string;
 
 beforeAll(async () => {
   if (!canStartPrivatePostgres) return;
-  const certs = generateCertificates(['localhost']);
+  const certs = await generateCertificates(['localhost']);
   const dir = mkdtempSync(join(tmpdir(), 'refsync-pg-tls-'));
   caFile = join(dir, 'ca.pem');
   otherCaFile = join(dir, 'other-ca.pem');
   writeFileSync(caFile, certs.caPem);
-  writeFileSync(otherCaFile, generateCertificates(['localhost']).caPem);
+  writeFileSync(otherCaFile, (await generateCertificates(['localhost'])).caPem);
   server = await startPrivatePostgres({ tls: { certPem: certs.certPem, keyPem: certs.keyPem } });
 }, 120_000);
 

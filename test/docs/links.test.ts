@@ -16,7 +16,7 @@ function prose(markdown: string): string {
 }
 
 /** GitHub's anchor of a heading. */
-export function slug(heading: string): string {
+function slug(heading: string): string {
   const text = heading
     .replace(/`([^`]*)`/g, '$1')
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')

@@ -4,6 +4,8 @@ import { openDatabase } from '../../src/db/database.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
+import { runCli } from '../helpers/cli.ts';
+import { loadStatusPage, renderStatusPage } from '../../src/server/status-page.ts';
 import { ago, createFacts, usageConfig } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -166,6 +168,47 @@ describe('a sync that retires or modifies codes in use', () => {
     expect(alerts[1]!.payload.impact).toEqual([
       { column: shipments, code: 'TON', change: 'removed', rows: 1, from: ago(3).toISOString(), to: ago(3).toISOString(), top: null },
     ]);
+  });
+
+  it('a fact table slower than REFSYNC_IMPACT_TIMEOUT_S costs one impact error, shown by status, --json and the status page', async () => {
+    const fast = await createFacts(t.db, 'shipments_f', [['TON', 3, 'acme']]);
+    await createFacts(t.db, 'shipments_slow_rows', [['TON', 2, 'acme']]);
+    // A view that sleeps for every row it reads: a slow, unindexed fact table.
+    await t.db.query('create view public.shipments_slow as select * from public.shipments_slow_rows where pg_sleep(30) is not null');
+    const fx = pipelineFixture(sb, {
+      REFSYNC_ENVIRONMENT: 'impact-slow',
+      REFSYNC_CHARGE_CODE_VERSIONS: VERSION,
+      REFSYNC_LISTS: 'charge_codes',
+      REFSYNC_ALERT_ON: 'removed,used_code_changed',
+      REFSYNC_IMPACT_TIMEOUT_S: '0.2',
+      REFSYNC_CONFIG: usageConfig([
+        { list: 'charge_codes', column: 'public.shipments_slow.charge_code', at: 'shipped_at' },
+        { list: 'charge_codes', column: fast, at: 'shipped_at' },
+      ]),
+    });
+    fixtures.push(fx);
+    await fx.sync(t.db);
+    retire('TON');
+    const run = await fx.sync(t.db);
+    expect(run.status).toBe('succeeded');
+    const outcome = run.outcomes[0]!;
+    expect(outcome.status).toBe('changed');
+    const expected = 'impact on public.shipments_slow.charge_code not computed: the read took longer than 0.2 s (REFSYNC_IMPACT_TIMEOUT_S)';
+    expect(outcome.impactError).toBe(expected);
+    // The change landed and the other column was still counted.
+    const alerts = await alertsOf('impact-slow');
+    expect(alerts.map((a) => a.kind)).toEqual(['removed', 'used_code_changed']);
+    expect(alerts[1]!.payload.impact).toEqual([expect.objectContaining({ column: fast, code: 'TON', rows: 1 })]);
+
+    const env = { DATABASE_URL: t.url, LOG_LEVEL: 'error' };
+    const json = await runCli(['status', '--json'], { env });
+    expect(json.code).toBe(0);
+    const targets = (JSON.parse(json.stdout) as { targets: Array<{ environment: string; impact_error: string | null }> }).targets;
+    expect(targets.find((x) => x.environment === 'impact-slow')!.impact_error).toBe(expected);
+    const text = await runCli(['status'], { env: { ...env, COLUMNS: '1000' } });
+    expect(text.stdout).toContain(`impact: ${expected}`);
+    const page = renderStatusPage(await loadStatusPage(t.db, [fx.source]));
+    expect(page).toContain(expected);
   });
 
   it('reads through a role with SELECT on the usage columns only, as docs/data-teams.md grants; a table not granted is an impact error', async () => {

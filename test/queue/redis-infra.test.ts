@@ -28,7 +28,7 @@ async function runOf(environment: string) {
 
 describe('Redis as deployed', () => {
   it('rediss:// with REFSYNC_REDIS_CA_FILE: worker and trigger sync through it; a wrong CA fails with one line naming the setting', async () => {
-    const certs = generateCertificates(['localhost', '127.0.0.1']);
+    const certs = await generateCertificates(['localhost', '127.0.0.1']);
     const tlsPort = await freePort();
     await startRedisServer([
       '--tls-port', String(tlsPort),
@@ -46,7 +46,7 @@ describe('Redis as deployed', () => {
     expect(trigger.code, trigger.stderr).toBe(0);
     await waitFor(async () => (await runOf('redis-tls')) === 'succeeded', 'the run over TLS Redis');
 
-    const wrong = await runCli(['trigger'], { ...sandboxEnv(sb, extra), REFSYNC_REDIS_CA_FILE: write('other-ca.pem', generateCertificates().caPem) });
+    const wrong = await runCli(['trigger'], { ...sandboxEnv(sb, extra), REFSYNC_REDIS_CA_FILE: write('other-ca.pem', (await generateCertificates()).caPem) });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr.trim().split('\n')).toHaveLength(1);
     expect(wrong.stderr).toMatch(/^refsync: REFSYNC_REDIS_CA_FILE: the TLS certificate of Redis at 127\.0\.0\.1:\d+ is not trusted/);

@@ -4,14 +4,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { generateCertificates } from '../../src/sandbox/index.ts';
 import { sandboxRequest, useSandbox } from '../helpers/sandbox.ts';
 
 describe('sandbox certificates and HTTPS', () => {
-  it('generates a CA and a server certificate for localhost, 127.0.0.1 and ::1', () => {
-    const certs = generateCertificates();
+  it('generates a CA and a server certificate for localhost, 127.0.0.1 and ::1', async () => {
+    const certs = await generateCertificates();
     const ca = new X509Certificate(certs.caPem);
     const leaf = new X509Certificate(certs.certPem);
     expect(ca.ca).toBe(true);
@@ -23,6 +24,50 @@ describe('sandbox certificates and HTTPS', () => {
     expect(leaf.checkIP('::1')).toBe('::1');
     expect(new Date(leaf.validTo).getTime()).toBeGreaterThan(Date.now());
     expect(certs.keyPem).toContain('PRIVATE KEY');
+  });
+
+  it('gives the CA and the server certificate the constraints, key usages, names and validity TLS clients check', async () => {
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    const certs = await generateCertificates();
+    const ca = new x509.X509Certificate(certs.caPem);
+    const leaf = new x509.X509Certificate(certs.certPem);
+    const { KeyUsageFlags: usage } = x509;
+
+    const caConstraints = ca.getExtension(x509.BasicConstraintsExtension)!;
+    expect(caConstraints).toMatchObject({ ca: true, pathLength: 0, critical: true });
+    const caUsage = ca.getExtension(x509.KeyUsagesExtension)!;
+    expect(caUsage.critical).toBe(true);
+    expect(caUsage.usages).toBe(usage.keyCertSign | usage.cRLSign);
+
+    expect(leaf.getExtension(x509.BasicConstraintsExtension)).toMatchObject({ ca: false, critical: true });
+    expect(leaf.getExtension(x509.KeyUsagesExtension)!.usages).toBe(usage.digitalSignature);
+    expect(leaf.getExtension(x509.ExtendedKeyUsageExtension)!.usages).toEqual([x509.ExtendedKeyUsage.serverAuth]);
+    const names = leaf.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON();
+    expect(names).toEqual(expect.arrayContaining([{ type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }]));
+    expect(leaf.issuer).toBe(ca.subject);
+    expect(await leaf.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
+
+    const now = Date.now();
+    for (const cert of [ca, leaf]) {
+      expect(cert.notBefore.getTime()).toBeLessThanOrEqual(now);
+      expect(cert.notAfter.getTime()).toBeGreaterThan(now + 7 * 24 * 3600 * 1000);
+      expect(cert.notAfter.getTime()).toBeLessThanOrEqual(now + 31 * 24 * 3600 * 1000);
+    }
+  });
+
+  it("is accepted by Node's TLS client with the CA file it writes, and refused without it", async () => {
+    const sb = await useSandbox();
+    const handshake = (options: tls.ConnectionOptions) =>
+      new Promise<string>((resolve) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: sb.port, servername: 'localhost', ...options }, () => {
+          resolve(socket.authorized ? 'authorized' : `unauthorized ${String(socket.authorizationError)}`);
+          socket.end();
+        });
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code}`));
+      });
+    expect(await handshake({ ca: readFileSync(sb.caFile, 'utf8') })).toBe('authorized');
+    expect(await handshake({})).toMatch(/^error (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/);
   });
 
   it('names extra hosts in its certificate and writes the CA into a given folder (compose)', async () => {

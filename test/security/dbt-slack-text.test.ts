@@ -78,7 +78,7 @@ describe('dbt export: upstream strings are inert Jinja', () => {
   it('refsync export-dbt after a sync of fields named like Jinja: every string of the file renders to itself, no call is made', async () => {
     await syncSandbox(t.db, sb, ['hazmat']);
     const entry: Record<string, unknown> = { code: 'UN9999', description: 'hostile fields' };
-    hostileFields.forEach((field, i) => (entry[field] = i));
+    for (const [i, field] of hostileFields.entries()) entry[field] = i;
     sb.control.addEntry('hazmat', entry);
     await syncSandbox(t.db, sb, ['hazmat']);
     const exported = await refsync(['export-dbt'], { DATABASE_URL: t.url });

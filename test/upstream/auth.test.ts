@@ -78,7 +78,9 @@ describe('authentication schemes', () => {
       const keys = ['shipment_modes', 'service_levels', 'piece_types', 'hazmat', 'appointment_types'];
       const paths = ['/shipments/shipment-modes/', '/shipments/service-levels/', '/shipments/piece-types/', '/shipments/hazmat/', '/shipments/appointment-types/'];
       const results = await Promise.all(paths.map((path) => collect(c.pages({ basePath: '/v2', path }))));
-      results.forEach((entries, i) => expect(entries).toEqual(sb.control.getEntries(keys[i]!)));
+      results.forEach((entries, i) => {
+        expect(entries).toEqual(sb.control.getEntries(keys[i]!));
+      });
       expect(logins()).toHaveLength(1);
     } finally {
       await c.close();

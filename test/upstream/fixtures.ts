@@ -85,7 +85,7 @@ export interface TinyServer {
 
 /** A minimal HTTPS server with its own throwaway CA, for answers the sandbox has no switch for. */
 export async function tinyServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TinyServer> {
-  const certs = generateCertificates(['127.0.0.1', 'localhost']);
+  const certs = await generateCertificates(['127.0.0.1', 'localhost']);
   const requests: TinyRequest[] = [];
   const sockets = new Set<Socket>();
   let connections = 0;

@@ -7,6 +7,7 @@ const entries = [
   { code: 'A1', description: 'plain', n: 1 },
   { code: 'A,2]', description: 'comma, ] and } inside a string {[', n: -0.5 },
   { code: 'A3', description: 'quote \\" and backslash \\\\ and \\u00e9 escape', n: 1.25e-7 },
+  // biome-ignore lint/correctness/noPrecisionLoss: a number past 2^53 is what the splitter must pass through
   { code: 'A4', description: 'déjà vu ✓ 𝄞 😀 ünïcödé', n: 12345678901234567891 },
   { code: 'A5', nested: { deep: [[1, [2, { x: '"]' }]], {}], empty: [] }, flag: true, none: null },
   { code: 'A6', description: '\\\\', tail: '\\\\\\"' },

@@ -135,7 +135,7 @@ describe('paging that cannot be trusted', () => {
   });
 
   it('a next link to another scheme or with user info is refused', async () => {
-    for (const next of [`${sb.url.replace('https:', 'http:')}/v2/x/`, sb.url.replace('https://', 'https://user:pw@') + '/v2/x/']) {
+    for (const next of [`${sb.url.replace('https:', 'http:')}/v2/x/`, `${sb.url.replace('https://', 'https://user:pw@')}/v2/x/`]) {
       const server = await tinyServer((_req, res) => json(res, 200, { results: [{ code: 'A' }], next }));
       const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast });
       try {

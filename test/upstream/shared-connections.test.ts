@@ -55,7 +55,7 @@ describe('connections shared between clients', () => {
 
   it('a client trusting another set of CAs never shares them', async () => {
     const connectionsBefore = server.connections();
-    const otherCa = generateCertificates(['127.0.0.1']).caPem;
+    const otherCa = (await generateCertificates(['127.0.0.1'])).caPem;
     const a = keyClient('key-a');
     const b = keyClient('key-b', { ca: [server.caPem, otherCa] });
     try {

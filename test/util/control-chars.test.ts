@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControls } from '../../src/util/control-chars.ts';
 
-const every = Array.from({ length: 0xa0 }, (_, i) => String.fromCharCode(i)).join('') + '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069';
+const every = `${Array.from({ length: 0xa0 }, (_, i) => String.fromCharCode(i)).join('')}\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069`;
 
 describe('escapeControls', () => {
   it('leaves tab, newline and printable text alone and writes every other control as \\uXXXX', () => {

@@ -125,16 +125,25 @@ export class ContentHasher {
   }
 
   add(key: string, digest: string): void {
-    if (this.#arena) return this.#arena.add(key, digest);
+    if (this.#arena) {
+      this.#arena.add(key, digest);
+      return;
+    }
     const lastKey = this.#lastKey;
     if (lastKey !== undefined && key <= lastKey) {
-      if (key !== lastKey) return this.#unordered(key, digest);
+      if (key !== lastKey) {
+        this.#unordered(key, digest);
+        return;
+      }
       if (digest === this.#lastDigest) return;
       throw this.#duplicate(key);
     }
     // Lines sort as their keys do unless a key holds NUL, the separator, and the kept chunks are
     // split on newlines: a key with either is sorted the plain way.
-    if (lineBreaking.test(key)) return this.#unordered(key, digest);
+    if (lineBreaking.test(key)) {
+      this.#unordered(key, digest);
+      return;
+    }
     this.#chunk += `${key}\u0000${digest}\n`;
     if (this.#chunk.length >= HASH_CHUNK_CHARS) {
       this.#hash.update(this.#chunk);

@@ -27,7 +27,8 @@ export class CurrentRowsCheck {
 
   /** Called with the entries read so far: starts the index read once the list proves large. */
   observe(received: number): void {
-    if (this.#enabled && !this.#index && received >= this.#indexAfterEntries) this.#start();
+    // The read is awaited by the first spill or at the end (see #start), not here.
+    if (this.#enabled && !this.#index && received >= this.#indexAfterEntries) void this.#start();
   }
 
   #start(): Promise<CurrentRowIndex> {
