@@ -114,9 +114,7 @@ export function valueType(value: unknown): ColumnType {
   }
 }
 
-/** The column type after one more value: skips the work whenever the value cannot widen it. */
-export function widen(current: ColumnType, value: unknown): ColumnType {
-  if (value === null || current === 'jsonb') return current;
-  if (current === 'text' && typeof value === 'string') return current;
-  return joinTypes(current, valueType(value));
+/** Whether a value of type `value` fits a column of type `column` as it is (a null fits any). */
+export function fitsType(column: ColumnType, value: ColumnType): boolean {
+  return value === 'null' || joinTypes(column, value) === column;
 }

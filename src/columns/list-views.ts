@@ -5,31 +5,16 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
 import type { TypedColumn } from './typed-column.ts';
+import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
 
 export const READER_ROLE = 'refdata_reader';
-
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
-
-/** The expression of a typed column: the field's JSON value cast to the column's type. */
-function typedExpression(c: TypedColumn): string {
-  const field = literal(c.field);
-  switch (c.type) {
-    case 'jsonb':
-      return `payload -> ${field}`;
-    case 'text':
-    case 'null':
-      return `payload ->> ${field}`;
-    default:
-      return `(payload ->> ${field})::${c.type}`;
-  }
-}
 
 /** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
 function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
   const variant = relation.columns[1]!.name;
   const contract = ['environment', `variant AS ${variant}`, 'entry_key', 'code', 'description', 'payload', 'valid_from'];
   if (history) contract.push('valid_to');
+  contract.push(`${nonconformingExpression(typed)} AS nonconforming`);
   const columns = [...contract, ...typed.map((c) => `${typedExpression(c)} AS ${ident(c.column)}`)];
   const from = history ? 'refdata.entries' : 'refdata.current_entries';
   return `SELECT ${columns.join(',\n       ')}\nFROM ${from}\nWHERE list_key = ${literal(key)}`;

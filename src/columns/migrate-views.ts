@@ -44,7 +44,7 @@ export async function migrateListViews(db: Database): Promise<void> {
       await lockListColumns(tx, key);
       if (history) {
         const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
-        await evolveListColumns(tx, key, history.columnTypes(), null, clock[0]!.now);
+        await evolveListColumns(tx, key, history.fieldValues(), null, clock[0]!.now);
       }
       await reconcileListViews(tx, key, await readTypedColumns(tx, key));
     });

@@ -47,7 +47,7 @@ const defaults = {
   schedule: '0 * * * *',
   timezone: 'UTC',
   maxRemovedFraction: '0.5',
-  alertOn: 'added,held,failed',
+  alertOn: 'added,nonconforming,held,failed',
   webhookFormat: 'json',
 };
 

@@ -74,6 +74,8 @@ export const snapshots = refdata.table(
     durationMs: integer('duration_ms'),
     /** Strings whose NUL or lone surrogates were replaced by U+FFFD (Postgres cannot store them). */
     replacedValues: integer('replaced_values').notNull().default(0),
+    /** Values that did not fit the type of their typed column (NULL there, kept in payload). */
+    nonconforming: integer('nonconforming').notNull().default(0),
     /** Why the impact on a usage column could not be computed; the snapshot was applied regardless. */
     impactError: text('impact_error'),
   },

@@ -64,6 +64,11 @@ const currentColumns = {
 };
 const currentTail = (): ColumnDescription[] =>
   Object.entries(currentColumns).map(([name, description]) => ({ name, description }));
+const nonconforming: ColumnDescription = {
+  name: 'nonconforming',
+  description:
+    "The entry's values that do not fit their typed column's type, as an object of column name to value as served (NULL in the typed column, kept in payload); null when every value fits.",
+};
 
 const currentEntries: RelationDescription = {
   name: 'current_entries',
@@ -97,7 +102,7 @@ export function listView(key: ListKey, typed: readonly TypedColumn[] = []): Rela
     name: key,
     kind: 'view',
     description: listViewDescriptions[key],
-    columns: [{ name: 'environment', description: environment }, variant, ...currentTail(), ...typedColumns(typed)],
+    columns: [{ name: 'environment', description: environment }, variant, ...currentTail(), nonconforming, ...typedColumns(typed)],
     key: ['environment', variant.name, 'entry_key'],
   };
 }
@@ -114,6 +119,7 @@ export function listHistoryView(key: ListKey, typed: readonly TypedColumn[] = []
       variant,
       ...currentTail().map((c) => (c.name === 'valid_from' ? { name: 'valid_from', description: 'When this version of the entry became current.' } : c)),
       { name: 'valid_to', description: 'When this version stopped being current; null while it is current.' },
+      nonconforming,
       ...typedColumns(typed),
     ],
     key: ['environment', variant.name, 'entry_key', 'valid_from'],

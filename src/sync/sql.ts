@@ -41,6 +41,8 @@ export interface SnapshotRow {
   pages: number | null;
   durationMs: number;
   replacedValues: number;
+  /** Values that did not fit their typed column. */
+  nonconforming: number;
   error: string | null;
   errorCode: string | null;
 }
@@ -49,9 +51,9 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming)
      values (coalesce($19::bigint, ${nextSnapshotId}),
-             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20)
+             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21)
      returning id`,
     [
       row.runId,
@@ -72,6 +74,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       Math.round(row.durationMs),
       row.id ?? null,
       row.replacedValues,
+      row.nonconforming,
     ],
   );
   return Number(rows[0]!.id);
@@ -108,12 +111,15 @@ export interface PreviousSnapshot {
   fields: string[] | null;
   /** Distinct entries fetched (null for a snapshot that fetched nothing). */
   entryCount: number | null;
+  nonconforming: number;
 }
 
-type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null };
-const previousColumns = 'id, status, content_hash, fields, entry_count';
+type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null; nonconforming: number };
+const previousColumns = 'id, status, content_hash, fields, entry_count, nonconforming';
 const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
-  json ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count } : undefined;
+  json
+    ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count, nonconforming: json.nonconforming }
+    : undefined;
 
 /**
  * The clock, the target's last ok snapshot and its last snapshot of any status, in one round trip.
@@ -249,6 +255,28 @@ export async function changeSample(
        from ${diff} where change = any($1::text[])) x
      where rn <= $2 order by change, entry_key`,
     [kinds, cap],
+  );
+  return rows;
+}
+
+/**
+ * The entries of the diff's new side (added or changed) holding values that do not fit their
+ * column, `nonconforming` being nonconformingExpression over new_payload: the first `cap` by key,
+ * each with the number of such values in the whole diff.
+ */
+export async function nonconformingSample(
+  tx: Queryable,
+  diff: string,
+  nonconforming: string,
+  cap: number,
+): Promise<Array<{ entry_key: string; code: string | null; nonconforming: Record<string, unknown>; total_values: number }>> {
+  const { rows } = await tx.query<{ entry_key: string; code: string | null; nonconforming: Record<string, unknown>; total_values: number }>(
+    `select entry_key, code, nonconforming,
+            (sum((select count(*) from jsonb_object_keys(nonconforming))) over ())::int as total_values
+     from (select entry_key, new_code as code, ${nonconforming} as nonconforming from ${diff} where change <> 'removed') x
+     where nonconforming is not null
+     order by entry_key limit $1`,
+    [cap],
   );
   return rows;
 }

@@ -2,7 +2,8 @@ import type { Target } from '../../catalog/targets.ts';
 import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
-import { evolveListColumns, type ColumnChange } from '../../columns/recorded-columns.ts';
+import { applyColumnPlan, planListColumns, planTarget, type ColumnChange, type ColumnPlan } from '../../columns/recorded-columns.ts';
+import { nonconformingExpression } from '../../columns/typed-sql.ts';
 import { changeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { recordImpact } from '../impact.ts';
@@ -19,6 +20,7 @@ import {
   insertEntries,
   insertSnapshot,
   markReappeared,
+  nonconformingSample,
   openedBy,
   rowsGeneration,
 } from '../sql.ts';
@@ -36,7 +38,8 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
     await commitWithoutFlush(tx);
-    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts() }));
+    const nonconforming = lastOk.nonconforming;
+    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming }));
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
   // The rows an index let through unstaged are current only if nothing was applied since it was read.
@@ -117,24 +120,40 @@ async function writeChanges(
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   const listKey = target.list.key;
-  const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: true, counts }));
+  // Planned before the snapshot row, which carries the count of values that do not fit.
+  const columns = await planListColumns(tx, listKey, collected.fieldValues, planTarget(target));
+  const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming }));
   await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
   await insertEntries(tx, target, now, snapshotId, openedBy(diff));
-  const columns = await evolveListColumns(tx, listKey, collected.columnTypes, snapshotId, now);
+  await applyColumnPlan(tx, columns, snapshotId, now);
   // Rows left behind by a pruned history, with no ok snapshot to compare with: a baseline again.
   const baseline = !lastOk;
   let impactError: string | undefined;
   if (!baseline) {
     await insertChanges(tx, diff, target, snapshotId, now);
     await writeChangeAlerts(tx, target, diff, snapshotId, counts);
+    if (columns.nonconforming > 0 && wantsAlert(target.source, 'nonconforming', listKey)) await writeNonconformingAlert(tx, target, diff, snapshotId, columns);
     impactError = await recordImpact(tx, target, diff, snapshotId, now);
     const drift = lastOk.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
-    if ((drift || columns.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
-      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns)));
+    if ((drift || columns.changes.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
+      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns.changes)));
     }
   }
   await notifyChange(tx, target, snapshotId, counts);
   return { status: 'changed', snapshotId, counts, baseline, ...(impactError ? { impactError } : {}) };
+}
+
+/**
+ * The values that do not fit their column among the entries this snapshot added or changed (a value
+ * already nonconforming in the previous version is not alerted again), one per column and entry.
+ */
+async function writeNonconformingAlert(tx: Queryable, target: Target, diff: string, snapshotId: number, plan: ColumnPlan): Promise<void> {
+  const rows = await nonconformingSample(tx, diff, nonconformingExpression(plan.columns, 'new_payload'), ALERT_ENTRY_CAP);
+  const values = rows.flatMap((r) => Object.entries(r.nonconforming).map(([column, value]) => ({ entry_key: r.entry_key, code: r.code, column, value })));
+  if (values.length === 0) return;
+  const entries = values.slice(0, ALERT_ENTRY_CAP);
+  const count = Math.max(rows[0]!.total_values, values.length);
+  await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
 }
 
 /** Fields that appeared and disappeared between two snapshots' field signatures. */

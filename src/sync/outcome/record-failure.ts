@@ -76,6 +76,7 @@ export async function recordFailureUnlessDone(
       pages: null,
       durationMs,
       replacedValues: 0,
+      nonconforming: 0,
       error: message,
       errorCode: err.code ?? 'error',
     });
