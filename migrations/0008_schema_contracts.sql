@@ -79,3 +79,28 @@ COMMENT ON COLUMN refdata.snapshots.nonconforming IS 'Values of the fetch that d
 UPDATE refdata.list_columns c SET column_name = 'nonconforming_field'
 WHERE c.column_name = 'nonconforming' AND NOT EXISTS (
   SELECT 1 FROM refdata.list_columns o WHERE o.list_key = c.list_key AND o.column_name = 'nonconforming_field' AND o.replaced_at IS NULL);
+--> statement-breakpoint
+CREATE TABLE "refdata"."list_views_waiting" (
+	"list_key" text PRIMARY KEY NOT NULL,
+	"since" timestamp with time zone DEFAULT now() NOT NULL,
+	"snapshot_id" bigint,
+	"views" text[] NOT NULL,
+	"dependents" text[] NOT NULL,
+	"columns" jsonb DEFAULT '[]'::jsonb NOT NULL
+);
+--> statement-breakpoint
+COMMENT ON TABLE refdata.list_views_waiting IS 'Per-list views that must be re-created to change a column''s type while objects of the user depend on them: the recorded columns (list_columns) already have the change, the views keep their columns until the first sync after the dependents are gone. Never dropped with CASCADE.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.list_key IS 'Which reference list (its views refdata.<list_key> and refdata.<list_key>_history).';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.since IS 'When the change began to wait.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.snapshot_id IS 'Snapshot whose sync last found the views blocked.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.views IS 'The views that must be re-created.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.dependents IS 'The objects that depend on them, as kind and qualified name.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.list_views_waiting.columns IS 'The column changes waiting: field, column, change, from, to.';
+--> statement-breakpoint
+GRANT SELECT ON refdata.list_views_waiting TO refdata_reader;

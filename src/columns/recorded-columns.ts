@@ -7,7 +7,7 @@ import { listHistoryView } from '../dbt/descriptions.ts';
 import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
 import { conform, type FieldValues } from './conformance.ts';
-import { reconcileListViews } from './list-views.ts';
+import { settleListViews, viewsWaiting, type ViewsSettled } from './waiting-views.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
 
@@ -68,6 +68,8 @@ export interface ColumnPlan {
   /** The fetch's values that do not fit their column's type. */
   nonconforming: number;
   observedFields: string[];
+  /** A change of the list's views was waiting for objects of the user: retried with this plan. */
+  viewsWaiting: boolean;
 }
 
 /**
@@ -93,7 +95,8 @@ export async function planListColumns(
   const added = [...names]
     .sort((a, b) => (a[1] < b[1] ? -1 : 1))
     .map(([field, column], i) => ({ field, column, type: observed.get(field)!.type, position: first + i }));
-  const plan: ColumnPlan = { key, columns: [], added, widened: [], changes: [], nonconforming: 0, observedFields: [...observed.keys()] };
+  const waiting = await viewsWaiting(q, key);
+  const plan: ColumnPlan = { key, columns: [], added, widened: [], changes: [], nonconforming: 0, observedFields: [...observed.keys()], viewsWaiting: waiting };
   for (const a of added) plan.changes.push({ field: a.field, column: a.column, change: 'added', to: a.type });
   for (const c of recorded) {
     const values = observed.get(c.field);
@@ -126,9 +129,10 @@ async function othersFit(q: Queryable, key: ListKey, field: string, type: Column
 /**
  * Records a plan in the caller's transaction and brings the views along, so they change exactly
  * when the data does: the new columns, the new types, and last_snapshot_id of the columns the fetch
- * served. A plan without changes costs no DDL and no lock on the views.
+ * served. A plan without changes (and no change waiting) costs no DDL and no lock on the views.
+ * Views that objects of the user keep from being re-created wait (src/columns/waiting-views.ts).
  */
-export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<void> {
+export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
   const { key, added } = plan;
   if (added.length) {
     await q.query(
@@ -157,7 +161,7 @@ export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId
       [key, snapshotId, plan.observedFields],
     );
   }
-  if (plan.changes.length) await reconcileListViews(q, key, await readTypedColumns(q, key));
+  return plan.changes.length || plan.viewsWaiting ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
 }
 
 /** Plans and applies in one step: the columns of a list after a fetch (or the stored history). */

@@ -226,3 +226,13 @@ export const listColumns = refdata.table(
     uniqueIndex('list_columns_name_uq').on(t.listKey, t.columnName).where(sql`replaced_at is null`),
   ],
 );
+
+/** Per-list views waiting to be re-created (a column changed type) while objects of the user depend on them. */
+export const listViewsWaiting = refdata.table('list_views_waiting', {
+  listKey: text('list_key').primaryKey(),
+  since: tstz('since').notNull().defaultNow(),
+  snapshotId: bigint('snapshot_id', { mode: 'number' }),
+  views: text('views').array().notNull(),
+  dependents: text('dependents').array().notNull(),
+  columns: jsonb('columns').notNull().default(sql`'[]'::jsonb`),
+});

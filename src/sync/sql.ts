@@ -122,12 +122,17 @@ const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
     : undefined;
 
 /**
- * The clock, the target's last ok snapshot and its last snapshot of any status, in one round trip.
+ * The clock, the target's last ok snapshot and its last snapshot of any status, and whether the
+ * list's views wait to be re-created, in one round trip.
  * It names refdata.snapshots only: see target-state.ts for why the entries are asked apart.
  */
-export async function clockAndLastSnapshots(q: Queryable, target: Target): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot }> {
-  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null }>(
+export async function clockAndLastSnapshots(
+  q: Queryable,
+  target: Target,
+): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean }> {
+  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean }>(
     `select clock_timestamp() as now,
+            exists (select 1 from refdata.list_views_waiting where list_key = $2) as views_waiting,
             (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
                where ${targetIs()} and status = 'ok' order by id desc limit 1) s) as last_ok,
             (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
@@ -135,7 +140,7 @@ export async function clockAndLastSnapshots(q: Queryable, target: Target): Promi
     targetParams(target),
   );
   const row = rows[0]!;
-  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot } = { now: row.now };
+  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean } = { now: row.now, viewsWaiting: row.views_waiting };
   const lastOk = previousOf(row.last_ok);
   const last = previousOf(row.last);
   if (lastOk) result.lastOk = lastOk;

@@ -11,6 +11,7 @@ import { snapshotOf } from './snapshot-row.ts';
 import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from '../sql.ts';
 import { copyChunks, copyText, unnestRows } from './row-format.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { noteWaitingViews } from './views-wait.ts';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -116,7 +117,7 @@ export class FirstLoad implements Loader {
       if (this.#conflict) throw new Error(this.#conflict);
     }
     // A baseline records no changes and no alerts, but the list's views must show its columns.
-    await applyColumnPlan(q, columns, snapshotId, state.now);
+    await noteWaitingViews(q, snapshotId, await applyColumnPlan(q, columns, snapshotId, state.now));
     await notifyChange(q, target, snapshotId, counts);
     await this.#txn.commit();
     return { applied: { status: 'changed', snapshotId, counts, baseline: true } };

@@ -26,6 +26,7 @@ import {
 } from '../sql.ts';
 import type { StagingTable } from './staging.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
@@ -37,9 +38,11 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
-    await commitWithoutFlush(tx);
+    // Views re-created by this commit must be as durable as any DDL; otherwise nothing depends on it.
+    if (!state.viewsWaiting) await commitWithoutFlush(tx);
     const nonconforming = lastOk.nonconforming;
     const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming }));
+    if (state.viewsWaiting) await retryWaitingViews(txn, snapshotId);
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
   // The rows an index let through unstaged are current only if nothing was applied since it was read.
@@ -125,7 +128,8 @@ async function writeChanges(
   const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming }));
   await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
   await insertEntries(tx, target, now, snapshotId, openedBy(diff));
-  await applyColumnPlan(tx, columns, snapshotId, now);
+  const views = await applyColumnPlan(tx, columns, snapshotId, now);
+  await noteWaitingViews(tx, snapshotId, views);
   // Rows left behind by a pruned history, with no ok snapshot to compare with: a baseline again.
   const baseline = !lastOk;
   let impactError: string | undefined;
@@ -135,8 +139,8 @@ async function writeChanges(
     if (columns.nonconforming > 0 && wantsAlert(target.source, 'nonconforming', listKey)) await writeNonconformingAlert(tx, target, diff, snapshotId, columns);
     impactError = await recordImpact(tx, target, diff, snapshotId, now);
     const drift = lastOk.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
-    if ((drift || columns.changes.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
-      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns.changes)));
+    if ((drift || columns.changes.length || views.applied) && wantsAlert(target.source, 'schema_changed', listKey)) {
+      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, { ...schemaChange(drift, columns.changes), ...viewsDigest(views) }));
     }
   }
   await notifyChange(tx, target, snapshotId, counts);
@@ -156,12 +160,17 @@ async function writeNonconformingAlert(tx: Queryable, target: Target, diff: stri
   await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
 }
 
-/** Fields that appeared and disappeared between two snapshots' field signatures. */
+/**
+ * Fields that appeared and disappeared between two snapshots' field signatures (`name:types`), by
+ * name: a field whose values took another JSON type is no drift (its column says whether that
+ * matters: a nonconforming value, or a change of kind).
+ */
 function fieldDrift(before: string[], after: string[]): { added: string[]; removed: string[] } | undefined {
-  const b = new Set(before);
-  const a = new Set(after);
-  const added = after.filter((f) => !b.has(f));
-  const removed = before.filter((f) => !a.has(f));
+  const name = (signature: string) => signature.slice(0, signature.lastIndexOf(':'));
+  const b = new Set(before.map(name));
+  const a = new Set(after.map(name));
+  const added = after.filter((f) => !b.has(name(f)));
+  const removed = before.filter((f) => !a.has(name(f)));
   return added.length || removed.length ? { added, removed } : undefined;
 }
 
