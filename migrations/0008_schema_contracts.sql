@@ -104,3 +104,13 @@ COMMENT ON COLUMN refdata.list_views_waiting.dependents IS 'The objects that dep
 COMMENT ON COLUMN refdata.list_views_waiting.columns IS 'The column changes waiting: field, column, change, from, to.';
 --> statement-breakpoint
 GRANT SELECT ON refdata.list_views_waiting TO refdata_reader;
+--> statement-breakpoint
+ALTER TABLE "refdata"."snapshots" ADD COLUMN "reshaped" integer DEFAULT 0 NOT NULL;
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.snapshots.reshaped IS 'Entries that differ from their previous version only by fields that appeared in or left the list in this snapshot (not counted in modified).';
+--> statement-breakpoint
+COMMENT ON TABLE refdata.entry_changes IS 'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.entry_changes.change IS 'added, removed, modified (a field present before and after changed value), reappeared (a key that came back after removal) or reshaped (only fields that appeared in or left the whole list in that snapshot differ).';
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.entry_changes.changed_fields IS 'For modified and reshaped entries, the top-level fields whose values changed (or appeared, or left).';

@@ -171,6 +171,7 @@ function describe(alert: AlertRecord, escape: Escape, maxEntries: number): strin
     if (removed.length) parts.push(`fields removed: ${escape(removed.join(', '))}`);
     const columns = columnChanges(p);
     if (columns.length) parts.push(`view columns: ${escape(columns.join(', '))}`);
+    if (num(p.reshaped) > 0) parts.push(`${num(p.reshaped)} entries reshaped (not counted as modified)`);
     const waiting = p.views_waiting as { message?: unknown } | undefined;
     if (waiting && str(waiting.message)) parts.push(escape(str(waiting.message)!));
     if (Array.isArray(p.applied_after_wait)) parts.push(`applied after waiting for the views' dependents: ${escape(columnChanges({ columns: p.applied_after_wait }).join(', '))}`);

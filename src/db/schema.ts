@@ -66,6 +66,8 @@ export const snapshots = refdata.table(
     removed: integer('removed').notNull().default(0),
     modified: integer('modified').notNull().default(0),
     reappeared: integer('reappeared').notNull().default(0),
+    /** Entries that differ only by fields that appeared in or left the list in this snapshot. */
+    reshaped: integer('reshaped').notNull().default(0),
     error: text('error'),
     errorCode: text('error_code'),
     /** Top-level field names seen across the entries, for schema-drift alerts. */

@@ -156,7 +156,7 @@ const entryChanges: RelationDescription = {
   name: 'entry_changes',
   kind: 'table',
   description:
-    'Every detected change of an entry, newest last: added, removed, modified or reappeared, with the entry before and after.',
+    'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.',
   columns: [
     { name: 'id', description: 'Change id.' },
     { name: 'snapshot_id', description: 'Snapshot in which the change was detected.' },
@@ -165,10 +165,14 @@ const entryChanges: RelationDescription = {
     { name: 'variant', description: "'' for plain lists; carrier or charge-code version otherwise." },
     { name: 'entry_key', description: "The entry's identity within its list." },
     { name: 'code', description: "The entry's code." },
-    { name: 'change', description: 'added, removed, modified or reappeared (a key that came back after removal).' },
+    {
+      name: 'change',
+      description:
+        'added, removed, modified (a field present before and after changed value), reappeared (a key that came back after removal) or reshaped (only fields that appeared in or left the whole list in that snapshot differ).',
+    },
     { name: 'before', description: 'The entry before the change (null when added).' },
     { name: 'after', description: 'The entry after the change (null when removed).' },
-    { name: 'changed_fields', description: 'For modified entries, the top-level fields whose values changed.' },
+    { name: 'changed_fields', description: 'For modified and reshaped entries, the top-level fields whose values changed (or appeared, or left).' },
     { name: 'detected_at', description: 'When the change was committed (database clock).' },
     {
       name: 'impact',
@@ -195,4 +199,4 @@ export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn
 }
 
 /** The values entry_changes.change takes (docs/contract.md). */
-export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;
+export const changeKinds = ['added', 'removed', 'modified', 'reappeared', 'reshaped'] as const;

@@ -51,9 +51,9 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped)
      values (coalesce($19::bigint, ${nextSnapshotId}),
-             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21)
+             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22)
      returning id`,
     [
       row.runId,
@@ -75,6 +75,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       row.id ?? null,
       row.replacedValues,
       row.nonconforming,
+      row.counts.reshaped,
     ],
   );
   return Number(rows[0]!.id);
@@ -193,6 +194,20 @@ export async function createDiff(tx: Queryable, diff: string, staged: string, cu
   );
 }
 
+/**
+ * Modified entries whose every changed top-level field is one that appeared in or left the list in
+ * this snapshot (`fields`) are reshaped, not modified.
+ */
+export async function markReshaped(tx: Queryable, diff: string, fields: string[]): Promise<void> {
+  await tx.query(
+    `update ${diff} set change = 'reshaped'
+     where change = 'modified' and not exists (
+       select 1 from (select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)) keys
+       where old_payload -> k is distinct from new_payload -> k and k <> all($1::text[]))`,
+    [fields],
+  );
+}
+
 /** Added keys the target had before (any closed row in its history) are reappeared, not added. */
 export async function markReappeared(tx: Queryable, diff: string, target: Target): Promise<void> {
   await tx.query(
@@ -208,14 +223,14 @@ export async function countChanges(tx: Queryable, diff: string): Promise<Array<{
   return rows;
 }
 
-/** Closes the removed and the old side of the modified rows at `now`. */
+/** Closes the removed and the old side of the modified and reshaped rows at `now`. */
 export async function closeRows(tx: Queryable, diff: string, now: Date, lastSnapshotId: number): Promise<void> {
   await tx.query(
     // By row id: right after a large load the table's statistics are stale, and a join on the
     // key made Postgres compare every row with the whole diff (21 s for 1% of 100,000).
     `update refdata.entries e set valid_to = $1, last_snapshot_id = $2
      from ${diff} d
-     where d.change in ('removed', 'modified') and e.id = d.old_id`,
+     where d.change in ('removed', 'modified', 'reshaped') and e.id = d.old_id`,
     [now, lastSnapshotId],
   );
 }
@@ -229,13 +244,13 @@ export function openedBy(diff: string): Pick<RowSource, 'from' | 'params'> {
   };
 }
 
-/** One change row per diff row, with the top-level fields a modification touched. */
+/** One change row per diff row, with the top-level fields a modification (or a reshape) touched. */
 export async function insertChanges(tx: Queryable, diff: string, target: Target, snapshotId: number, now: Date): Promise<void> {
   await tx.query(
     `insert into refdata.entry_changes
        (snapshot_id, environment, list_key, variant, entry_key, code, change, before, after, changed_fields, detected_at)
      select $4, $1, $2, $3, entry_key, coalesce(new_code, old_code), change, old_payload, new_payload,
-            case when change = 'modified' then (
+            case when change in ('modified', 'reshaped') then (
               select array_agg(k order by k) from (
                 select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)
               ) keys where old_payload -> k is distinct from new_payload -> k)

@@ -1,9 +1,17 @@
 /** The types the ways of applying a list share (the staged diff, the first loads, syncTarget). */
 
-export type ChangeKind = 'added' | 'removed' | 'modified' | 'reappeared';
-export const changeKinds: readonly ChangeKind[] = ['added', 'removed', 'modified', 'reappeared'];
+/**
+ * How an entry changed. `reshaped`: it differs from its previous version only by fields that appeared
+ * in or left the list in the same snapshot (a shape change, not an edit); `modified` is a real edit.
+ */
+export type ChangeKind = 'added' | 'removed' | 'modified' | 'reappeared' | 'reshaped';
+export const changeKinds: readonly ChangeKind[] = ['added', 'removed', 'modified', 'reappeared', 'reshaped'];
 
-export const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0 });
+/** The kinds that have an alert of their own (a reshaped entry is counted in the schema_changed alert). */
+export type AlertedChangeKind = Exclude<ChangeKind, 'reshaped'>;
+export const alertedChangeKinds: readonly AlertedChangeKind[] = ['added', 'removed', 'modified', 'reappeared'];
+
+export const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0, reshaped: 0 });
 
 export interface ApplyOptions {
   runId: number | null;

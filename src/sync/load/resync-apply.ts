@@ -4,7 +4,7 @@ import { alertFor } from '../../alerts/alert-row.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import { applyColumnPlan, planListColumns, planTarget, type ColumnChange, type ColumnPlan } from '../../columns/recorded-columns.ts';
 import { nonconformingExpression } from '../../columns/typed-sql.ts';
-import { changeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
+import { alertedChangeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { recordImpact } from '../impact.ts';
 import type { LoadResult } from './loader.ts';
@@ -20,6 +20,7 @@ import {
   insertEntries,
   insertSnapshot,
   markReappeared,
+  markReshaped,
   nonconformingSample,
   openedBy,
   rowsGeneration,
@@ -52,11 +53,13 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const diff = await diffStaged(tx, target, staging, collected, options);
   // Without an ok snapshot (a baseline), a key seen before is counted as added, as on a first load.
   if (state.lastOk) await markReappeared(tx, diff, target);
+  const drift = state.lastOk?.fields ? fieldDrift(state.lastOk.fields, collected.fields) : undefined;
+  if (drift) await markReshaped(tx, diff, drift.names);
   const counts = zeroCounts();
   for (const r of await countChanges(tx, diff)) counts[r.change] = r.n;
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
-  return { applied: await writeChanges(txn, diff, collected, options, counts) };
+  return { applied: await writeChanges(txn, diff, collected, options, counts, drift) };
 }
 
 /**
@@ -119,6 +122,7 @@ async function writeChanges(
   collected: CollectedList,
   options: ApplyOptions,
   counts: Record<ChangeKind, number>,
+  drift: FieldDrift | undefined,
 ): Promise<ApplyResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
@@ -138,9 +142,8 @@ async function writeChanges(
     await writeChangeAlerts(tx, target, diff, snapshotId, counts);
     if (columns.nonconforming > 0 && wantsAlert(target.source, 'nonconforming', listKey)) await writeNonconformingAlert(tx, target, diff, snapshotId, columns);
     impactError = await recordImpact(tx, target, diff, snapshotId, now);
-    const drift = lastOk.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
     if ((drift || columns.changes.length || views.applied) && wantsAlert(target.source, 'schema_changed', listKey)) {
-      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, { ...schemaChange(drift, columns.changes), ...viewsDigest(views) }));
+      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, { ...schemaChange(drift, columns.changes), reshaped: counts.reshaped, ...viewsDigest(views) }));
     }
   }
   await notifyChange(tx, target, snapshotId, counts);
@@ -160,28 +163,34 @@ async function writeNonconformingAlert(tx: Queryable, target: Target, diff: stri
   await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
 }
 
+/** Fields that appeared in or left the list between two snapshots: their signatures (`name:types`) and names. */
+interface FieldDrift {
+  added: string[];
+  removed: string[];
+  names: string[];
+}
+
 /**
- * Fields that appeared and disappeared between two snapshots' field signatures (`name:types`), by
- * name: a field whose values took another JSON type is no drift (its column says whether that
- * matters: a nonconforming value, or a change of kind).
+ * The drift between two snapshots' field signatures, by name: a field whose values took another JSON
+ * type is no drift (its column says whether that matters: a nonconforming value, or a change of kind).
  */
-function fieldDrift(before: string[], after: string[]): { added: string[]; removed: string[] } | undefined {
+function fieldDrift(before: string[], after: string[]): FieldDrift | undefined {
   const name = (signature: string) => signature.slice(0, signature.lastIndexOf(':'));
   const b = new Set(before.map(name));
   const a = new Set(after.map(name));
   const added = after.filter((f) => !b.has(name(f)));
   const removed = before.filter((f) => !a.has(name(f)));
-  return added.length || removed.length ? { added, removed } : undefined;
+  return added.length || removed.length ? { added, removed, names: [...added, ...removed].map(name) } : undefined;
 }
 
 /** The schema_changed digest: fields that came and went (with their JSON types) and the view columns added or widened. */
-function schemaChange(drift: { added: string[]; removed: string[] } | undefined, columns: ColumnChange[]): Record<string, unknown> {
+function schemaChange(drift: FieldDrift | undefined, columns: ColumnChange[]): Record<string, unknown> {
   return { fields_added: drift?.added ?? [], fields_removed: drift?.removed ?? [], columns };
 }
 
 /** One digest alert per kind of change: the count and the first entries by key, capped. */
 async function writeChangeAlerts(tx: Queryable, target: Target, diff: string, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
-  const kinds = changeKinds.filter((k) => counts[k] > 0 && wantsAlert(target.source, k, target.list.key));
+  const kinds = alertedChangeKinds.filter((k) => counts[k] > 0 && wantsAlert(target.source, k, target.list.key));
   if (kinds.length === 0) return;
   const rows = await changeSample(tx, diff, kinds, ALERT_ENTRY_CAP);
   for (const kind of kinds) {
