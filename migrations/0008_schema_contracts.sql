@@ -114,3 +114,7 @@ COMMENT ON TABLE refdata.entry_changes IS 'Every detected change of an entry, ne
 COMMENT ON COLUMN refdata.entry_changes.change IS 'added, removed, modified (a field present before and after changed value), reappeared (a key that came back after removal) or reshaped (only fields that appeared in or left the whole list in that snapshot differ).';
 --> statement-breakpoint
 COMMENT ON COLUMN refdata.entry_changes.changed_fields IS 'For modified and reshaped entries, the top-level fields whose values changed (or appeared, or left).';
+--> statement-breakpoint
+ALTER TABLE "refdata"."snapshots" ADD COLUMN "schema_accepted" boolean DEFAULT false NOT NULL;
+--> statement-breakpoint
+COMMENT ON COLUMN refdata.snapshots.schema_accepted IS 'Whether this snapshot applied a change of the list''s columns that its schema policy (REFSYNC_SCHEMA_CHANGES) holds, accepted with --accept-schema.';

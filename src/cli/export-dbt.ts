@@ -1,13 +1,15 @@
 // `refsync export-dbt [--out FILE]`: the dbt sources.yml of schema refdata. The contract's columns
 // and their descriptions need no database; the typed columns of each list view (with data_type)
 // come from the recorded schema of DATABASE_URL, or of the embedded database when there is one.
-// Without either, the file lists the contract's columns only.
+// Without either, the file lists the contract's columns only. With a configuration, the source's
+// description names each refsync source's schema policy (REFSYNC_SCHEMA_CHANGES).
 import { existsSync, writeFileSync } from 'node:fs';
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { readTypedColumns } from '../columns/recorded-columns.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import { EMBEDDED_DATA_DIR } from '../db/database.ts';
-import { dbtSourcesYaml } from '../dbt/sources.ts';
+import { loadConfig } from '../config/load.ts';
+import { dbtSourcesYaml, type SourcePolicy } from '../dbt/sources.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 
@@ -24,9 +26,18 @@ async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
   return typed;
 }
 
+/** The schema policy of each configured source; none when no configuration loads (the export needs none). */
+function sourcePolicies(): SourcePolicy[] {
+  try {
+    return loadConfig().sources.map((s) => ({ name: s.name, schemaChanges: s.schemaChanges }));
+  } catch {
+    return [];
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('export-dbt', argv);
-  const text = dbtSourcesYaml(await recordedColumns());
+  const text = dbtSourcesYaml(await recordedColumns(), sourcePolicies());
   if (!values.out) {
     process.stdout.write(text);
     return 0;

@@ -1,4 +1,6 @@
+import type { ListKey } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
+import { schemaPolicyFor } from '../config/schema-changes.ts';
 import type { AppConfig } from '../config/types.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
@@ -23,7 +25,13 @@ export async function run(argv: string[]): Promise<number> {
     const [targets, runs] = await Promise.all([targetStatus(db), lastRuns(db)]);
     const extras: StatusExtras = await statusExtras(db, config, configProblem);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ runs, targets, ...extras }, null, 2)}\n`);
+      // The schema policy each target's source applies to its list (when the configuration is at hand).
+      const policyOf = (t: (typeof targets)[number]) => {
+        const source = config?.sources.find((s) => s.environment === t.environment);
+        return source ? schemaPolicyFor(source.schemaChanges, t.list_key as ListKey) : null;
+      };
+      const withPolicy = targets.map((t) => ({ ...t, schema_policy: policyOf(t) }));
+      process.stdout.write(`${JSON.stringify({ runs, targets: withPolicy, ...extras }, null, 2)}\n`);
       return 0;
     }
     const width = outputWidth();

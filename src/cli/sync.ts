@@ -2,7 +2,7 @@ import { loadConfig } from '../config/load.ts';
 import { runSync } from '../sync/run/run-sync.ts';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
-import { parseCommandArgs } from './args.ts';
+import { parseCommandArgs, UsageError } from './args.ts';
 import { parseListArgs } from './list-args.ts';
 import { openCliDatabase } from './database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
@@ -12,6 +12,7 @@ import { progressLine, runJson, summaryLine } from './sync-report.ts';
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('sync', argv);
   const lists = parseListArgs('sync', values.list);
+  if (values['accept-schema'] && !lists) throw new UsageError('sync: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
   const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger });
@@ -30,6 +31,7 @@ export async function run(argv: string[]): Promise<number> {
       },
       trigger: 'cli',
       acceptRemovals: values['accept-removals'],
+      acceptSchema: values['accept-schema'],
       concurrency: config.concurrency,
       logger,
       onTarget: (outcome) => {

@@ -6,6 +6,7 @@ import { ConfigError } from './errors.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { schemaChangesFromEnv } from './schema-changes.ts';
 import { readSecret } from './secrets.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
@@ -37,6 +38,7 @@ const envNames: Record<string, string> = {
   webhookFormat: 'REFSYNC_WEBHOOK_FORMAT',
   webhookAllowPrivate: 'REFSYNC_WEBHOOK_ALLOW_PRIVATE',
   listOverrides: 'REFSYNC_CONFIG catalog',
+  schemaChanges: 'REFSYNC_SCHEMA_CHANGES',
 };
 
 const defaults = {
@@ -98,6 +100,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     webhookFormat: nonEmpty(env.REFSYNC_WEBHOOK_FORMAT)?.toLowerCase() ?? defaults.webhookFormat,
     webhookAllowPrivate: bool('REFSYNC_WEBHOOK_ALLOW_PRIVATE', env.REFSYNC_WEBHOOK_ALLOW_PRIVATE),
     listOverrides: {},
+    schemaChanges: schemaChangesFromEnv(env.REFSYNC_SCHEMA_CHANGES),
   };
 }
 
@@ -182,6 +185,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     maxRemovedFraction: parsed.maxRemovedFraction,
     alertOn: [...new Set(parsed.alertOn)] as AlertKind[],
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
+    schemaChanges: parsed.schemaChanges,
   };
   if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
   if (parsed.email) source.email = parsed.email;

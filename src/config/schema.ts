@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { alertKinds } from './types.ts';
+import { schemaChangesSchema } from './schema-changes.ts';
 import { usageSchema } from './usage.ts';
 
 const commaList = (value: unknown) =>
@@ -101,6 +102,7 @@ export const sourceSchema = z.strictObject({
   webhookFormat: z.enum(['json', 'slack']),
   webhookAllowPrivate: z.boolean(),
   listOverrides: z.record(listKey, listOverride),
+  schemaChanges: schemaChangesSchema,
 });
 
 export type RawSource = z.input<typeof sourceSchema>;

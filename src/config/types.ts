@@ -1,5 +1,6 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { RetentionConfig } from './retention.ts';
+import type { SchemaChanges } from './schema-changes.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
@@ -73,6 +74,8 @@ export interface SourceConfig {
   alertLists?: ListKey[];
   webhook?: WebhookConfig;
   listOverrides: Partial<Record<ListKey, ListOverride>>;
+  /** How a change of a list's columns is taken (REFSYNC_SCHEMA_CHANGES; per list in REFSYNC_CONFIG). */
+  schemaChanges: SchemaChanges;
   /** The user's columns that use this source's codes (REFSYNC_CONFIG `usage`); none when absent. */
   usage?: UsageColumn[];
 }

@@ -78,6 +78,8 @@ export const snapshots = refdata.table(
     replacedValues: integer('replaced_values').notNull().default(0),
     /** Values that did not fit the type of their typed column (NULL there, kept in payload). */
     nonconforming: integer('nonconforming').notNull().default(0),
+    /** A change of the list's columns its schema policy holds was applied on --accept-schema. */
+    schemaAccepted: boolean('schema_accepted').notNull().default(false),
     /** Why the impact on a usage column could not be computed; the snapshot was applied regardless. */
     impactError: text('impact_error'),
   },

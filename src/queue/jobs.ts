@@ -17,6 +17,8 @@ export interface RunJobData {
   lists?: ListKey[];
   /** Apply fetches that would retire too much (`trigger --accept-removals`): accepts held lists. */
   acceptRemovals?: boolean;
+  /** Apply a held change of the lists' columns once (`trigger --list KEY --accept-schema`). */
+  acceptSchema?: boolean;
 }
 
 export interface TargetJobData {
@@ -29,6 +31,7 @@ export interface TargetJobData {
   /** Times a 429 put this job back (it fails as rate limited after 10). */
   rateLimited?: number;
   acceptRemovals?: boolean;
+  acceptSchema?: boolean;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;
@@ -101,7 +104,7 @@ export interface EnqueuedRun {
 export async function enqueueManualRuns(
   queue: Queue,
   sources: SourceConfig[],
-  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; policy?: JobPolicy } = {},
+  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; acceptSchema?: boolean; policy?: JobPolicy } = {},
 ): Promise<EnqueuedRun[]> {
   const slot = options.slot ?? manualSlot();
   if (!isValidSlot(slot)) throw new Error(`slot '${slot.slice(0, 40)}' may hold only letters, digits, _ . - (at most 100)`);
@@ -110,6 +113,7 @@ export async function enqueueManualRuns(
     const data: RunJobData = { kind: 'run', source: source.name, trigger: 'manual', slot };
     if (options.lists) data.lists = options.lists;
     if (options.acceptRemovals) data.acceptRemovals = true;
+    if (options.acceptSchema) data.acceptSchema = true;
     const jobId = runJobId(source.name, slot);
     const before = await queue.getJob(jobId);
     const job = await queue.add('run', data, { ...jobOptions(options.policy ?? defaultJobPolicy), jobId });

@@ -40,6 +40,7 @@ export async function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): 
       // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
       const priority = Math.min(i + 1, MAX_PRIORITY);
       if (job.data.acceptRemovals) data.acceptRemovals = true;
+      if (job.data.acceptSchema) data.acceptSchema = true;
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );

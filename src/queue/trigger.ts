@@ -12,6 +12,8 @@ export interface TriggerOptions {
   slot?: string;
   /** Apply fetches that would retire too much, as `sync --accept-removals` does. */
   acceptRemovals?: boolean;
+  /** Apply the lists' held column changes once, as `sync --list KEY --accept-schema` does. */
+  acceptSchema?: boolean;
   prefix?: string;
   connectTimeoutMs?: number;
 }
@@ -21,9 +23,10 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
   return withShortLivedQueue(config, connection, async (queue, client) => {
     await assertNotCluster(client, config.redisUrl);
     await assertNoEviction(client, config.redisUrl);
-    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean } = {};
+    const enqueue: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; acceptSchema?: boolean } = {};
     if (options.slot) enqueue.slot = options.slot;
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
+    if (options.acceptSchema) enqueue.acceptSchema = true;
     if (options.lists) enqueue.lists = options.lists;
     return enqueueManualRuns(queue, config.sources, enqueue);
   });

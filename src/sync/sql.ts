@@ -43,6 +43,8 @@ export interface SnapshotRow {
   replacedValues: number;
   /** Values that did not fit their typed column. */
   nonconforming: number;
+  /** A change of the list's columns its schema policy holds was applied on --accept-schema. */
+  schemaAccepted: boolean;
   error: string | null;
   errorCode: string | null;
 }
@@ -51,9 +53,9 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped, schema_accepted)
      values (coalesce($19::bigint, ${nextSnapshotId}),
-             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22)
+             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22, $23)
      returning id`,
     [
       row.runId,
@@ -76,6 +78,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       row.replacedValues,
       row.nonconforming,
       row.counts.reshaped,
+      row.schemaAccepted,
     ],
   );
   return Number(rows[0]!.id);

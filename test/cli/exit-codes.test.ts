@@ -16,6 +16,11 @@ describe('bad settings and arguments at the command line', () => {
     ['a schedule out of range', ['worker'], { REFSYNC_SCHEDULE: '99 99 * * *' }, /^refsync: REFSYNC_SCHEDULE: '99 99 \* \* \*' — Constraint error, got value 99 expected range 0-59 \(in time zone UTC\)\n$/],
     ['a fraction over 1', ['sync'], { REFSYNC_MAX_REMOVED_FRACTION: '1.5' }, /^refsync: REFSYNC_MAX_REMOVED_FRACTION: '1.5' — must be at most 1\n$/],
     ['an unknown option', ['trigger', '--bogus'], {}, /^refsync: trigger: Unknown option '--bogus'/],
+    ['an unknown schema policy', ['sync'], { REFSYNC_SCHEMA_CHANGES: 'yolo' }, /^refsync: REFSYNC_SCHEMA_CHANGES: 'yolo' — must be one of: evolve, hold-breaking, freeze\n$/],
+    ['a schema policy for no list', ['sync'], { REFSYNC_SCHEMA_CHANGES: '{"*": "freeze", "shipment_mode": "evolve"}' }, /^refsync: REFSYNC_SCHEMA_CHANGES: 'shipment_mode' is not a list key \(one of: .*\) nor '\*'\n$/],
+    ['a schema policy per list that is not one', ['sync'], { REFSYNC_SCHEMA_CHANGES: '{"hazmat": "lenient"}' }, /^refsync: REFSYNC_SCHEMA_CHANGES\.hazmat: 'lenient' — must be one of: evolve, hold-breaking, freeze\n$/],
+    ['sync --accept-schema without --list', ['sync', '--accept-schema'], {}, /^refsync: sync: --accept-schema needs --list KEY/],
+    ['trigger --accept-schema without --list', ['trigger', '--accept-schema'], {}, /^refsync: trigger: --accept-schema needs --list KEY/],
   ])('%s exits 2 with one line naming it', async (_name, args, env, message) => {
     const res = await runCli(args, { env: { ...base, ...env }, cwd: dir });
     expect(res.stderr).toMatch(message);

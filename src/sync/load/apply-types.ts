@@ -17,6 +17,8 @@ export interface ApplyOptions {
   runId: number | null;
   /** Apply a fetch even when it would retire more than the allowed share of the list. */
   acceptRemovals: boolean;
+  /** Apply a change of the list's columns that its schema policy would hold. */
+  acceptSchema: boolean;
   durationMs: () => number;
   /** Staged rows above which the staging and diff tables are ANALYZEd (tuning.analyzeAfterRows). */
   analyzeAfterRows: number;
@@ -29,6 +31,8 @@ export interface ApplyResult {
   /** The first snapshot of a target is a baseline: its rows are opened, but it records no changes or alerts. */
   baseline: boolean;
   error?: string;
+  /** Why a held snapshot was held: `held` (too many removals) unless said (`held_schema`). */
+  errorCode?: string;
   /** Why the impact on a usage column could not be computed; the snapshot was applied all the same. */
   impactError?: string;
 }

@@ -28,6 +28,8 @@ import {
 import type { StagingTable } from './staging.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.ts';
+import { fieldDrift, type FieldDrift } from './field-drift.ts';
+import { holdForSchema, type HeldColumn } from './schema-hold.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
@@ -57,9 +59,13 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   if (drift) await markReshaped(tx, diff, drift.names);
   const counts = zeroCounts();
   for (const r of await countChanges(tx, diff)) counts[r.change] = r.n;
+  // Planned before anything is written: the schema policy may hold the list, and the snapshot row carries the count of values that do not fit.
+  const columns = await planListColumns(tx, target.list.key, collected.fieldValues, planTarget(target));
+  const schema = await holdForSchema(txn, collected, options, counts, columns, drift);
+  if (schema.held) return { applied: schema.held };
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
-  return { applied: await writeChanges(txn, diff, collected, options, counts, drift) };
+  return { applied: await writeChanges(txn, diff, collected, options, { counts, drift, columns, accepted: schema.accepted }) };
 }
 
 /**
@@ -115,21 +121,26 @@ async function holdIfTooManyRemoved(
   return { status: 'held', snapshotId, counts, baseline: false, error };
 }
 
+/** What the diff found and decided, before anything was written. */
+interface Decided {
+  counts: Record<ChangeKind, number>;
+  drift: FieldDrift | undefined;
+  columns: ColumnPlan;
+  /** Column changes the schema policy would have held, applied on --accept-schema. */
+  accepted: HeldColumn[];
+}
+
 /** The snapshot, the SCD2 close and open, the typed columns and, unless a baseline, the change rows, alerts and impact. */
-async function writeChanges(
-  txn: TargetTransaction,
-  diff: string,
-  collected: CollectedList,
-  options: ApplyOptions,
-  counts: Record<ChangeKind, number>,
-  drift: FieldDrift | undefined,
-): Promise<ApplyResult> {
+async function writeChanges(txn: TargetTransaction, diff: string, collected: CollectedList, options: ApplyOptions, decided: Decided): Promise<ApplyResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   const listKey = target.list.key;
-  // Planned before the snapshot row, which carries the count of values that do not fit.
-  const columns = await planListColumns(tx, listKey, collected.fieldValues, planTarget(target));
-  const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming }));
+  const { counts, drift, columns, accepted } = decided;
+  const snapshotId = await insertSnapshot(
+    tx,
+    target,
+    snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming, schemaAccepted: accepted.length > 0 }),
+  );
   await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
   await insertEntries(tx, target, now, snapshotId, openedBy(diff));
   const views = await applyColumnPlan(tx, columns, snapshotId, now);
@@ -143,7 +154,8 @@ async function writeChanges(
     if (columns.nonconforming > 0 && wantsAlert(target.source, 'nonconforming', listKey)) await writeNonconformingAlert(tx, target, diff, snapshotId, columns);
     impactError = await recordImpact(tx, target, diff, snapshotId, now);
     if ((drift || columns.changes.length || views.applied) && wantsAlert(target.source, 'schema_changed', listKey)) {
-      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, { ...schemaChange(drift, columns.changes), reshaped: counts.reshaped, ...viewsDigest(views) }));
+      const digest = { ...schemaChange(drift, columns.changes), reshaped: counts.reshaped, ...viewsDigest(views) };
+      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, accepted.length ? { ...digest, accepted } : digest));
     }
   }
   await notifyChange(tx, target, snapshotId, counts);
@@ -161,26 +173,6 @@ async function writeNonconformingAlert(tx: Queryable, target: Target, diff: stri
   const entries = values.slice(0, ALERT_ENTRY_CAP);
   const count = Math.max(rows[0]!.total_values, values.length);
   await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
-}
-
-/** Fields that appeared in or left the list between two snapshots: their signatures (`name:types`) and names. */
-interface FieldDrift {
-  added: string[];
-  removed: string[];
-  names: string[];
-}
-
-/**
- * The drift between two snapshots' field signatures, by name: a field whose values took another JSON
- * type is no drift (its column says whether that matters: a nonconforming value, or a change of kind).
- */
-function fieldDrift(before: string[], after: string[]): FieldDrift | undefined {
-  const name = (signature: string) => signature.slice(0, signature.lastIndexOf(':'));
-  const b = new Set(before.map(name));
-  const a = new Set(after.map(name));
-  const added = after.filter((f) => !b.has(name(f)));
-  const removed = before.filter((f) => !a.has(name(f)));
-  return added.length || removed.length ? { added, removed, names: [...added, ...removed].map(name) } : undefined;
 }
 
 /** The schema_changed digest: fields that came and went (with their JSON types) and the view columns added or widened. */

@@ -77,6 +77,7 @@ export async function recordFailureUnlessDone(
       durationMs,
       replacedValues: 0,
       nonconforming: 0,
+      schemaAccepted: false,
       error: message,
       errorCode: err.code ?? 'error',
     });
