@@ -4,11 +4,19 @@ import { schemaPolicyFor } from '../config/schema-changes.ts';
 import type { AppConfig } from '../config/types.ts';
 import { parseCommandArgs } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
-import { lastRuns, targetStatus } from '../read/status-query.ts';
+import { lastRuns, targetStatus, type TargetStatusRow } from '../read/status-query.ts';
 import { formatTime } from '../read/format-time.ts';
 import { fitTable, outputWidth } from './table.ts';
 import { wrapLines } from './wrap.ts';
 import { statusExtras, type StatusExtras } from './status-extras.ts';
+
+/** Each target with the schema policy its source applies to its list (null without the configuration). */
+function withSchemaPolicy(targets: TargetStatusRow[], config: AppConfig | undefined): Array<TargetStatusRow & { schema_policy: string | null }> {
+  return targets.map((t) => {
+    const source = config?.sources.find((s) => s.environment === t.environment);
+    return { ...t, schema_policy: source ? schemaPolicyFor(source.schemaChanges, t.list_key as ListKey) : null };
+  });
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('status', argv);
@@ -25,13 +33,7 @@ export async function run(argv: string[]): Promise<number> {
     const [targets, runs] = await Promise.all([targetStatus(db), lastRuns(db)]);
     const extras: StatusExtras = await statusExtras(db, config, configProblem);
     if (values.json) {
-      // The schema policy each target's source applies to its list (when the configuration is at hand).
-      const policyOf = (t: (typeof targets)[number]) => {
-        const source = config?.sources.find((s) => s.environment === t.environment);
-        return source ? schemaPolicyFor(source.schemaChanges, t.list_key as ListKey) : null;
-      };
-      const withPolicy = targets.map((t) => ({ ...t, schema_policy: policyOf(t) }));
-      process.stdout.write(`${JSON.stringify({ runs, targets: withPolicy, ...extras }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ runs, targets: withSchemaPolicy(targets, config), ...extras }, null, 2)}\n`);
       return 0;
     }
     const width = outputWidth();
