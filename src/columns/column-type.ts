@@ -82,6 +82,9 @@ function validDay(year: number, month: number, day: number): boolean {
  * offset is text: its instant would depend on the reading session's TimeZone.
  */
 export function stringType(value: string): ColumnType {
+  // Both forms start with a digit: most strings (codes, descriptions) are text at the first character.
+  const first = value.charCodeAt(0);
+  if (!(first >= 48 && first <= 57)) return 'text';
   if (value.length === 10) {
     const m = isoDate.exec(value);
     return m && validDay(Number(m[1]), Number(m[2]), Number(m[3])) ? 'date' : 'text';
