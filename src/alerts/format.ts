@@ -244,6 +244,10 @@ export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
       .map((m) => `${str(m.code) ?? str(m.entry_key) ?? '?'}.${str(m.column) ?? '?'}`)
       .join(', ');
   }
+  if (alert.kind === 'held' && p.reason === 'schema') {
+    const diff = Array.isArray(p.schema_diff) ? (p.schema_diff as Array<Record<string, unknown>>) : [];
+    return `schema: ${diff.map((c) => `${String(c.column)} ${c.change === 'widened' ? `${String(c.from)}→${String(c.to)}` : String(c.change)}`).join(', ')}`;
+  }
   if (alert.kind === 'held') return `would remove ${num(p.would_remove)} of ${num(p.current_count)}`;
   if (alert.kind === 'run_completed') return `run ${num(p.run_id)} ${str(p.status) ?? ''}: ${runCounts(p)}`;
   if (alert.kind === 'schema_changed') {

@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { dbtSourcesYaml } from '../../src/dbt/sources.ts';
 import { targetHealth } from '../../src/read/target-health.ts';
 import { targetStatus } from '../../src/read/status-query.ts';
+import { loadStatusPage, renderStatusPage } from '../../src/server/status-page.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -46,6 +47,9 @@ describe('schema policies per list and per variant', () => {
     expect(hazmat).toMatchObject({ last_status: 'held', last_error_code: 'held_schema', held_reason: 'schema', views_waiting: null });
     expect(hazmat.last_error).toMatch(/^held by schema policy freeze: transit_days: new \(bigint\); run refsync sync --list hazmat --accept-schema/);
     expect((await targetHealth(t.db)).find((r) => r.list_key === 'hazmat')).toMatchObject({ held: true, held_reason: 'schema' });
+    // The status page names the command that accepts it.
+    const page = renderStatusPage(await loadStatusPage(t.db, [fx.source]));
+    expect(page).toContain('<code class="command">refsync sync --list hazmat --accept-schema</code>');
   });
 
   it("the dbt export names each source's schema policy", () => {
