@@ -163,8 +163,9 @@ async function writeChanges(txn: TargetTransaction, diff: string, collected: Col
 }
 
 /**
- * The values that do not fit their column among the entries this snapshot added or changed (a value
- * already nonconforming in the previous version is not alerted again), one per column and entry.
+ * The values that do not fit their column among the entries this snapshot added or changed, one
+ * per column and entry: an odd value is alerted when its entry arrives or changes, not on every
+ * sync that leaves the entry as it was.
  */
 async function writeNonconformingAlert(tx: Queryable, target: Target, diff: string, snapshotId: number, plan: ColumnPlan): Promise<void> {
   const rows = await nonconformingSample(tx, diff, nonconformingExpression(plan.columns, 'new_payload'), ALERT_ENTRY_CAP);
