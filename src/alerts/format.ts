@@ -64,6 +64,7 @@ const emoji: Record<string, string> = {
   modified: ':pencil2:',
   reappeared: ':recycle:',
   schema_changed: ':triangular_ruler:',
+  nonconforming: ':jigsaw:',
   held: ':warning:',
   failed: ':x:',
   used_code_changed: ':dart:',
@@ -180,6 +181,12 @@ function describe(alert: AlertRecord, medium: Medium, maxEntries: number): strin
     const count = num(p.count);
     return `${count} ${listNoun(alert.listKey, count)} in use changed ${where}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
   }
+  if (alert.kind === 'nonconforming') {
+    const count = num(p.count);
+    const shown = misfitsOf(p).slice(0, maxEntries).map((m) => escape(misfitLabel(m)));
+    const more = count - shown.length;
+    return `${count} ${count === 1 ? 'value' : 'values'} of ${noun} not fitting their column's type ${where}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+  }
   if (alert.kind === 'schema_changed') {
     const added = Array.isArray(p.fields_added) ? (p.fields_added as unknown[]).map(String) : [];
     const removed = Array.isArray(p.fields_removed) ? (p.fields_removed as unknown[]).map(String) : [];
@@ -188,9 +195,29 @@ function describe(alert: AlertRecord, medium: Medium, maxEntries: number): strin
     if (removed.length) parts.push(`fields removed: ${removed.map(data).join(', ')}`);
     const columns = columnChanges(p);
     if (columns.length) parts.push(`view columns: ${columns.map(data).join(', ')}`);
+    if (num(p.reshaped) > 0) parts.push(`${num(p.reshaped)} entries reshaped (not counted as modified)`);
+    const waiting = p.views_waiting as { message?: unknown } | undefined;
+    if (waiting && str(waiting.message)) parts.push(escape(str(waiting.message)!));
+    if (Array.isArray(p.applied_after_wait)) parts.push(`applied after waiting for the views' dependents: ${escape(columnChanges({ columns: p.applied_after_wait }).join(', '))}`);
     return `${noun} changed shape ${where}${parts.length ? `: ${parts.join('; ')}` : ''}`;
   }
   return `${escape(alert.kind)} ${where}`;
+}
+
+interface Misfit {
+  entry_key?: unknown;
+  code?: unknown;
+  column?: unknown;
+  value?: unknown;
+}
+
+function misfitsOf(payload: Record<string, unknown>): Misfit[] {
+  return Array.isArray(payload.entries) ? (payload.entries as Misfit[]) : [];
+}
+
+/** `53FT length_ft "26-28"`: the entry, the column and the value as served. */
+function misfitLabel(m: Misfit): string {
+  return `${str(m.code) ?? str(m.entry_key) ?? '?'} ${str(m.column) ?? '?'} ${JSON.stringify(m.value ?? null)}`;
 }
 
 /** The typed view columns a schema_changed alert reports: `+name type` added, `name from→to` widened. */
@@ -256,6 +283,16 @@ export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
       .slice(0, maxCodes)
       .map((i) => `${str(i.code) ?? '?'} (${num(i.rows)} rows)`)
       .join(', ');
+  }
+  if (alert.kind === 'nonconforming') {
+    return misfitsOf(p)
+      .slice(0, maxCodes)
+      .map((m) => `${str(m.code) ?? str(m.entry_key) ?? '?'}.${str(m.column) ?? '?'}`)
+      .join(', ');
+  }
+  if (alert.kind === 'held' && p.reason === 'schema') {
+    const diff = Array.isArray(p.schema_diff) ? (p.schema_diff as Array<Record<string, unknown>>) : [];
+    return `schema: ${diff.map((c) => `${String(c.column)} ${c.change === 'widened' ? `${String(c.from)}→${String(c.to)}` : String(c.change)}`).join(', ')}`;
   }
   if (alert.kind === 'held') return `would remove ${num(p.would_remove)} of ${num(p.current_count)}`;
   if (alert.kind === 'run_completed') return `run ${num(p.run_id)} ${str(p.status) ?? ''}: ${runCounts(p)}`;

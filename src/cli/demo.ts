@@ -90,7 +90,7 @@ function pointAtDemo(env: Record<string, string | undefined>, sandbox: Sandbox, 
     REFSYNC_PASSWORD: SANDBOX_MACHINE_ACCOUNT.password,
     REFSYNC_ENVIRONMENT: environment,
     REFSYNC_CHARGE_CODE_VERSIONS: `${CHARGE_CODE_VERSION_2024},${CHARGE_CODE_VERSION_2025},unpinned`,
-    REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,held,failed,used_code_changed',
+    REFSYNC_ALERT_ON: env.REFSYNC_ALERT_ON ?? 'added,removed,modified,reappeared,schema_changed,nonconforming,held,failed,used_code_changed',
   });
 }
 

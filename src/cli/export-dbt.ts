@@ -2,14 +2,17 @@
 // and their descriptions need no database; the typed columns of each list view (with data_type)
 // come from the recorded schema of DATABASE_URL, or of the embedded database when there is one.
 // Without either, the file lists the contract's columns only. Freshness thresholds follow the sync
-// schedule (--schedule, else REFSYNC_SCHEDULE); --dbt-version picks the syntax.
+// schedule (--schedule, else REFSYNC_SCHEDULE); --dbt-version picks the syntax. With a
+// configuration, the source's description names each refsync source's schema policy
+// (REFSYNC_SCHEMA_CHANGES).
 import { existsSync, writeFileSync } from 'node:fs';
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { readTypedColumns } from '../columns/recorded-columns.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import { EMBEDDED_DATA_DIR } from '../db/database.ts';
 import { cronProblem } from '../config/cron.ts';
-import { dbtSourcesYaml, dbtSyntaxes, type DbtSyntax } from '../dbt/sources.ts';
+import { loadConfig } from '../config/load.ts';
+import { dbtSourcesYaml, dbtSyntaxes, type DbtSyntax, type SourcePolicy } from '../dbt/sources.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
 
@@ -41,11 +44,20 @@ function scheduleOf(value: string | undefined): { cron: string; timezone: string
   return { cron, timezone };
 }
 
+/** The schema policy of each configured source; none when no configuration loads (the export needs none). */
+function sourcePolicies(): SourcePolicy[] {
+  try {
+    return loadConfig().sources.map((s) => ({ name: s.name, schemaChanges: s.schemaChanges }));
+  } catch {
+    return [];
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('export-dbt', argv);
   const syntax = syntaxOf(values['dbt-version']);
   const schedule = scheduleOf(values.schedule);
-  const text = dbtSourcesYaml({ typed: await recordedColumns(), syntax, schedule });
+  const text = dbtSourcesYaml({ typed: await recordedColumns(), syntax, schedule, policies: sourcePolicies() });
   if (!values.out) {
     process.stdout.write(text);
     return 0;

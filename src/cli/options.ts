@@ -17,6 +17,11 @@ const acceptRemovals = {
   default: false,
   help: 'apply a fetch even if it would retire more than REFSYNC_MAX_REMOVED_FRACTION of a list (accepts a held list)',
 } as const;
+const acceptSchema = {
+  type: 'boolean',
+  default: false,
+  help: "apply the held change of a list's columns once (REFSYNC_SCHEMA_CHANGES hold-breaking or freeze); needs --list",
+} as const;
 const list = { type: 'string', multiple: true, value: 'KEY', help: 'only this list key; repeat it or give a comma list (default: all configured)' } as const;
 
 export const commandOptions = {
@@ -24,6 +29,7 @@ export const commandOptions = {
   sync: {
     list,
     'accept-removals': acceptRemovals,
+    'accept-schema': acceptSchema,
     json: { ...json, help: 'print the run as JSON, and no progress on stderr' },
   },
   worker: {},
@@ -31,6 +37,7 @@ export const commandOptions = {
     list,
     slot: { type: 'string', value: 'ID', help: 'name of the run; the same slot is enqueued once (for retried hooks)' },
     'accept-removals': acceptRemovals,
+    'accept-schema': acceptSchema,
     json: { ...json, help: 'print the queued runs as JSON' },
   },
   status: {

@@ -1,5 +1,7 @@
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
+import type { ListKey } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
+import { schemaPolicyFor } from '../config/schema-changes.ts';
 import type { AppConfig } from '../config/types.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
@@ -32,6 +34,14 @@ function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtr
   return `${width ? wrapLines(text, width) : text}\n`;
 }
 
+/** Each target with the schema policy its source applies to its list (null without the configuration). */
+function withSchemaPolicy(targets: TargetStatusRow[], config: AppConfig | undefined): Array<TargetStatusRow & { schema_policy: string | null }> {
+  return targets.map((t) => {
+    const source = config?.sources.find((s) => s.environment === t.environment);
+    return { ...t, schema_policy: source ? schemaPolicyFor(source.schemaChanges, t.list_key as ListKey) : null };
+  });
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('status', argv);
   if (values.list !== undefined && !isListKey(values.list)) throw new UsageError(`status: --list '${values.list}' is not a list key (one of: ${listKeys.join(', ')})`);
@@ -50,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     const [targets, runs] = await Promise.all([targetStatus(db), lastRuns(db)]);
     const extras: StatusExtras = await statusExtras(db, config, configProblem);
     if (values.json) {
-      process.stdout.write(`${jsonText({ runs, targets, ...extras })}\n`);
+      process.stdout.write(`${jsonText({ runs, targets: withSchemaPolicy(targets, config), ...extras })}\n`);
       return 0;
     }
     process.stdout.write(overview(runs, targets, extras, outputWidth()));

@@ -2,7 +2,7 @@ import { loadConfig } from '../config/load.ts';
 import { runSync } from '../sync/run/run-sync.ts';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
-import { parseCommandArgs } from './args.ts';
+import { parseCommandArgs, UsageError } from './args.ts';
 import { parseListArgs } from './list-args.ts';
 import { openCliDatabase } from './database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
@@ -13,6 +13,7 @@ import { jsonText } from './terminal.ts';
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('sync', argv);
   const lists = parseListArgs('sync', values.list);
+  if (values['accept-schema'] && !lists) throw new UsageError('sync: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
   const config = loadConfig();
   const live = liveProgress(process.stderr, !values.json);
   // Log lines go through the progress line, so one never lands on the line it is drawn on.
@@ -32,6 +33,7 @@ export async function run(argv: string[]): Promise<number> {
       },
       trigger: 'cli',
       acceptRemovals: values['accept-removals'],
+      acceptSchema: values['accept-schema'],
       concurrency: config.concurrency,
       logger,
       onTarget: (outcome) => {

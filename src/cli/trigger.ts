@@ -1,4 +1,4 @@
-// `refsync trigger [--list KEY ...] [--slot ID] [--accept-removals] [--json]`: enqueues a manual run of every configured
+// `refsync trigger [--list KEY ...] [--slot ID] [--accept-removals] [--accept-schema] [--json]`: enqueues a manual run of every configured
 // source for a running worker, and prints each run's slot and job id.
 import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { loadConfig } from '../config/load.ts';
@@ -15,6 +15,7 @@ export async function run(argv: string[]): Promise<number> {
   for (const key of lists ?? []) {
     if (!isListKey(key)) throw new UsageError(`trigger: --list '${key}' is not a list key (one of: ${listKeys.join(', ')})`);
   }
+  if (values['accept-schema'] && !lists) throw new UsageError('trigger: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
   if (values.slot !== undefined && !isValidSlot(values.slot)) {
     throw new UsageError('trigger: --slot may hold only letters, digits, _ . - (at most 100)');
   }
@@ -31,6 +32,7 @@ export async function run(argv: string[]): Promise<number> {
   if (lists) options.lists = lists as ListKey[];
   if (values.slot) options.slot = values.slot;
   if (values['accept-removals']) options.acceptRemovals = true;
+  if (values['accept-schema']) options.acceptSchema = true;
   // With an OTLP endpoint set, the run's trace starts here (refsync.trigger) and is exported before exit.
   const tracing = await startTracing(createLogger({ level: config.logLevel, name: 'refsync' }));
   let runs: Awaited<ReturnType<typeof triggerRuns>>;

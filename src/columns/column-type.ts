@@ -82,6 +82,9 @@ function validDay(year: number, month: number, day: number): boolean {
  * offset is text: its instant would depend on the reading session's TimeZone.
  */
 export function stringType(value: string): ColumnType {
+  // Both forms start with a digit: most strings (codes, descriptions) are text at the first character.
+  const first = value.charCodeAt(0);
+  if (!(first >= 48 && first <= 57)) return 'text';
   if (value.length === 10) {
     const m = isoDate.exec(value);
     return m && validDay(Number(m[1]), Number(m[2]), Number(m[3])) ? 'date' : 'text';
@@ -114,9 +117,7 @@ export function valueType(value: unknown): ColumnType {
   }
 }
 
-/** The column type after one more value: skips the work whenever the value cannot widen it. */
-export function widen(current: ColumnType, value: unknown): ColumnType {
-  if (value === null || current === 'jsonb') return current;
-  if (current === 'text' && typeof value === 'string') return current;
-  return joinTypes(current, valueType(value));
+/** Whether a value of type `value` fits a column of type `column` as it is (a null fits any). */
+export function fitsType(column: ColumnType, value: ColumnType): boolean {
+  return value === 'null' || joinTypes(column, value) === column;
 }

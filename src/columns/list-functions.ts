@@ -6,11 +6,12 @@
 // appended; a view re-created for a type change drops them first and creates them again after.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
+import { ident, literal } from './typed-sql.ts';
 
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 export const asOfFunctionName = (key: ListKey): string => `${key}_as_of`;
+/** The names of the list's typed functions, whose dependents count as the history view's. */
+export const listFunctionNames = (key: ListKey): string[] => [asOfFunctionName(key), `${key}_diff`];
 const signature = (key: ListKey) => `refdata.${ident(asOfFunctionName(key))}(timestamptz, text, text, boolean)`;
 const diffSignature = (key: ListKey) => `refdata.${ident(`${key}_diff`)}(timestamptz, timestamptz, text, text)`;
 

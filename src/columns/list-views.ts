@@ -4,33 +4,18 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
-import { dropListFunctions, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
+import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
+import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
 
 export const READER_ROLE = 'refdata_reader';
-
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
-
-/** The expression of a typed column: the field's JSON value cast to the column's type. */
-function typedExpression(c: TypedColumn): string {
-  const field = literal(c.field);
-  switch (c.type) {
-    case 'jsonb':
-      return `payload -> ${field}`;
-    case 'text':
-    case 'null':
-      return `payload ->> ${field}`;
-    default:
-      return `(payload ->> ${field})::${c.type}`;
-  }
-}
 
 /** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
 function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
   const variant = relation.columns[1]!.name;
   const contract = ['environment', `variant AS ${variant}`, 'entry_key', 'code', 'description', 'payload', 'valid_from'];
   if (history) contract.push('valid_to');
+  contract.push(`${nonconformingExpression(typed)} AS nonconforming`);
   const columns = [...contract, ...typed.map((c) => `${typedExpression(c)} AS ${ident(c.column)}`)];
   const from = history ? 'refdata.entries' : 'refdata.current_entries';
   return `SELECT ${columns.join(',\n       ')}\nFROM ${from}\nWHERE list_key = ${literal(key)}`;
@@ -95,21 +80,51 @@ async function grantsOf(q: Queryable, view: string): Promise<string[]> {
   return rows.map((r) => `GRANT ${r.privilege} ON refdata.${ident(view)} TO ${r.grantee}${r.grantable ? ' WITH GRANT OPTION' : ''}`);
 }
 
+/** Objects of the user's that depend on the views (a view's own rule excluded), as kind and qualified name. */
+async function dependentsOf(q: Queryable, views: string[], functions: string[]): Promise<string[]> {
+  const { rows } = await q.query<{ what: string }>(
+    `select distinct case c.relkind when 'v' then 'view' when 'm' then 'materialized view' else 'relation' end
+              || ' ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) as what
+     from pg_depend d
+     join pg_rewrite r on d.classid = 'pg_rewrite'::regclass and r.oid = d.objid
+     join pg_class c on c.oid = r.ev_class join pg_namespace n on n.oid = c.relnamespace
+     where d.refclassid = 'pg_class'::regclass and d.refobjid = any($1::regclass[]) and c.oid <> all($1::regclass[])
+     union
+     select 'function ' || p.oid::regprocedure::text
+     from pg_depend d join pg_proc p on d.classid = 'pg_proc'::regclass and p.oid = d.objid
+     where d.refclassid = 'pg_class'::regclass and d.refobjid = any($1::regclass[])
+     union
+     select distinct 'view ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+     from pg_depend d
+     join pg_rewrite r on d.classid = 'pg_rewrite'::regclass and r.oid = d.objid
+     join pg_class c on c.oid = r.ev_class join pg_namespace n on n.oid = c.relnamespace
+     join pg_proc p on d.refclassid = 'pg_proc'::regclass and p.oid = d.refobjid
+     where p.pronamespace = 'refdata'::regnamespace and p.proname = any($2::text[])
+     order by 1`,
+    [views.map((v) => `refdata.${v}`), functions],
+  );
+  return rows.map((r) => r.what);
+}
+
+/** One view and the least DDL that brings it to its definition. */
+interface ViewStep {
+  relation: RelationDescription;
+  history: boolean;
+  action: Plan;
+}
+
 /**
- * Brings one view to its definition, with the least DDL that does it: nothing when its columns
- * already match (no lock taken), CREATE OR REPLACE when columns are only appended, DROP and CREATE
- * when a column's type changed (Postgres cannot change it in place). A re-created view gets back
- * its grants; a view another object depends on is never dropped with CASCADE: the DROP fails and
- * so does the transaction. Returns whether DDL ran.
+ * Runs one view's step: CREATE OR REPLACE when columns are only appended, DROP and CREATE when a
+ * column's type changed (Postgres cannot change it in place), the re-created view getting back its
+ * grants. The DROP never cascades: an object created since dependentsOf looked makes it fail, and
+ * the list with it.
  */
-async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): Promise<boolean> {
-  const view = relation.name;
-  const action = plan(await existingColumns(q, view), wantedColumns(relation));
-  if (action === 'none') return false;
-  const grants = action === 'recreate' ? await grantsOf(q, view) : [];
-  if (action === 'recreate') {
+async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[], step: ViewStep): Promise<void> {
+  const view = step.relation.name;
+  const grants = step.action === 'recreate' ? await grantsOf(q, view) : [];
+  if (step.action === 'recreate') {
     try {
-      if (history) await q.query(dropListFunctions(key));
+      if (step.history) await q.query(dropListFunctions(key));
       await q.query(`DROP VIEW refdata.${ident(view)}`);
     } catch (err) {
       const e = err as { code?: string; detail?: string };
@@ -119,28 +134,45 @@ async function reconcileView(q: Queryable, key: ListKey, relation: RelationDescr
       );
     }
   }
-  const create = action === 'replace' ? 'CREATE OR REPLACE VIEW' : 'CREATE VIEW';
+  const create = step.action === 'replace' ? 'CREATE OR REPLACE VIEW' : 'CREATE VIEW';
   const statements = [
-    `${create} refdata.${ident(view)} AS\n${viewQuery(key, relation, typed, history)}`,
-    `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(relation.description)}`,
-    ...relation.columns.map((c) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`),
+    `${create} refdata.${ident(view)} AS\n${viewQuery(key, step.relation, typed, step.history)}`,
+    `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(step.relation.description)}`,
+    ...step.relation.columns.map((c) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`),
     ...grants,
     `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`,
   ];
   await q.query(inOneRoundTrip(statements));
-  return true;
+}
+
+/** What reconciling a list's views did: whether DDL ran, or which views wait for which dependents. */
+export interface ViewsReconciled {
+  changed: boolean;
+  waiting?: { views: string[]; dependents: string[] };
 }
 
 /**
  * Brings refdata.<list>, refdata.<list>_history and the list's typed functions (<list>_as_of,
- * <list>_diff) to the recorded typed columns. Returns whether DDL ran.
+ * <list>_diff) to the recorded typed columns with the least DDL: nothing when their columns match
+ * (no lock taken). When a view must be re-created and objects of the user depend on either (or on
+ * the functions, which a re-created history view takes with it), nothing changes (the two views
+ * keep the same columns) and the change waits: nothing of the user's is ever dropped.
  */
-export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<boolean> {
-  const current = await reconcileView(q, key, listView(key, typed), typed, false);
-  const historyRelation = listHistoryView(key, typed);
-  const history = await reconcileView(q, key, historyRelation, typed, true);
+export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<ViewsReconciled> {
+  const steps: ViewStep[] = [];
+  for (const [relation, history] of [[listView(key, typed), false], [listHistoryView(key, typed), true]] as const) {
+    const action = plan(await existingColumns(q, relation.name), wantedColumns(relation));
+    if (action !== 'none') steps.push({ relation, history, action });
+  }
+  const recreated = steps.filter((s) => s.action === 'recreate').map((s) => s.relation.name);
+  if (recreated.length) {
+    const ownFunctions = steps.some((s) => s.history && s.action === 'recreate') ? listFunctionNames(key) : [];
+    const dependents = await dependentsOf(q, recreated, ownFunctions);
+    if (dependents.length) return { changed: false, waiting: { views: recreated.map((v) => `refdata.${v}`), dependents } };
+  }
+  for (const step of steps) await runStep(q, key, typed, step);
   // Re-declared whenever the history view changed (its row type did), or missing after an upgrade.
-  const functions = history || !(await listFunctionsExist(q, key));
-  if (functions) await q.query(inOneRoundTrip(listFunctionStatements(key, historyRelation.columns[1]!.name)));
-  return current || history || functions;
+  const functions = steps.some((s) => s.history) || !(await listFunctionsExist(q, key));
+  if (functions) await q.query(inOneRoundTrip(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name)));
+  return { changed: steps.length > 0 || functions };
 }

@@ -4,8 +4,8 @@ import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
 import { FieldTracker } from '../sync/collect/normalize.ts';
-import { evolveListColumns, lockListColumns, readTypedColumns } from './recorded-columns.ts';
-import { reconcileListViews } from './list-views.ts';
+import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
+import { settleListViews } from './waiting-views.ts';
 
 const BATCH = 5000;
 
@@ -42,11 +42,10 @@ export async function migrateListViews(db: Database): Promise<void> {
     await db.transaction(async (tx) => {
       // A sync changing this list's columns meanwhile would otherwise race this reconcile.
       await lockListColumns(tx, key);
-      if (history) {
-        const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
-        await evolveListColumns(tx, key, history.columnTypes(), null, clock[0]!.now);
-      }
-      await reconcileListViews(tx, key, await readTypedColumns(tx, key));
+      const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
+      if (history) await evolveListColumns(tx, key, history.fieldValues(), null, clock[0]!.now);
+      // Views that objects of the user keep from being re-created wait for the first sync after them.
+      await settleListViews(tx, key, [], null, clock[0]!.now);
     });
   }
 }

@@ -1,12 +1,15 @@
 // The recorded schema (refdata.list_columns) and its evolution: the columns of a list follow the
 // fields and types its fetches serve, in the transaction that applies the fetch.
 import type { ListKey } from '../catalog/list-keys.ts';
+import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
 import { listHistoryView } from '../dbt/descriptions.ts';
 import { nameNewFields } from './column-name.ts';
-import { joinTypes, type ColumnType } from './column-type.ts';
-import { reconcileListViews } from './list-views.ts';
+import type { ColumnType } from './column-type.ts';
+import { conform, type FieldValues } from './conformance.ts';
+import { settleListViews, viewsWaiting, type ViewsSettled } from './waiting-views.ts';
 import type { TypedColumn } from './typed-column.ts';
+import { readerFunction, type ColumnShape } from './typed-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -43,42 +46,103 @@ export async function lockListColumns(q: Queryable, key: ListKey): Promise<void>
   await q.query(`select pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext($1))`, [key]);
 }
 
+/** The target whose fetch a plan is for: its own current rows are the fetch, the others are read. */
+export interface PlanTarget {
+  environment: string;
+  variant: string;
+}
+
+export function planTarget(target: Target): PlanTarget {
+  return { environment: target.source.environment, variant: target.variant };
+}
+
+/** What a fetch does to a list's columns, decided (under the list's lock) before anything is written. */
+export interface ColumnPlan {
+  key: ListKey;
+  /** The typed columns as the views will have them, in view order. */
+  columns: ColumnShape[];
+  added: Array<ColumnShape & { position: number }>;
+  widened: Array<ColumnShape & { position: number; from: ColumnType }>;
+  /** What changed, as the schema_changed alert reports it; empty: no DDL. */
+  changes: ColumnChange[];
+  /** The fetch's values that do not fit their column's type. */
+  nonconforming: number;
+  observedFields: string[];
+  /** A change of the list's views was waiting for objects of the user: retried with this plan. */
+  viewsWaiting: boolean;
+}
+
 /**
- * Widens the recorded columns of a list by the types a fetch (or the stored history) showed, adds
- * a column for each new field, moves last_snapshot_id, and brings the views along. Runs in the
- * caller's transaction, so the views change exactly when the data does. A field the fetch lacks
- * keeps its column. Returns what changed (nothing: no DDL and no lock on the views).
+ * Plans the recorded columns for the fields and values a fetch (or the stored history) showed: a
+ * column for each new field, typed by its values; a recorded column keeps its type while any current
+ * value of the field fits it (the others are nonconforming), and changes type only when none does,
+ * in this fetch nor in the current rows of the list's other targets. A field the fetch lacks keeps
+ * its column. Takes the list's column lock for the caller's transaction.
  */
-export async function evolveListColumns(
+export async function planListColumns(
   q: Queryable,
   key: ListKey,
-  observed: ReadonlyMap<string, ColumnType>,
-  snapshotId: number | null,
-  now: Date,
-): Promise<ColumnChange[]> {
+  observed: ReadonlyMap<string, FieldValues>,
+  target?: PlanTarget,
+): Promise<ColumnPlan> {
   await lockListColumns(q, key);
   const recorded = await readTypedColumns(q, key);
   const byField = new Map(recorded.map((c) => [c.field, c]));
-  const changes: ColumnChange[] = [];
   const newFields = [...observed.keys()].filter((f) => !byField.has(f));
   const reserved = listHistoryView(key).columns.map((c) => c.name);
   const names = nameNewFields(newFields, reserved, recorded.map((c) => c.column));
-  const added = [...names].sort((a, b) => (a[1] < b[1] ? -1 : 1));
   const first = recorded.reduce((max, c) => Math.max(max, c.position), 0) + 1;
+  const added = [...names]
+    .sort((a, b) => (a[1] < b[1] ? -1 : 1))
+    .map(([field, column], i) => ({ field, column, type: observed.get(field)!.type, position: first + i }));
+  const waiting = await viewsWaiting(q, key);
+  const plan: ColumnPlan = { key, columns: [], added, widened: [], changes: [], nonconforming: 0, observedFields: [...observed.keys()], viewsWaiting: waiting };
+  for (const a of added) plan.changes.push({ field: a.field, column: a.column, change: 'added', to: a.type });
+  for (const c of recorded) {
+    const values = observed.get(c.field);
+    const met = values ? conform(c.type, values) : { type: c.type, nonconforming: 0 };
+    let type = met.type;
+    if (met.changedKind && !(await othersFit(q, key, c.field, met.type, target))) type = met.changedKind;
+    else plan.nonconforming += met.nonconforming;
+    plan.columns.push({ field: c.field, column: c.column, type });
+    if (type === c.type) continue;
+    plan.widened.push({ field: c.field, column: c.column, type, position: c.position, from: c.type });
+    plan.changes.push({ field: c.field, column: c.column, change: 'widened', from: c.type, to: type });
+  }
+  plan.columns.push(...added.map(({ field, column, type }) => ({ field, column, type })));
+  return plan;
+}
+
+/** Whether a current value of the field in another target of the list still fits `type`. */
+async function othersFit(q: Queryable, key: ListKey, field: string, type: ColumnType, target: PlanTarget | undefined): Promise<boolean> {
+  const read = readerFunction(type);
+  if (!target || !read) return false;
+  const { rows } = await q.query<{ fits: boolean }>(
+    `select exists (select 1 from refdata.entries
+       where list_key = $1 and valid_to is null and not (environment = $2 and variant = $3)
+         and ${read}(payload -> $4) is not null) as fits`,
+    [key, target.environment, target.variant, field],
+  );
+  return rows[0]!.fits;
+}
+
+/**
+ * Records a plan in the caller's transaction and brings the views along, so they change exactly
+ * when the data does: the new columns, the new types, and last_snapshot_id of the columns the fetch
+ * served. A plan without changes (and no change waiting) costs no DDL and no lock on the views.
+ * Views that objects of the user keep from being re-created wait (src/columns/waiting-views.ts).
+ */
+export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
+  const { key, added } = plan;
   if (added.length) {
     await q.query(
       `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
-       select $1, f.field, f.column_name, $2::int + f.n::int - 1, f.data_type, $3::bigint, $3::bigint, $4::timestamptz
-       from unnest($5::text[], $6::text[], $7::text[]) with ordinality as f(field, column_name, data_type, n)`,
-      [key, first, snapshotId, now, added.map((a) => a[0]), added.map((a) => a[1]), added.map((a) => observed.get(a[0])!)],
+       select $1, f.field, f.column_name, f.position, f.data_type, $2::bigint, $2::bigint, $3::timestamptz
+       from unnest($4::text[], $5::text[], $6::int[], $7::text[]) as f(field, column_name, position, data_type)`,
+      [key, snapshotId, now, added.map((a) => a.field), added.map((a) => a.column), added.map((a) => a.position), added.map((a) => a.type)],
     );
   }
-  for (const [field, column] of added) changes.push({ field, column, change: 'added', to: observed.get(field)! });
-  for (const c of recorded) {
-    const seen = observed.get(c.field);
-    if (seen === undefined) continue;
-    const type = joinTypes(c.type, seen);
-    if (type === c.type) continue;
+  for (const c of plan.widened) {
     await q.query(
       `update refdata.list_columns set replaced_at = $3, last_snapshot_id = coalesce($4, last_snapshot_id)
        where list_key = $1 and field = $2 and replaced_at is null`,
@@ -87,17 +151,29 @@ export async function evolveListColumns(
     await q.query(
       `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
        values ($1, $2, $3, $4, $5, $6, $6, $7)`,
-      [key, c.field, c.column, c.position, type, snapshotId, now],
+      [key, c.field, c.column, c.position, c.type, snapshotId, now],
     );
-    changes.push({ field: c.field, column: c.column, change: 'widened', from: c.type, to: type });
   }
   if (snapshotId !== null) {
     await q.query(
       `update refdata.list_columns set last_snapshot_id = $2
        where list_key = $1 and replaced_at is null and field = any($3::text[]) and last_snapshot_id is distinct from $2`,
-      [key, snapshotId, [...observed.keys()]],
+      [key, snapshotId, plan.observedFields],
     );
   }
-  if (changes.length) await reconcileListViews(q, key, await readTypedColumns(q, key));
-  return changes;
+  return plan.changes.length || plan.viewsWaiting ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
+}
+
+/** Plans and applies in one step: the columns of a list after a fetch (or the stored history). */
+export async function evolveListColumns(
+  q: Queryable,
+  key: ListKey,
+  observed: ReadonlyMap<string, FieldValues>,
+  snapshotId: number | null,
+  now: Date,
+  target?: PlanTarget,
+): Promise<ColumnPlan> {
+  const plan = await planListColumns(q, key, observed, target);
+  await applyColumnPlan(q, plan, snapshotId, now);
+  return plan;
 }

@@ -7,6 +7,7 @@ import { httpAccessFromEnv } from './http-access.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
+import { schemaChangesFromEnv } from './schema-changes.ts';
 import { readSecret } from './secrets.ts';
 import { limitEnvNames, limitsFromEnv, limitsOf } from './source-limits.ts';
 import { refuseControlCharacters } from './sendable.ts';
@@ -43,6 +44,7 @@ const envNames: Record<string, string> = {
   webhookAllowPrivate: 'REFSYNC_WEBHOOK_ALLOW_PRIVATE',
   listOverrides: 'REFSYNC_CONFIG catalog',
   ...limitEnvNames,
+  schemaChanges: 'REFSYNC_SCHEMA_CHANGES',
 };
 
 const defaults = {
@@ -53,7 +55,7 @@ const defaults = {
   schedule: '0 * * * *',
   timezone: 'UTC',
   maxRemovedFraction: '0.5',
-  alertOn: 'added,held,failed',
+  alertOn: 'added,nonconforming,held,failed',
   webhookFormat: 'json',
 };
 
@@ -106,6 +108,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     webhookAllowPrivate: bool('REFSYNC_WEBHOOK_ALLOW_PRIVATE', env.REFSYNC_WEBHOOK_ALLOW_PRIVATE),
     listOverrides: {},
     ...limitsFromEnv(env),
+    schemaChanges: schemaChangesFromEnv(env.REFSYNC_SCHEMA_CHANGES),
   };
 }
 
@@ -193,6 +196,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     alertOn: [...new Set(parsed.alertOn)] as AlertKind[],
     listOverrides: parsed.listOverrides as Partial<Record<ListKey, ListOverride>>,
     ...limitsOf(parsed),
+    schemaChanges: parsed.schemaChanges,
   };
   if (parsed.maxConcurrentJobs !== undefined) source.maxConcurrentJobs = parsed.maxConcurrentJobs;
   if (parsed.impactTimeoutS !== undefined) source.impactTimeoutS = parsed.impactTimeoutS;

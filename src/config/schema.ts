@@ -3,6 +3,7 @@ import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { limitFields } from './source-limits.ts';
 import { alertKinds } from './types.ts';
+import { schemaChangesSchema } from './schema-changes.ts';
 import { usageSchema } from './usage.ts';
 
 const commaList = (value: unknown) =>
@@ -104,6 +105,7 @@ export const sourceSchema = z.strictObject({
   webhookAllowPrivate: z.boolean(),
   listOverrides: z.record(listKey, listOverride),
   ...limitFields,
+  schemaChanges: schemaChangesSchema,
 });
 
 export type RawSource = z.input<typeof sourceSchema>;

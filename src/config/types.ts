@@ -1,10 +1,11 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { RetentionConfig } from './retention.ts';
 import type { SourceLimits } from './source-limits.ts';
+import type { SchemaChanges } from './schema-changes.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
-export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'held', 'failed', 'used_code_changed', 'run_completed'] as const;
+export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'nonconforming', 'held', 'failed', 'used_code_changed', 'run_completed'] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
 /** Where catalog entries can be overridden per deployment (the real service's base paths are not certain). */
@@ -79,6 +80,8 @@ export interface SourceConfig extends Partial<SourceLimits> {
   alertLists?: ListKey[];
   webhook?: WebhookConfig;
   listOverrides: Partial<Record<ListKey, ListOverride>>;
+  /** How a change of a list's columns is taken (REFSYNC_SCHEMA_CHANGES; per list in REFSYNC_CONFIG). */
+  schemaChanges: SchemaChanges;
   /** The user's columns that use this source's codes (REFSYNC_CONFIG `usage`); none when absent. */
   usage?: UsageColumn[];
 }

@@ -66,6 +66,8 @@ export const snapshots = refdata.table(
     removed: integer('removed').notNull().default(0),
     modified: integer('modified').notNull().default(0),
     reappeared: integer('reappeared').notNull().default(0),
+    /** Entries that differ only by fields that appeared in or left the list in this snapshot. */
+    reshaped: integer('reshaped').notNull().default(0),
     error: text('error'),
     errorCode: text('error_code'),
     /** Top-level field names seen across the entries, for schema-drift alerts. */
@@ -74,6 +76,10 @@ export const snapshots = refdata.table(
     durationMs: integer('duration_ms'),
     /** Strings whose NUL or lone surrogates were replaced by U+FFFD (Postgres cannot store them). */
     replacedValues: integer('replaced_values').notNull().default(0),
+    /** Values that did not fit the type of their typed column (NULL there, kept in payload). */
+    nonconforming: integer('nonconforming').notNull().default(0),
+    /** A change of the list's columns its schema policy holds was applied on --accept-schema. */
+    schemaAccepted: boolean('schema_accepted').notNull().default(false),
     /** Why the impact on a usage column could not be computed; the snapshot was applied regardless. */
     impactError: text('impact_error'),
   },
@@ -224,3 +230,13 @@ export const listColumns = refdata.table(
     uniqueIndex('list_columns_name_uq').on(t.listKey, t.columnName).where(sql`replaced_at is null`),
   ],
 );
+
+/** Per-list views waiting to be re-created (a column changed type) while objects of the user depend on them. */
+export const listViewsWaiting = refdata.table('list_views_waiting', {
+  listKey: text('list_key').primaryKey(),
+  since: tstz('since').notNull().defaultNow(),
+  snapshotId: bigint('snapshot_id', { mode: 'number' }),
+  views: text('views').array().notNull(),
+  dependents: text('dependents').array().notNull(),
+  columns: jsonb('columns').notNull().default(sql`'[]'::jsonb`),
+});

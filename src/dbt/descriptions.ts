@@ -71,6 +71,11 @@ const currentColumns = {
 };
 const currentTail = (): ColumnDescription[] =>
   Object.entries(currentColumns).map(([name, description]) => ({ name, description }));
+const nonconforming: ColumnDescription = {
+  name: 'nonconforming',
+  description:
+    "The entry's values that do not fit their typed column's type, as an object of column name to value as served (NULL in the typed column, kept in payload); null when every value fits.",
+};
 
 const currentEntries: RelationDescription = {
   name: 'current_entries',
@@ -115,8 +120,9 @@ function fieldKeyColumns(key: ListKey, contractColumns: readonly string[], typed
 /** The current entries of one list (refdata.<list>): the contract's columns first, then one per field. */
 export function listView(key: ListKey, typed: readonly TypedColumn[] = []): RelationDescription {
   const variant = variantColumn(key);
-  const columns = [{ name: 'environment', description: environment }, variant, ...currentTail(), ...typedColumns(typed)];
-  const fields = fieldKeyColumns(key, columns.slice(0, 7).map((c) => c.name), typed);
+  const contract = [{ name: 'environment', description: environment }, variant, ...currentTail(), nonconforming];
+  const columns = [...contract, ...typedColumns(typed)];
+  const fields = fieldKeyColumns(key, contract.map((c) => c.name), typed);
   return {
     name: key,
     kind: 'view',
@@ -139,6 +145,7 @@ export function listHistoryView(key: ListKey, typed: readonly TypedColumn[] = []
       variant,
       ...currentTail().map((c) => (c.name === 'valid_from' ? { name: 'valid_from', description: 'When this version of the entry became current.' } : c)),
       { name: 'valid_to', description: 'When this version stopped being current; null while it is current.' },
+      nonconforming,
       ...typedColumns(typed),
     ],
     key: ['environment', variant.name, 'entry_key', 'valid_from'],
@@ -175,7 +182,7 @@ const entryChanges: RelationDescription = {
   name: 'entry_changes',
   kind: 'table',
   description:
-    'Every detected change of an entry, newest last: added, removed, modified or reappeared, with the entry before and after.',
+    'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.',
   columns: [
     { name: 'id', description: 'Change id.' },
     { name: 'snapshot_id', description: 'Snapshot in which the change was detected.' },
@@ -184,10 +191,14 @@ const entryChanges: RelationDescription = {
     { name: 'variant', description: "'' for plain lists; carrier or charge-code version otherwise." },
     { name: 'entry_key', description: "The entry's identity within its list." },
     { name: 'code', description: "The entry's code." },
-    { name: 'change', description: 'added, removed, modified or reappeared (a key that came back after removal).' },
+    {
+      name: 'change',
+      description:
+        'added, removed, modified (a field present before and after changed value), reappeared (a key that came back after removal) or reshaped (only fields that appeared in or left the whole list in that snapshot differ).',
+    },
     { name: 'before', description: 'The entry before the change (null when added).' },
     { name: 'after', description: 'The entry after the change (null when removed).' },
-    { name: 'changed_fields', description: 'For modified entries, the top-level fields whose values changed.' },
+    { name: 'changed_fields', description: 'For modified and reshaped entries, the top-level fields whose values changed (or appeared, or left).' },
     { name: 'detected_at', description: 'When the change was committed (database clock).' },
     {
       name: 'impact',
@@ -237,6 +248,20 @@ const snapshots: RelationDescription = {
       name: 'impact_error',
       description:
         "Why the impact of this snapshot's changes on a usage column could not be computed (missing table, no privilege, ...); the snapshot itself was applied.",
+    },
+    {
+      name: 'nonconforming',
+      description: "Values of the fetch that did not fit the type of their typed column: NULL in that column, kept in payload, listed in the view's nonconforming column.",
+    },
+    {
+      name: 'reshaped',
+      description:
+        'Entries that differ from their previous version only by fields that appeared in or left the list in this snapshot (not counted in modified).',
+    },
+    {
+      name: 'schema_accepted',
+      description:
+        "Whether this snapshot applied a change of the list's columns that its schema policy (REFSYNC_SCHEMA_CHANGES) holds, accepted with --accept-schema.",
     },
   ],
   key: ['id'],
@@ -299,4 +324,4 @@ export function readerRelations(typed: ReadonlyMap<ListKey, readonly TypedColumn
 }
 
 /** The values entry_changes.change takes (docs/contract.md). */
-export const changeKinds = ['added', 'removed', 'modified', 'reappeared'] as const;
+export const changeKinds = ['added', 'removed', 'modified', 'reappeared', 'reshaped'] as const;

@@ -2,6 +2,7 @@
 import { stringify } from 'yaml';
 import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
+import type { SchemaChanges } from '../config/schema-changes.ts';
 import { changeKinds, readerRelations, type RelationDescription } from './descriptions.ts';
 import { freshnessFor, type FreshnessThresholds } from './freshness.ts';
 import { inertStrings } from './jinja.ts';
@@ -20,6 +21,8 @@ export interface DbtExportOptions {
   syntax?: DbtSyntax;
   /** The sync schedule the freshness thresholds are derived from. */
   schedule?: { cron: string; timezone: string };
+  /** The schema policy of each refsync source (none without a configuration). */
+  policies?: readonly SourcePolicy[];
 }
 
 const DEFAULT_SCHEDULE = { cron: '0 * * * *', timezone: 'UTC' };
@@ -112,14 +115,30 @@ function table(syntax: DbtSyntax, thresholds: FreshnessThresholds, relation: Rel
   return out;
 }
 
+/** A refsync source's schema policy, as the export names it. */
+export interface SourcePolicy {
+  name: string;
+  schemaChanges: SchemaChanges;
+}
+
+/** `Schema changes (REFSYNC_SCHEMA_CHANGES): source production evolve, charge_codes freeze.` */
+function policySentence(policies: readonly SourcePolicy[]): string {
+  const each = policies.map((p) => {
+    const lists = Object.entries(p.schemaChanges.lists).map(([list, policy]) => `, ${list} ${policy}`);
+    return `source ${p.name} ${p.schemaChanges.default}${lists.join('')}`;
+  });
+  return ` Schema changes (REFSYNC_SCHEMA_CHANGES: evolve lets new fields become columns and re-types a field that changed kind; hold-breaking and freeze hold the list until accepted): ${each.join('; ')}. A value that does not fit its column is NULL there and listed in the nonconforming column.`;
+}
+
 /**
- * The whole sources.yml text; the same on every run for the same schema, settings and syntax, so a
- * committed copy can be compared.
+ * The whole sources.yml text; the same on every run for the same schema, settings, schema policies
+ * and syntax, so a committed copy can be compared.
  */
 export function dbtSourcesYaml(options: DbtExportOptions = {}): string {
   const syntax = options.syntax ?? '1.10';
   const schedule = options.schedule ?? DEFAULT_SCHEDULE;
   const thresholds = freshnessFor(schedule.cron, schedule.timezone);
+  const policies = options.policies ?? [];
   const doc = {
     version: 2,
     sources: [
@@ -127,7 +146,8 @@ export function dbtSourcesYaml(options: DbtExportOptions = {}): string {
         name: 'refdata',
         schema: 'refdata',
         description:
-          'Reference data of the shipping platform, kept by refsync: current views per list and their typed history (<list>_history), the full type-2 history (entries), the change log (entry_changes), the runs and snapshots behind them, and when each list was synced (list_sync_times).',
+          'Reference data of the shipping platform, kept by refsync: current views per list and their typed history (<list>_history), the full type-2 history (entries), the change log (entry_changes), the runs and snapshots behind them, and when each list was synced (list_sync_times).' +
+          (policies.length ? policySentence(policies) : ''),
         tables: readerRelations(options.typed).map((r) => table(syntax, thresholds, r)),
       },
     ],

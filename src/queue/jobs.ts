@@ -20,6 +20,8 @@ export interface RunJobData {
   acceptRemovals?: boolean;
   /** The trace `refsync trigger` started (tracing on): the run's span continues it. */
   trace?: TraceCarrier;
+  /** Apply a held change of the lists' columns once (`trigger --list KEY --accept-schema`). */
+  acceptSchema?: boolean;
 }
 
 export interface TargetJobData {
@@ -34,6 +36,7 @@ export interface TargetJobData {
   acceptRemovals?: boolean;
   /** The run span's trace context (tracing on): the target's span goes under it, in whichever worker. */
   trace?: TraceCarrier;
+  acceptSchema?: boolean;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;
@@ -106,7 +109,7 @@ export interface EnqueuedRun {
 export async function enqueueManualRuns(
   queue: Queue,
   sources: SourceConfig[],
-  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; policy?: JobPolicy; trace?: TraceCarrier } = {},
+  options: { slot?: string; lists?: ListKey[]; acceptRemovals?: boolean; acceptSchema?: boolean; policy?: JobPolicy; trace?: TraceCarrier } = {},
 ): Promise<EnqueuedRun[]> {
   const slot = options.slot ?? manualSlot();
   if (!isValidSlot(slot)) throw new Error(`slot '${slot.slice(0, 40)}' may hold only letters, digits, _ . - (at most 100)`);
@@ -116,6 +119,7 @@ export async function enqueueManualRuns(
     if (options.lists) data.lists = options.lists;
     if (options.acceptRemovals) data.acceptRemovals = true;
     if (options.trace) data.trace = options.trace;
+    if (options.acceptSchema) data.acceptSchema = true;
     const jobId = runJobId(source.name, slot);
     const before = await queue.getJob(jobId);
     const job = await queue.add('run', data, { ...jobOptions(options.policy ?? defaultJobPolicy), jobId });

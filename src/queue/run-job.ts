@@ -52,6 +52,7 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Pr
       const priority = Math.min(i + 1, MAX_PRIORITY);
       if (job.data.acceptRemovals) data.acceptRemovals = true;
       if (trace) data.trace = trace;
+      if (job.data.acceptSchema) data.acceptSchema = true;
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );

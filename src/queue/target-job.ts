@@ -111,6 +111,7 @@ async function syncOrThrow(
       runId: job.data.runId,
       signal,
       acceptRemovals: job.data.acceptRemovals === true,
+      acceptSchema: job.data.acceptSchema === true,
       logger: log,
       onProgress: progress.onProgress,
     });

@@ -14,6 +14,8 @@ export interface TriggerOptions {
   slot?: string;
   /** Apply fetches that would retire too much, as `sync --accept-removals` does. */
   acceptRemovals?: boolean;
+  /** Apply the lists' held column changes once, as `sync --list KEY --accept-schema` does. */
+  acceptSchema?: boolean;
   prefix?: string;
   connectTimeoutMs?: number;
 }
@@ -25,8 +27,9 @@ export async function triggerRuns(config: AppConfig, options: TriggerOptions = {
     await assertNoEviction(client, config.redisUrl, config);
     // One slot for every source of this trigger, as before; one trace per run: with tracing on,
     // each source's run starts its own trace here (refsync.trigger), carried in its run job.
-    const enqueue: { slot: string; lists?: ListKey[]; acceptRemovals?: boolean } = { slot: options.slot ?? manualSlot() };
+    const enqueue: { slot: string; lists?: ListKey[]; acceptRemovals?: boolean; acceptSchema?: boolean } = { slot: options.slot ?? manualSlot() };
     if (options.acceptRemovals) enqueue.acceptRemovals = true;
+    if (options.acceptSchema) enqueue.acceptSchema = true;
     if (options.lists) enqueue.lists = options.lists;
     const runs: EnqueuedRun[] = [];
     for (const source of config.sources) {

@@ -20,7 +20,7 @@ export interface NextStep {
 }
 
 /** A hold by the schema-change policy (its reason names the flag that accepts it), else by the removal guard. */
-const heldForSchema = (t: StuckTarget) => t.error_code === 'schema' || /--accept-schema\b/.test(t.error ?? '');
+const heldForSchema = (t: StuckTarget) => t.error_code === 'held_schema' || /--accept-schema\b/.test(t.error ?? '');
 
 function heldStep(t: StuckTarget): NextStep {
   if (heldForSchema(t)) {

@@ -18,6 +18,7 @@ export interface TargetSyncRow extends SnapshotRow {
   removed: number;
   modified: number;
   reappeared: number;
+  reshaped: number;
   /** Entries in the last ok snapshot: what readers see now. */
   entries: number | null;
   last_ok_at: Date | null;
@@ -34,7 +35,7 @@ export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> 
   const { rows } = await q.query<TargetSyncRow>(`
     select distinct on (s.environment, s.list_key, s.variant)
            r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
-           s.added, s.removed, s.modified, s.reappeared, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
+           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
            changed.impact_error
     from refdata.snapshots s
     left join refdata.sync_runs r on r.id = s.run_id

@@ -78,7 +78,7 @@ export class WorkerMetrics {
     });
     this.#changes = new Counter({
       name: 'refsync_entry_changes_total',
-      help: 'Entry changes applied, by kind (added, removed, modified, reappeared); a held snapshot applies none.',
+      help: 'Entry changes applied, by kind (added, removed, modified, reappeared, reshaped); a held snapshot applies none.',
       labelNames: [...sourceLabel, 'list', 'kind'],
       registers,
     });

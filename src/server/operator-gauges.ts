@@ -22,7 +22,13 @@ export function registerBuildInfo(registry: Registry): void {
 /** refsync_list_held and refsync_list_consecutive_failures, labelled by configured source name. */
 export function registerTargetHealthGauges(registry: Registry, db: Queryable, sourceOf: ReadonlyMap<string, string>, log: Logger): void {
   const gauge = targetGauges<TargetHealthRow>(registry, sourceOf, log, () => targetHealth(db));
-  gauge('refsync_list_held', '1 while the latest snapshot of the target is held (a mass removal waiting for a human).', (r) => (r.held ? 1 : 0), true);
+  gauge(
+    'refsync_list_held',
+    '1 while the latest snapshot of the target is held, waiting for a human; reason: schema (its schema policy, accept with --accept-schema) or removals (a mass removal, accept with --accept-removals).',
+    (r) => (r.held ? 1 : 0),
+    true,
+    { name: 'reason', value: (r) => r.held_reason ?? '' },
+  );
   // Errors are reported once, by the gauge above.
   gauge('refsync_list_consecutive_failures', 'Failed or unavailable snapshots of the target in a row since its last ok one.', (r) => r.consecutive_failures, false);
 }

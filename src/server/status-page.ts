@@ -17,6 +17,7 @@ const CHANGES_SHOWN = 50;
 
 export interface TargetView extends TargetSyncRow {
   held: boolean;
+  held_reason: 'schema' | 'removals' | null;
   consecutive_failures: number;
 }
 
@@ -51,7 +52,7 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
     let view = sources.get(row.environment);
     if (!view) sources.set(row.environment, (view = { name: row.source ?? row.environment, environment: row.environment, run: undefined, targets: [] }));
     const h = healthOf.get(key(row));
-    view.targets.push({ ...row, held: h?.held ?? false, consecutive_failures: h?.consecutive_failures ?? 0 });
+    view.targets.push({ ...row, held: h?.held ?? false, held_reason: h?.held_reason ?? null, consecutive_failures: h?.consecutive_failures ?? 0 });
   }
   for (const view of sources.values()) view.run = runs.find((r) => r.environment === view.environment);
   return { generatedAt: new Date(), sources: [...sources.values()], failures, changes };
@@ -99,10 +100,11 @@ function heldSection(sources: SourceView[]): SafeHtml {
   if (!held.length) return html``;
   return html`<section id="held" class="attention">
 <h2>Held lists (${held.length})</h2>
-<p>${nextStep({ list_key: '', status: 'held', error_code: null, error: null })!.advice}</p>
+<p>A fetch would have removed too much of these lists, or changed their columns in a way their schema policy holds, so it was not applied; readers still see the last ok data.
+Check the upstream (and, for a schema change, the views built on the list), then apply the fetch on a machine with the worker's configuration (environment or <code>REFSYNC_CONFIG</code>) with the command shown.</p>
 <ul>${held.map(
     ({ source, target }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
-<code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: null, error: target.error ?? null })!.command}</code></li>`,
+<code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: target.held_reason === 'schema' ? 'held_schema' : null, error: target.error ?? null })!.command}</code></li>`,
   )}</ul>
 </section>`;
 }

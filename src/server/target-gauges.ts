@@ -8,7 +8,13 @@ export interface TargetRow {
   variant: string;
 }
 
-export type TargetGauge<R> = (name: string, help: string, value: (row: R) => number | null, reportErrors: boolean) => void;
+/** A label besides source, list and variant, with its value per row. */
+export interface ExtraLabel<R> {
+  name: string;
+  value: (row: R) => string;
+}
+
+export type TargetGauge<R> = (name: string, help: string, value: (row: R) => number | null, reportErrors: boolean, extra?: ExtraLabel<R>) => void;
 
 /**
  * Makes gauges labelled by target (source, list, variant) that share one query per scrape:
@@ -28,11 +34,11 @@ export function targetGauges<R extends TargetRow>(
     pending ??= query().finally(() => setTimeout(() => (pending = undefined), 0));
     return pending;
   };
-  return (name, help, value, reportErrors) => {
+  return (name, help, value, reportErrors, extra) => {
     new Gauge({
       name,
       help,
-      labelNames: ['source', 'list', 'variant'],
+      labelNames: extra ? ['source', 'list', 'variant', extra.name] : ['source', 'list', 'variant'],
       registers: [registry],
       async collect() {
         this.reset();
@@ -40,7 +46,10 @@ export function targetGauges<R extends TargetRow>(
           for (const row of await rows()) {
             const source = sourceOf.get(row.environment);
             const v = value(row);
-            if (source && v !== null) this.set({ source, list: row.list_key, variant: row.variant }, v);
+            if (!source || v === null) continue;
+            const labels: Record<string, string> = { source, list: row.list_key, variant: row.variant };
+            if (extra) labels[extra.name] = extra.value(row);
+            this.set(labels, v);
           }
         } catch (err) {
           if (reportErrors) log.debug({ err: (err as Error).message }, `metrics: ${name} unavailable`);

@@ -11,6 +11,8 @@ export interface ChangeNotice {
   removed: number;
   modified: number;
   reappeared: number;
+  /** Entries changed only by fields that appeared in or left the list: not edits, not in `modified`. */
+  reshaped: number;
 }
 
 /**

@@ -43,6 +43,10 @@ export interface SnapshotRow {
   pages: number | null;
   durationMs: number;
   replacedValues: number;
+  /** Values that did not fit their typed column. */
+  nonconforming: number;
+  /** A change of the list's columns its schema policy holds was applied on --accept-schema. */
+  schemaAccepted: boolean;
   error: string | null;
   errorCode: string | null;
 }
@@ -57,9 +61,9 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped, schema_accepted)
      values (coalesce($19::bigint, ${nextSnapshotId}),
-             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20)
+             $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22, $23)
      returning id`,
     [
       row.runId,
@@ -80,6 +84,9 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       Math.round(row.durationMs),
       row.id ?? null,
       row.replacedValues,
+      row.nonconforming,
+      row.counts.reshaped,
+      row.schemaAccepted,
     ],
   );
   return Number(rows[0]!.id);
@@ -116,20 +123,28 @@ export interface PreviousSnapshot {
   fields: string[] | null;
   /** Distinct entries fetched (null for a snapshot that fetched nothing). */
   entryCount: number | null;
+  nonconforming: number;
 }
 
-type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null };
-const previousColumns = 'id, status, content_hash, fields, entry_count';
+type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null; nonconforming: number };
+const previousColumns = 'id, status, content_hash, fields, entry_count, nonconforming';
 const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
-  json ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count } : undefined;
+  json
+    ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count, nonconforming: json.nonconforming }
+    : undefined;
 
 /**
- * The clock, the target's last ok snapshot and its last snapshot of any status, in one round trip.
+ * The clock, the target's last ok snapshot and its last snapshot of any status, and whether the
+ * list's views wait to be re-created, in one round trip.
  * It names refdata.snapshots only: see target-state.ts for why the entries are asked apart.
  */
-export async function clockAndLastSnapshots(q: Queryable, target: Target): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot }> {
-  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null }>(
+export async function clockAndLastSnapshots(
+  q: Queryable,
+  target: Target,
+): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean }> {
+  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean }>(
     `select clock_timestamp() as now,
+            exists (select 1 from refdata.list_views_waiting where list_key = $2) as views_waiting,
             (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
                where ${targetIs()} and status = 'ok' order by id desc limit 1) s) as last_ok,
             (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
@@ -137,7 +152,7 @@ export async function clockAndLastSnapshots(q: Queryable, target: Target): Promi
     targetParams(target),
   );
   const row = rows[0]!;
-  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot } = { now: row.now };
+  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean } = { now: row.now, viewsWaiting: row.views_waiting };
   const lastOk = previousOf(row.last_ok);
   const last = previousOf(row.last);
   if (lastOk) result.lastOk = lastOk;
@@ -190,6 +205,20 @@ export async function createDiff(tx: Queryable, diff: string, staged: string, cu
   );
 }
 
+/**
+ * Modified entries whose every changed top-level field is one that appeared in or left the list in
+ * this snapshot (`fields`) are reshaped, not modified.
+ */
+export async function markReshaped(tx: Queryable, diff: string, fields: string[]): Promise<void> {
+  await tx.query(
+    `update ${diff} set change = 'reshaped'
+     where change = 'modified' and not exists (
+       select 1 from (select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)) keys
+       where old_payload -> k is distinct from new_payload -> k and k <> all($1::text[]))`,
+    [fields],
+  );
+}
+
 /** Added keys the target had before (any closed row in its history) are reappeared, not added. */
 export async function markReappeared(tx: Queryable, diff: string, target: Target): Promise<void> {
   await tx.query(
@@ -205,14 +234,14 @@ export async function countChanges(tx: Queryable, diff: string): Promise<Array<{
   return rows;
 }
 
-/** Closes the removed and the old side of the modified rows at `now`. */
+/** Closes the removed and the old side of the modified and reshaped rows at `now`. */
 export async function closeRows(tx: Queryable, diff: string, now: Date, lastSnapshotId: number): Promise<void> {
   await tx.query(
     // By row id: right after a large load the table's statistics are stale, and a join on the
     // key made Postgres compare every row with the whole diff (21 s for 1% of 100,000).
     `update refdata.entries e set valid_to = $1, last_snapshot_id = $2
      from ${diff} d
-     where d.change in ('removed', 'modified') and e.id = d.old_id`,
+     where d.change in ('removed', 'modified', 'reshaped') and e.id = d.old_id`,
     [now, lastSnapshotId],
   );
 }
@@ -226,13 +255,13 @@ export function openedBy(diff: string): Pick<RowSource, 'from' | 'params'> {
   };
 }
 
-/** One change row per diff row, with the top-level fields a modification touched. */
+/** One change row per diff row, with the top-level fields a modification (or a reshape) touched. */
 export async function insertChanges(tx: Queryable, diff: string, target: Target, snapshotId: number, now: Date): Promise<void> {
   await tx.query(
     `insert into refdata.entry_changes
        (snapshot_id, environment, list_key, variant, entry_key, code, change, before, after, changed_fields, detected_at)
      select $4, $1, $2, $3, entry_key, coalesce(new_code, old_code), change, old_payload, new_payload,
-            case when change = 'modified' then (
+            case when change in ('modified', 'reshaped') then (
               select array_agg(k order by k) from (
                 select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)
               ) keys where old_payload -> k is distinct from new_payload -> k)
@@ -257,6 +286,28 @@ export async function changeSample(
        from ${diff} where change = any($1::text[])) x
      where rn <= $2 order by change, entry_key`,
     [kinds, cap],
+  );
+  return rows;
+}
+
+/**
+ * The entries of the diff's new side (added or changed) holding values that do not fit their
+ * column, `nonconforming` being nonconformingExpression over new_payload: the first `cap` by key,
+ * each with the number of such values in the whole diff.
+ */
+export async function nonconformingSample(
+  tx: Queryable,
+  diff: string,
+  nonconforming: string,
+  cap: number,
+): Promise<Array<{ entry_key: string; code: string | null; nonconforming: Record<string, unknown>; total_values: number }>> {
+  const { rows } = await tx.query<{ entry_key: string; code: string | null; nonconforming: Record<string, unknown>; total_values: number }>(
+    `select entry_key, code, nonconforming,
+            (sum((select count(*) from jsonb_object_keys(nonconforming))) over ())::int as total_values
+     from (select entry_key, new_code as code, ${nonconforming} as nonconforming from ${diff} where change <> 'removed') x
+     where nonconforming is not null
+     order by entry_key limit $1`,
+    [cap],
   );
   return rows;
 }

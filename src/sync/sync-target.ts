@@ -34,6 +34,8 @@ export interface TargetProgress extends PageProgress {
 export interface SyncTargetOptions {
   runId: number | null;
   acceptRemovals?: boolean;
+  /** Apply a change of the list's columns its schema policy would hold (`--accept-schema`). */
+  acceptSchema?: boolean;
   signal?: AbortSignal;
   /** Which way rows take to the database; the defaults (tuning.ts) for what is not given. */
   tuning?: Partial<SyncTuning>;
@@ -144,6 +146,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     const applyOptions: ApplyOptions = {
       runId: f.options.runId,
       acceptRemovals: f.options.acceptRemovals ?? false,
+      acceptSchema: f.options.acceptSchema ?? false,
       durationMs: f.elapsed,
       analyzeAfterRows: f.tuning.analyzeAfterRows,
     };
@@ -194,7 +197,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   };
   if (applied.error) {
     outcome.error = applied.error;
-    outcome.errorCode = 'held';
+    outcome.errorCode = applied.errorCode ?? 'held';
   }
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };

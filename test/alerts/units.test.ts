@@ -115,6 +115,26 @@ describe('formats', () => {
     expect(alertText(alert('held', { message: 'held: too many removals' }))).toContain('charge codes update held in production');
   });
 
+  it('nonconforming, a schema hold, a wait for views and reshaped entries read as what they are', () => {
+    const misfits = [
+      { entry_key: '53FT', code: '53FT', column: 'length_ft', value: '26-28' },
+      { entry_key: 'REEF', code: 'REEF', column: 'is_reefer', value: 'yes' },
+    ];
+    const odd = alert('nonconforming', { count: 3, entries: misfits, more: 1 }, 'equipment_types', '');
+    expect(alertText(odd)).toBe(
+      '3 values of equipment types not fitting their column\'s type in production (equipment_types): 53FT length_ft "26-28"; REEF is_reefer "yes"; and 1 more',
+    );
+    expect(shortSummary(odd)).toBe('53FT.length_ft, REEF.is_reefer');
+    const schemaDiff = [{ field: 'is_charge_code', column: 'is_charge_code', change: 'widened', from: 'boolean', to: 'jsonb' }, { field: 'x', column: 'x', change: 'gone', from: 'text' }];
+    const held = alert('held', { reason: 'schema', policy: 'hold-breaking', schema_diff: schemaDiff, message: 'held by schema policy hold-breaking: is_charge_code: boolean → jsonb' });
+    expect(shortSummary(held)).toBe('schema: is_charge_code boolean→jsonb, x gone');
+    expect(alertText(held)).toContain('update held in production (charge_codes, version 2024-06-11): held by schema policy hold-breaking');
+    const waiting = alert('schema_changed', { fields_added: [], fields_removed: [], columns: [], reshaped: 4, views_waiting: { message: 'the column change id bigint → text waits: …' } }, 'hazmat', '');
+    expect(alertText(waiting)).toBe('hazmat changed shape in production (hazmat): 4 entries reshaped (not counted as modified); the column change id bigint → text waits: …');
+    const applied = alert('schema_changed', { fields_added: [], fields_removed: [], columns: [], applied_after_wait: [{ column: 'id', change: 'widened', from: 'bigint', to: 'text' }] }, 'hazmat', '');
+    expect(alertText(applied)).toBe("hazmat changed shape in production (hazmat): applied after waiting for the views' dependents: id bigint→text");
+  });
+
   it('Standard Webhooks body and the CLI summary', () => {
     const a = alert('added', { count: 8, entries, more: 5 });
     expect(JSON.parse(standardBody(a))).toEqual({ type: 'refdata.added', timestamp: '2025-01-01T00:00:00.000Z', data: a.payload });

@@ -36,7 +36,7 @@ describe('staging through COPY', () => {
     sandbox.control.changeGenerated('accessorials', { everyNth: 1000 });
     const again = await fx.sync(t.db, ['accessorials'], { tuning });
     // The tricky entry hashes the same as stored: only the generated changes show as modified.
-    expect(again.outcomes[0]!.counts).toEqual({ added: 0, removed: 0, modified: 25, reappeared: 0 });
+    expect(again.outcomes[0]!.counts).toEqual({ added: 0, removed: 0, modified: 25, reappeared: 0, reshaped: 0 });
     expect(again.outcomes[0]!.load).toEqual({ loader: 'resync', rowsWritten: 25_000, fetches: 1 });
     const { rows: still } = await t.db.query<{ description: string }>(
       "select description from refdata.entries where list_key = 'accessorials' and entry_key = 'G0000007' and valid_to is null",

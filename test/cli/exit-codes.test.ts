@@ -18,6 +18,11 @@ describe('bad settings and arguments at the command line', () => {
     ['an unknown option', ['trigger', '--bogus'], {}, /^refsync: trigger: Unknown option '--bogus'/],
     ['a writable dashboard without a password', ['worker'], { REFSYNC_DASHBOARD_WRITE: 'true' }, /^refsync: REFSYNC_DASHBOARD_WRITE: is true, but REFSYNC_DASHBOARD_PASSWORD is not set; a dashboard that can change the queue needs a password\n$/],
     ['a deadline that is not a number', ['sync'], { REFSYNC_TARGET_DEADLINE_S: 'later' }, /^refsync: REFSYNC_TARGET_DEADLINE_S: 'later' — /],
+    ['an unknown schema policy', ['sync'], { REFSYNC_SCHEMA_CHANGES: 'yolo' }, /^refsync: REFSYNC_SCHEMA_CHANGES: 'yolo' — must be one of: evolve, hold-breaking, freeze\n$/],
+    ['a schema policy for no list', ['sync'], { REFSYNC_SCHEMA_CHANGES: '{"*": "freeze", "shipment_mode": "evolve"}' }, /^refsync: REFSYNC_SCHEMA_CHANGES: 'shipment_mode' is not a list key \(one of: .*\) nor '\*'\n$/],
+    ['a schema policy per list that is not one', ['sync'], { REFSYNC_SCHEMA_CHANGES: '{"hazmat": "lenient"}' }, /^refsync: REFSYNC_SCHEMA_CHANGES\.hazmat: 'lenient' — must be one of: evolve, hold-breaking, freeze\n$/],
+    ['sync --accept-schema without --list', ['sync', '--accept-schema'], {}, /^refsync: sync: --accept-schema needs --list KEY/],
+    ['trigger --accept-schema without --list', ['trigger', '--accept-schema'], {}, /^refsync: trigger: --accept-schema needs --list KEY/],
   ])('%s exits 2 with one line naming it', async (_name, args, env, message) => {
     const res = await runCli(args, { env: { ...base, ...env }, cwd: dir });
     expect(res.stderr).toMatch(message);

@@ -55,6 +55,10 @@ describe('targetLines', () => {
     last_change_at: new Date('2026-11-20T10:00:00Z'),
     current_entries: 123_456,
     impact_error: null,
+    last_error_code: null,
+    held_reason: null,
+    nonconforming: 0,
+    views_waiting: null,
   });
   const rows = [
     row('carrier_package_types', 'fedex', 'ok', null),

@@ -7,7 +7,7 @@ import { FieldTracker } from '../../src/sync/collect/normalize.ts';
 function infer(...values: unknown[]): ColumnType {
   const tracker = new FieldTracker();
   for (const v of values) tracker.observe({ f: v });
-  return tracker.columnTypes().get('f')!;
+  return tracker.fieldValues().get('f')!.type;
 }
 
 describe('column type inference', () => {

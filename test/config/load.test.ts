@@ -45,7 +45,7 @@ describe('configuration from the environment', () => {
       schedule: '0 * * * *',
       timezone: 'UTC',
       maxRemovedFraction: 0.5,
-      alertOn: ['added', 'held', 'failed'],
+      alertOn: ['added', 'nonconforming', 'held', 'failed'],
     });
     expect(source!.lists).toEqual([...listKeys]);
     const config = loadConfig(base);

@@ -142,20 +142,21 @@ export async function expectConsistentHistory(db: Database, source: SourceConfig
   );
   expect(dupChanges.rows, 'duplicate change rows').toEqual([]);
   const counts = await db.query<{ id: number; problem: string }>(
-    `select s.id, format('snapshot says %s/%s/%s/%s, rows say %s/%s/%s/%s', s.added, s.removed, s.modified, s.reappeared,
-              coalesce(c.added, 0), coalesce(c.removed, 0), coalesce(c.modified, 0), coalesce(c.reappeared, 0)) as problem
+    `select s.id, format('snapshot says %s/%s/%s/%s/%s, rows say %s/%s/%s/%s/%s', s.added, s.removed, s.modified, s.reappeared, s.reshaped,
+              coalesce(c.added, 0), coalesce(c.removed, 0), coalesce(c.modified, 0), coalesce(c.reappeared, 0), coalesce(c.reshaped, 0)) as problem
      from refdata.snapshots s
      left join (select snapshot_id,
                        count(*) filter (where change = 'added')::int as added,
                        count(*) filter (where change = 'removed')::int as removed,
                        count(*) filter (where change = 'modified')::int as modified,
-                       count(*) filter (where change = 'reappeared')::int as reappeared
+                       count(*) filter (where change = 'reappeared')::int as reappeared,
+                       count(*) filter (where change = 'reshaped')::int as reshaped
                 from refdata.entry_changes where environment = $1 group by snapshot_id) c on c.snapshot_id = s.id
      where s.environment = $1 and s.status = 'ok' and s.changed
        and exists (select 1 from refdata.snapshots p where p.environment = s.environment and p.list_key = s.list_key
                      and p.variant = s.variant and p.status = 'ok' and p.id < s.id)
-       and (coalesce(c.added, 0), coalesce(c.removed, 0), coalesce(c.modified, 0), coalesce(c.reappeared, 0))
-           is distinct from (s.added, s.removed, s.modified, s.reappeared)`,
+       and (coalesce(c.added, 0), coalesce(c.removed, 0), coalesce(c.modified, 0), coalesce(c.reappeared, 0), coalesce(c.reshaped, 0))
+           is distinct from (s.added, s.removed, s.modified, s.reappeared, s.reshaped)`,
     [env],
   );
   expect(counts.rows, 'change rows per snapshot').toEqual([]);

@@ -62,6 +62,31 @@ describe('refsync trigger', () => {
     ]);
   }, 60_000);
 
+  it('--list KEY --accept-schema applies a list its schema policy held, once', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const extra = { REFSYNC_ENVIRONMENT: 'schema-env', REFSYNC_LISTS: 'hazmat', REFSYNC_SCHEMA_CHANGES: 'freeze', REFSYNC_ALERT_ON: 'held' };
+    await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
+    const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
+    const snapshotOf = async (slot: string) => {
+      await waitFor(async () => (await runOf('schema-env', slot))[0]?.status.match(/succeeded|failed|partial/), `run ${slot}`);
+      const { rows } = await tdb.db.query<{ status: string; error_code: string | null; schema_accepted: boolean }>(
+        `select s.status, s.error_code, s.schema_accepted from refdata.snapshots s join refdata.sync_runs r on r.id = s.run_id
+          where r.environment = 'schema-env' and r.slot = $1`,
+        [slot],
+      );
+      return rows[0];
+    };
+    expect((await runCli(['trigger', '--slot', 'first'], env)).code).toBe(0);
+    expect(await snapshotOf('first')).toMatchObject({ status: 'ok' });
+    sb.control.addField('hazmat', 'is_marine_pollutant', false);
+    expect((await runCli(['trigger', '--slot', 'held'], env)).code).toBe(0);
+    expect(await snapshotOf('held')).toMatchObject({ status: 'held', error_code: 'held_schema' });
+    const accepted = await runCli(['trigger', '--list', 'hazmat', '--slot', 'accepted', '--accept-schema'], env);
+    expect(accepted).toMatchObject({ code: 0, stderr: '' });
+    expect(await snapshotOf('accepted')).toMatchObject({ status: 'ok', schema_accepted: true });
+  }, 60_000);
+
   it('enqueues a manual run that a running worker syncs; the same slot twice runs each target once', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();

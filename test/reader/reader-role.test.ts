@@ -97,15 +97,19 @@ describe('the refdata_reader role', () => {
               exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0 and a.privilege_type = 'EXECUTE') as public
        from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'refdata' order by 1`,
     );
+    // The readers of the typed columns stay executable by PUBLIC: any role granted a view needs them.
+    const reads = ['as_bigint', 'as_boolean', 'as_date', 'as_numeric', 'as_text', 'as_timestamptz'].map((proname) => ({ proname, reader: true, public: true }));
     // The typed as-of and diff functions of every list (charge_codes_as_of among them): the reader's only.
     const perList = new Set(catalog.flatMap((c) => [`${c.key}_as_of`, `${c.key}_diff`]));
     expect(fns.filter((f) => perList.has(f.proname))).toEqual([...perList].sort().map((proname) => ({ proname, reader: true, public: false })));
     expect(fns.filter((f) => !perList.has(f.proname))).toEqual([
+      ...reads,
       { proname: 'changed_fields', reader: true, public: false },
       { proname: 'charge_code_version_diff', reader: true, public: false },
       { proname: 'code_usage', reader: true, public: false },
       { proname: 'entries_as_of', reader: true, public: false },
       { proname: 'entries_diff', reader: true, public: false },
+      { proname: 'is_valid_day', reader: true, public: true },
       { proname: 'orphans', reader: true, public: false },
       // The trigger that keeps refdata.target_last_ok: not a query function.
       { proname: 'track_last_ok', reader: false, public: false },

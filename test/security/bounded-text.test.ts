@@ -155,7 +155,7 @@ describe('the byte bounds themselves', () => {
     targets_total: lists, targets_done: lists, targets_failed: lists, error,
     lists: Array.from({ length: lists }, (_, i) => ({
       list_key: `list_${i}`, variant: '', status: 'failed', snapshot_id: i, entries: null,
-      added: 0, removed: 0, modified: 0, reappeared: 0, error_code: 'http_status',
+      added: 0, removed: 0, modified: 0, reappeared: 0, reshaped: 0, error_code: 'http_status',
     })),
   });
 

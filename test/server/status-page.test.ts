@@ -122,8 +122,9 @@ describe('per-target gauges', () => {
     const { base } = await synced();
     const text = await (await fetch(`${base}/metrics`)).text();
     const labels = (list: string) => `{source="page-env",list="${list}",variant=""}`;
-    expect(text).toContain(`refsync_list_held${labels('accessorials')} 1\n`);
-    expect(text).toContain(`refsync_list_held${labels('shipment_modes')} 0\n`);
+    // Held by a mass removal: the reason label says which accept command applies it.
+    expect(text).toContain(`refsync_list_held${labels('accessorials').replace('}', ',reason="removals"}')} 1\n`);
+    expect(text).toContain(`refsync_list_held${labels('shipment_modes').replace('}', ',reason=""}')} 0\n`);
     expect(text).toContain(`refsync_list_consecutive_failures${labels('shipment_modes')} 2\n`);
     expect(text).toContain(`refsync_list_consecutive_failures${labels('equipment_types')} 0\n`);
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -39,7 +39,7 @@ describe('the current-row index', () => {
     g.sb.control.removeEntry(LIST, 'G0000100');
     g.sb.control.addEntry(LIST, { code: 'ZNEW', description: 'added after the load', id: 7 });
     const changed = await sync();
-    expect(changed.outcome.counts).toEqual({ added: 1, removed: 1, modified: ENTRIES / 1000, reappeared: 0 });
+    expect(changed.outcome.counts).toEqual({ added: 1, removed: 1, modified: ENTRIES / 1000, reappeared: 0, reshaped: 0 });
     // The modified and the added entries; every other fetched entry matched a current row.
     expect(changed.staged).toBe(ENTRIES / 1000 + 1);
     const { served, stored } = await currentRows();
@@ -52,7 +52,7 @@ describe('the current-row index', () => {
     )).rows[0]!.payload;
     g.sb.control.addEntry(LIST, removed);
     const back = await sync();
-    expect(back.outcome.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1 });
+    expect(back.outcome.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1, reshaped: 0 });
     expect(back.staged).toBe(1);
     const after = await currentRows();
     expect(after.stored).toEqual(after.served);
@@ -80,7 +80,7 @@ describe('the current-row index', () => {
     const raced = await sync(racing);
     expect(calls).toBe(2);
     expect(raced.outcome.load).toMatchObject({ loader: 'resync', fetches: 2 });
-    expect(raced.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+    expect(raced.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
     const { rows } = await t.db.query<{ entry_key: string; n: number }>(
@@ -109,7 +109,7 @@ describe('the current-row index', () => {
         },
       };
       const outcome = await syncTarget(t.db, waiting, g.target, { runId: null, tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 } });
-      expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+      expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
       // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
       expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);
       expect(keeps).toHaveBeenCalledTimes(g.sb.control.getEntries(LIST).length);
@@ -129,14 +129,14 @@ describe('the current-row index', () => {
     const odd = ['Zé-üñ-北', 'Ztab\there', 'Zback\\slash\nnewline'];
     for (const [i, code] of odd.entries()) g.sb.control.addEntry(LIST, { code, description: `odd key ${i}`, id: 9_000 + i });
     const added = await sync();
-    expect(added.outcome.counts).toEqual({ added: odd.length, removed: 0, modified: 0, reappeared: 0 });
+    expect(added.outcome.counts).toEqual({ added: odd.length, removed: 0, modified: 0, reappeared: 0, reshaped: 0 });
     // Unchanged: every fetched entry, the odd ones too, matches a current row read from the index.
     const same = await sync();
     expect(same.outcome.status).toBe('unchanged');
     expect(same.staged).toBe(0);
     g.sb.control.modifyEntry(LIST, odd[1]!, { description: 'changed' });
     const changed = await sync();
-    expect(changed.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0 });
+    expect(changed.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
     expect(changed.staged).toBe(1);
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);

@@ -22,7 +22,7 @@ export function pipelineFixture(sandbox: Sandbox, env: Record<string, string> = 
   return {
     source,
     client,
-    sync(db: Database, lists?: ListKey[], extra: { acceptRemovals?: boolean; tuning?: Partial<SyncTuning> } = {}): Promise<RunResult> {
+    sync(db: Database, lists?: ListKey[], extra: { acceptRemovals?: boolean; acceptSchema?: boolean; tuning?: Partial<SyncTuning> } = {}): Promise<RunResult> {
       const options: Parameters<typeof runSync>[0] = { db, sources: [source], clientFor: () => client, trigger: 'cli', ...extra };
       if (lists) options.lists = lists;
       return runSync(options).then((r) => r[0]!);

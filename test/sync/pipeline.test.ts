@@ -86,7 +86,7 @@ describe('changes', () => {
     sb.control.modifyEntry('accessorials', 'APPTDEL', { description: 'Appointment (renamed)' });
     const run = await fx.sync(t.db, ['accessorials']);
     expect(run.outcomes[0]!.status).toBe('changed');
-    expect(run.outcomes[0]!.counts).toEqual({ added: 1, removed: 1, modified: 1, reappeared: 0 });
+    expect(run.outcomes[0]!.counts).toEqual({ added: 1, removed: 1, modified: 1, reappeared: 0, reshaped: 0 });
 
     const { rows } = await t.db.query<{ entry_key: string; change: string; changed_fields: string[] | null; before: unknown; after: unknown }>(
       "select entry_key, change, changed_fields, before, after from refdata.entry_changes where list_key = 'accessorials' order by entry_key",
@@ -118,7 +118,7 @@ describe('changes', () => {
   it('records a key that comes back as reappeared', async () => {
     sb.control.addEntry('accessorials', { id: 77, code: 'LGDEL', description: 'Liftgate delivery', long_description: 'back', is_charge_code: true });
     const run = await fx.sync(t.db, ['accessorials']);
-    expect(run.outcomes[0]!.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1 });
+    expect(run.outcomes[0]!.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1, reshaped: 0 });
     const { rows } = await t.db.query<{ change: string }>(
       "select change from refdata.entry_changes where entry_key = 'LGDEL' order by id",
     );

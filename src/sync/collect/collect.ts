@@ -1,5 +1,5 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
-import type { ColumnType } from '../../columns/column-type.ts';
+import type { FieldValues } from '../../columns/conformance.ts';
 import { continuesPage } from '../../upstream/paging.ts';
 import { ContentHasher } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
@@ -17,8 +17,8 @@ export interface CollectedList {
   replacedEntries: number;
   /** The first REPLACED_KEYS_LOGGED entries with a replacement, for the log line. */
   replacedKeys: string[];
-  /** The column type each top-level field's values infer (the views' typed columns follow them). */
-  columnTypes: Map<string, ColumnType>;
+  /** Per top-level field, the column type its values infer and their types (the views' typed columns follow them). */
+  fieldValues: Map<string, FieldValues>;
   /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
   /**
@@ -76,10 +76,9 @@ export class ListCollector {
     if (!continuesPage(entries)) this.#pages += 1;
     const keep = this.#options.keep;
     for (const raw of entries) {
-      const row = normalizeEntry(this.#list, raw, this.#received);
+      const row = normalizeEntry(this.#list, raw, this.#received, this.#fields);
       this.#received += 1;
       if (row.replaced > 0) this.#noteReplaced(row);
-      this.#fields.observe(raw);
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
     }
@@ -107,7 +106,7 @@ export class ListCollector {
       replacedValues: this.#replacedValues,
       replacedEntries: this.#replacedEntries,
       replacedKeys: this.#replacedKeys,
-      columnTypes: this.#fields.columnTypes(),
+      fieldValues: this.#fields.fieldValues(),
       pending: this.#buffer,
     };
   }

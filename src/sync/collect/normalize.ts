@@ -1,5 +1,6 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
-import { widen, type ColumnType } from '../../columns/column-type.ts';
+import { joinTypes, valueType, type ColumnType } from '../../columns/column-type.ts';
+import type { FieldValues } from '../../columns/conformance.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
 import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
 import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';
@@ -74,8 +75,9 @@ function entryName(list: ListDefinition, entry: Record<string, unknown>, index: 
  * The entry as it will be stored. Limits are checked first (depth inside canonicalJson, before it
  * steps down; sizes only for entries long enough to break one); NUL and lone surrogates are
  * replaced only when the canonical text shows one, so the common entry costs one indexOf more.
+ * `fields`, when given, observes the entry as stored.
  */
-export function normalizeEntry(list: ListDefinition, raw: unknown, index: number): NormalizedEntry {
+export function normalizeEntry(list: ListDefinition, raw: unknown, index: number, fields?: FieldTracker): NormalizedEntry {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new EntryShapeError(`${list.key}: entry ${index} is ${Array.isArray(raw) ? 'an array' : typeof raw}, not an object`);
   }
@@ -98,6 +100,7 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
     if (!(err instanceof EntryLimitError)) throw err;
     throw new EntryLimitError(`${list.key}: ${entryName(list, entry, index)} ${err.message}`);
   }
+  fields?.observe(entry);
   return {
     entryKey: key,
     code: firstText(entry, list.codeFields),
@@ -109,34 +112,37 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
 }
 
 /**
- * Records the top-level fields, the JSON types their values take (for schema-drift detection) and
- * the column type they infer (src/columns/column-type.ts), in the one pass over the entries.
+ * Records the top-level fields, the JSON types their values take (for schema-drift detection), the
+ * column type they infer (src/columns/column-type.ts) and how many values of each type they hold
+ * (which values fit a recorded column), in the one pass over the entries. It observes entries as
+ * stored (after normalizeEntry made their strings storable), so a column is typed from the values
+ * its view reads.
  */
 export class FieldTracker {
-  readonly #types = new Map<string, { json: Set<string>; column: ColumnType }>();
+  readonly #fields = new Map<string, { json: Set<string>; values: Map<ColumnType, number>; column: ColumnType }>();
 
   observe(entry: unknown): void {
     if (entry === null || typeof entry !== 'object') return;
     // for-in rather than Object.entries: no arrays allocated per entry (JSON objects have no inherited keys).
     for (const field in entry) {
       const value = (entry as Record<string, unknown>)[field];
-      let types = this.#types.get(field);
-      if (!types) this.#types.set(field, (types = { json: new Set(), column: 'null' }));
+      let seen = this.#fields.get(field);
+      if (!seen) this.#fields.set(field, (seen = { json: new Set(), values: new Map(), column: 'null' }));
       if (value === null) continue;
-      types.json.add(Array.isArray(value) ? 'array' : JSON.isRawJSON(value) ? 'number' : typeof value);
-      types.column = widen(types.column, value);
+      seen.json.add(Array.isArray(value) ? 'array' : JSON.isRawJSON(value) ? 'number' : typeof value);
+      const type = valueType(value);
+      seen.values.set(type, (seen.values.get(type) ?? 0) + 1);
+      seen.column = joinTypes(seen.column, type);
     }
   }
 
-  /** Sorted `field:type` strings; a field only ever null reads `field:null`; names made storable as in payloads. */
+  /** Sorted `field:type` strings; a field only ever null reads `field:null`. */
   signature(): string[] {
-    return [...this.#types.entries()]
-      .map(([field, types]) => `${storableText(field)}:${types.json.size ? [...types.json].sort().join('|') : 'null'}`)
-      .sort();
+    return [...this.#fields.entries()].map(([field, seen]) => `${field}:${seen.json.size ? [...seen.json].sort().join('|') : 'null'}`).sort();
   }
 
-  /** The column type each field's values infer, under the field's name as stored in payloads. */
-  columnTypes(): Map<string, ColumnType> {
-    return new Map([...this.#types].map(([field, types]) => [storableText(field), types.column]));
+  /** Per field: the column type its values infer, and how many values of each type it holds. */
+  fieldValues(): Map<string, FieldValues> {
+    return new Map([...this.#fields].map(([field, seen]) => [field, { type: seen.column, counts: seen.values }]));
   }
 }

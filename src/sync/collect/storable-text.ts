@@ -34,6 +34,11 @@ export interface Replacements {
 /**
  * A copy of the value with every string storable, counting the strings changed. Called only when
  * the canonical text showed a suspect escape, after the depth limit was checked.
+ *
+ * Two names of one object can become one once stored (`x\u0000` and `x\ufffd`, a lone surrogate
+ * and U+FFFD): the name that sorts first (by UTF-16 code units) keeps its value and the other is
+ * dropped (counted as a replacement), so the stored entry depends on what was served, never on the
+ * order the service sent its names in.
  */
 export function storableValue(value: unknown, replaced: Replacements): unknown {
   if (typeof value === 'string') {
@@ -44,9 +49,10 @@ export function storableValue(value: unknown, replaced: Replacements): unknown {
   if (value === null || typeof value !== 'object' || JSON.isRawJSON(value)) return value;
   if (Array.isArray(value)) return value.map((item) => storableValue(item, replaced));
   const out: Record<string, unknown> = {};
-  for (const key in value) {
+  for (const key of Object.keys(value).sort()) {
     const storableKey = storableText(key);
     if (storableKey !== key) replaced.count += 1;
+    if (Object.hasOwn(out, storableKey)) continue;
     out[storableKey] = storableValue((value as Record<string, unknown>)[key], replaced);
   }
   return out;

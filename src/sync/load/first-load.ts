@@ -1,4 +1,4 @@
-import { evolveListColumns } from '../../columns/recorded-columns.ts';
+import { applyColumnPlan, planListColumns, planTarget, type ColumnPlan } from '../../columns/recorded-columns.ts';
 import { copyIn } from '../../db/copy-in.ts';
 import { zeroCounts, type ApplyOptions } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
@@ -11,6 +11,7 @@ import { snapshotOf } from './snapshot-row.ts';
 import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from '../sql.ts';
 import { copyChunks, copyText, unnestRows } from './row-format.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { noteWaitingViews } from './views-wait.ts';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -92,8 +93,12 @@ export class FirstLoad implements Loader {
     const pending = this.#written + collected.pending.length > collected.entryCount ? onePerKey(collected.pending) : collected.pending;
     const { q, target, state } = this.#txn;
     const counts = { ...zeroCounts(), added: collected.entryCount };
-    const snapshot = snapshotOf(collected, options, state.now, { status: 'ok', changed: true, counts });
+    // Planned before the snapshot row, which carries the count of values that do not fit.
+    const planColumns = () => planListColumns(q, target.list.key, collected.fieldValues, planTarget(target));
+    const snapshotWith = (columns: ColumnPlan) =>
+      snapshotOf(collected, options, state.now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming });
     let snapshotId: number;
+    let columns: ColumnPlan;
     if (this.#reserved) {
       await this.append(pending);
       await this.#batch.settle();
@@ -101,16 +106,18 @@ export class FirstLoad implements Loader {
         await this.#txn.rollback();
         return { fetchAgain: this.#conflict };
       }
-      snapshotId = await insertSnapshot(q, target, { ...snapshot, id: (await this.#reserved).snapshotId });
+      columns = await planColumns();
+      snapshotId = await insertSnapshot(q, target, { ...snapshotWith(columns), id: (await this.#reserved).snapshotId });
     } else {
       // Nothing written yet: the snapshot's insert takes the id, then the rows follow under it.
-      snapshotId = await insertSnapshot(q, target, snapshot);
+      columns = await planColumns();
+      snapshotId = await insertSnapshot(q, target, snapshotWith(columns));
       this.#written = pending.length;
       await this.#write(pending, this.#idsOf(snapshotId));
       if (this.#conflict) throw new Error(this.#conflict);
     }
     // A baseline records no changes and no alerts, but the list's views must show its columns.
-    await evolveListColumns(q, target.list.key, collected.columnTypes, snapshotId, state.now);
+    await noteWaitingViews(q, snapshotId, await applyColumnPlan(q, columns, snapshotId, state.now));
     await notifyChange(q, target, snapshotId, counts);
     await this.#txn.commit();
     return { applied: { status: 'changed', snapshotId, counts, baseline: true } };

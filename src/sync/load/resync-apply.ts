@@ -2,8 +2,9 @@ import type { Target } from '../../catalog/targets.ts';
 import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
-import { evolveListColumns, type ColumnChange } from '../../columns/recorded-columns.ts';
-import { changeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
+import { applyColumnPlan, planListColumns, planTarget, type ColumnChange, type ColumnPlan } from '../../columns/recorded-columns.ts';
+import { nonconformingExpression } from '../../columns/typed-sql.ts';
+import { alertedChangeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { recordImpact } from '../impact.ts';
 import type { LoadResult } from './loader.ts';
@@ -19,11 +20,16 @@ import {
   insertEntries,
   insertSnapshot,
   markReappeared,
+  markReshaped,
+  nonconformingSample,
   openedBy,
   rowsGeneration,
 } from '../sql.ts';
 import type { StagingTable } from './staging.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.ts';
+import { fieldDrift, type FieldDrift } from './field-drift.ts';
+import { holdForSchema, type HeldColumn } from './schema-hold.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
@@ -35,8 +41,11 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
-    await commitWithoutFlush(tx);
-    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts() }));
+    // Views re-created by this commit must be as durable as any DDL; otherwise nothing depends on it.
+    if (!state.viewsWaiting) await commitWithoutFlush(tx);
+    const nonconforming = lastOk.nonconforming;
+    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming }));
+    if (state.viewsWaiting) await retryWaitingViews(txn, snapshotId);
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
   // The rows an index let through unstaged are current only if nothing was applied since it was read.
@@ -46,11 +55,17 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const diff = await diffStaged(tx, target, staging, collected, options);
   // Without an ok snapshot (a baseline), a key seen before is counted as added, as on a first load.
   if (state.lastOk) await markReappeared(tx, diff, target);
+  const drift = state.lastOk?.fields ? fieldDrift(state.lastOk.fields, collected.fields) : undefined;
+  if (drift) await markReshaped(tx, diff, drift.names);
   const counts = zeroCounts();
   for (const r of await countChanges(tx, diff)) counts[r.change] = r.n;
+  // Planned before anything is written: the schema policy may hold the list, and the snapshot row carries the count of values that do not fit.
+  const columns = await planListColumns(tx, target.list.key, collected.fieldValues, planTarget(target));
+  const schema = await holdForSchema(txn, collected, options, counts, columns, drift);
+  if (schema.held) return { applied: schema.held };
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
-  return { applied: await writeChanges(txn, diff, collected, options, counts) };
+  return { applied: await writeChanges(txn, diff, collected, options, { counts, drift, columns, accepted: schema.accepted }) };
 }
 
 /**
@@ -106,54 +121,69 @@ async function holdIfTooManyRemoved(
   return { status: 'held', snapshotId, counts, baseline: false, error };
 }
 
+/** What the diff found and decided, before anything was written. */
+interface Decided {
+  counts: Record<ChangeKind, number>;
+  drift: FieldDrift | undefined;
+  columns: ColumnPlan;
+  /** Column changes the schema policy would have held, applied on --accept-schema. */
+  accepted: HeldColumn[];
+}
+
 /** The snapshot, the SCD2 close and open, the typed columns and, unless a baseline, the change rows, alerts and impact. */
-async function writeChanges(
-  txn: TargetTransaction,
-  diff: string,
-  collected: CollectedList,
-  options: ApplyOptions,
-  counts: Record<ChangeKind, number>,
-): Promise<ApplyResult> {
+async function writeChanges(txn: TargetTransaction, diff: string, collected: CollectedList, options: ApplyOptions, decided: Decided): Promise<ApplyResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   const listKey = target.list.key;
-  const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: true, counts }));
+  const { counts, drift, columns, accepted } = decided;
+  const snapshotId = await insertSnapshot(
+    tx,
+    target,
+    snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming, schemaAccepted: accepted.length > 0 }),
+  );
   await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
   await insertEntries(tx, target, now, snapshotId, openedBy(diff));
-  const columns = await evolveListColumns(tx, listKey, collected.columnTypes, snapshotId, now);
+  const views = await applyColumnPlan(tx, columns, snapshotId, now);
+  await noteWaitingViews(tx, snapshotId, views);
   // Rows left behind by a pruned history, with no ok snapshot to compare with: a baseline again.
   const baseline = !lastOk;
   let impactError: string | undefined;
   if (!baseline) {
     await insertChanges(tx, diff, target, snapshotId, now);
     await writeChangeAlerts(tx, target, diff, snapshotId, counts);
+    if (columns.nonconforming > 0 && wantsAlert(target.source, 'nonconforming', listKey)) await writeNonconformingAlert(tx, target, diff, snapshotId, columns);
     impactError = await recordImpact(tx, target, diff, snapshotId, now);
-    const drift = lastOk.fields ? fieldDrift(lastOk.fields, collected.fields) : undefined;
-    if ((drift || columns.length) && wantsAlert(target.source, 'schema_changed', listKey)) {
-      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, schemaChange(drift, columns)));
+    if ((drift || columns.changes.length || views.applied) && wantsAlert(target.source, 'schema_changed', listKey)) {
+      const digest = { ...schemaChange(drift, columns.changes), reshaped: counts.reshaped, ...viewsDigest(views) };
+      await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, accepted.length ? { ...digest, accepted } : digest));
     }
   }
   await notifyChange(tx, target, snapshotId, counts);
   return { status: 'changed', snapshotId, counts, baseline, ...(impactError ? { impactError } : {}) };
 }
 
-/** Fields that appeared and disappeared between two snapshots' field signatures. */
-function fieldDrift(before: string[], after: string[]): { added: string[]; removed: string[] } | undefined {
-  const b = new Set(before);
-  const a = new Set(after);
-  const added = after.filter((f) => !b.has(f));
-  const removed = before.filter((f) => !a.has(f));
-  return added.length || removed.length ? { added, removed } : undefined;
+/**
+ * The values that do not fit their column among the entries this snapshot added or changed, one
+ * per column and entry: an odd value is alerted when its entry arrives or changes, not on every
+ * sync that leaves the entry as it was.
+ */
+async function writeNonconformingAlert(tx: Queryable, target: Target, diff: string, snapshotId: number, plan: ColumnPlan): Promise<void> {
+  const rows = await nonconformingSample(tx, diff, nonconformingExpression(plan.columns, 'new_payload'), ALERT_ENTRY_CAP);
+  const values = rows.flatMap((r) => Object.entries(r.nonconforming).map(([column, value]) => ({ entry_key: r.entry_key, code: r.code, column, value })));
+  if (values.length === 0) return;
+  const entries = values.slice(0, ALERT_ENTRY_CAP);
+  const count = Math.max(rows[0]!.total_values, values.length);
+  await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
 }
 
 /** The schema_changed digest: fields that came and went (with their JSON types) and the view columns added or widened. */
-function schemaChange(drift: { added: string[]; removed: string[] } | undefined, columns: ColumnChange[]): Record<string, unknown> {
+function schemaChange(drift: FieldDrift | undefined, columns: ColumnChange[]): Record<string, unknown> {
   return { fields_added: drift?.added ?? [], fields_removed: drift?.removed ?? [], columns };
 }
 
 /** One digest alert per kind of change: the count and the first entries by key, capped. */
 async function writeChangeAlerts(tx: Queryable, target: Target, diff: string, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
-  const kinds = changeKinds.filter((k) => counts[k] > 0 && wantsAlert(target.source, k, target.list.key));
+  const kinds = alertedChangeKinds.filter((k) => counts[k] > 0 && wantsAlert(target.source, k, target.list.key));
   if (kinds.length === 0) return;
   const rows = await changeSample(tx, diff, kinds, ALERT_ENTRY_CAP);
   for (const kind of kinds) {

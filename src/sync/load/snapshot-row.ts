@@ -7,7 +7,7 @@ export function snapshotOf(
   collected: CollectedList,
   options: ApplyOptions,
   now: Date,
-  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & { id?: number; error?: string },
+  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & { id?: number; error?: string; errorCode?: string; nonconforming?: number; schemaAccepted?: boolean },
 ): SnapshotRow {
   const snapshot: SnapshotRow = {
     runId: options.runId,
@@ -21,8 +21,10 @@ export function snapshotOf(
     pages: collected.pages,
     durationMs: options.durationMs(),
     replacedValues: collected.replacedValues,
+    nonconforming: row.nonconforming ?? 0,
     error: row.error ?? null,
-    errorCode: row.status === 'held' ? 'held' : null,
+    errorCode: row.errorCode ?? (row.status === 'held' ? 'held' : null),
+    schemaAccepted: row.schemaAccepted ?? false,
   };
   if (row.id !== undefined) snapshot.id = row.id;
   return snapshot;

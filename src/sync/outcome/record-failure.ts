@@ -78,6 +78,8 @@ export async function recordFailureUnlessDone(
       pages: null,
       durationMs,
       replacedValues: 0,
+      nonconforming: 0,
+      schemaAccepted: false,
       error: message,
       errorCode: err.code ?? 'error',
     });

@@ -26,6 +26,7 @@ export interface RunListOutcome {
   removed: number;
   modified: number;
   reappeared: number;
+  reshaped: number;
   error_code: string | null;
 }
 
@@ -55,7 +56,7 @@ export async function runCompletedPayload(q: Queryable, runId: number): Promise<
                        'list_key', s.list_key, 'variant', s.variant,
                        'status', case when s.status = 'ok' then case when s.changed then 'changed' else 'unchanged' end else s.status end,
                        'snapshot_id', s.id, 'entries', s.entry_count, 'added', s.added, 'removed', s.removed,
-                       'modified', s.modified, 'reappeared', s.reappeared, 'error_code', s.error_code)
+                       'modified', s.modified, 'reappeared', s.reappeared, 'reshaped', s.reshaped, 'error_code', s.error_code)
                        order by s.list_key, s.variant)
                       from (select distinct on (list_key, variant) * from refdata.snapshots
                              where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists

@@ -17,6 +17,8 @@ export interface RunSyncOptions {
   trigger: RunTrigger;
   lists?: readonly ListKey[];
   acceptRemovals?: boolean;
+  /** Apply held changes of the lists' columns once (`sync --list KEY --accept-schema`). */
+  acceptSchema?: boolean;
   /** Targets in flight at once, across all sources (default 4). */
   concurrency?: number;
   logger?: Logger;
@@ -75,6 +77,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
       const targetOptions: Parameters<typeof syncTarget>[3] = {
         runId: plan.runId,
         acceptRemovals: options.acceptRemovals ?? false,
+        acceptSchema: options.acceptSchema ?? false,
         logger,
       };
       if (options.signal) targetOptions.signal = options.signal;

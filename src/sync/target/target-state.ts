@@ -12,6 +12,8 @@ export interface TargetState {
   last?: PreviousSnapshot;
   /** Never loaded: see isFirstLoad. */
   firstLoad: boolean;
+  /** A change of the list's views waits for objects of the user (src/columns/waiting-views.ts). */
+  viewsWaiting: boolean;
 }
 
 /**

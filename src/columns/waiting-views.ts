@@ -1,0 +1,61 @@
+// A column change whose views must be re-created while objects of the user depend on them waits:
+// the recorded columns have it, the views keep theirs, refdata.list_views_waiting says so, and the
+// first sync of the list after the dependents are gone (changed or not) applies it.
+import type { ListKey } from '../catalog/list-keys.ts';
+import type { Queryable } from '../db/database.ts';
+import { reconcileListViews } from './list-views.ts';
+import { readTypedColumns, type ColumnChange } from './recorded-columns.ts';
+
+/** A list's views waiting for objects of the user, and the column changes waiting with them. */
+export interface WaitingViews {
+  views: string[];
+  dependents: string[];
+  columns: ColumnChange[];
+  since: Date;
+  /** The wait began with this sync (else an earlier one began it). */
+  began: boolean;
+}
+
+/** What settling a list's views did: they wait, or a change that waited was applied now (its columns). */
+export interface ViewsSettled {
+  waiting?: WaitingViews;
+  applied?: ColumnChange[];
+}
+
+/** Whether a change of the list's views is waiting: one cheap lookup. */
+export async function viewsWaiting(q: Queryable, key: ListKey): Promise<boolean> {
+  const { rows } = await q.query<{ waiting: boolean }>('select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting', [key]);
+  return rows[0]!.waiting;
+}
+
+/**
+ * Brings the list's views to the recorded columns, in the caller's transaction under the list's
+ * column lock: records the wait (adding `changes` to what waits) when objects of the user block
+ * it, and clears a wait once the views could be brought along.
+ */
+export async function settleListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsSettled> {
+  const reconciled = await reconcileListViews(q, key, await readTypedColumns(q, key));
+  if (!reconciled.waiting) {
+    const { rows } = await q.query<{ columns: ColumnChange[] }>('delete from refdata.list_views_waiting where list_key = $1 returning columns', [key]);
+    return rows[0] ? { applied: rows[0].columns } : {};
+  }
+  const { views, dependents } = reconciled.waiting;
+  const { rows } = await q.query<{ since: Date; columns: ColumnChange[]; began: boolean }>(
+    `insert into refdata.list_views_waiting as w (list_key, since, snapshot_id, views, dependents, columns)
+     values ($1, $2, $3, $4, $5, $6::jsonb)
+     on conflict (list_key) do update set snapshot_id = coalesce(excluded.snapshot_id, w.snapshot_id), views = excluded.views,
+       dependents = excluded.dependents, columns = w.columns || excluded.columns
+     returning since, columns, (xmax = 0) as began`,
+    [key, now, snapshotId, views, dependents, JSON.stringify(changes)],
+  );
+  const row = rows[0]!;
+  return { waiting: { views, dependents, columns: row.columns, since: row.since, began: row.began } };
+}
+
+/** The snapshot's error while views wait: the change, the views, what depends on them, and what to do. */
+export function waitingMessage(waiting: WaitingViews): string {
+  const changes = waiting.columns.map((c) => (c.change === 'widened' ? `${c.column} ${c.from} → ${c.to}` : `new column ${c.column} ${c.to}`));
+  const what = changes.length ? `the column change ${[...new Set(changes)].join(', ')}` : 'the new shape of the views';
+  const they = waiting.dependents.length === 1 ? 'depends' : 'depend';
+  return `${what} waits: ${waiting.views.join(' and ')} must be re-created, and ${waiting.dependents.join(', ')} ${they} on them (refsync never drops them); drop or change them, and the next sync applies it`;
+}
