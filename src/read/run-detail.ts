@@ -1,22 +1,12 @@
 // One run and the outcome of each of its targets, for the status server's run page.
 import type { Queryable } from '../db/database.ts';
 import type { RunRow } from './status-query.ts';
+import type { SnapshotOutcome } from './target-history.ts';
 
 /** A target's snapshot in the run: how that list ended. */
-export interface RunTargetRow {
-  id: number;
+export interface RunTargetRow extends SnapshotOutcome {
   list_key: string;
   variant: string;
-  fetched_at: Date;
-  status: string;
-  entry_count: number | null;
-  added: number;
-  removed: number;
-  modified: number;
-  reappeared: number;
-  error: string | null;
-  error_code: string | null;
-  duration_ms: number | null;
 }
 
 export async function runById(q: Queryable, id: number): Promise<RunRow | undefined> {

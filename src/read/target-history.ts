@@ -10,9 +10,9 @@ export interface TargetKey {
   variant: string;
 }
 
-export interface TargetSnapshotRow {
+/** How one fetch of a target ended, as its snapshot row says: what the run page and the list page show. */
+export interface SnapshotOutcome {
   id: number;
-  run_id: number | null;
   fetched_at: Date;
   status: string;
   /** Entries the snapshot saw (null when the fetch failed). */
@@ -24,6 +24,10 @@ export interface TargetSnapshotRow {
   error: string | null;
   error_code: string | null;
   duration_ms: number | null;
+}
+
+export interface TargetSnapshotRow extends SnapshotOutcome {
+  run_id: number | null;
   /** The target's first ok snapshot: a first load, whose entries count as added but are no change. */
   baseline: boolean;
 }

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { knownSettings, unknownSettingWarnings } from '../../src/config/known-settings.ts';
 import { queueKeyPrefix } from '../../src/queue/names.ts';
 import { nodeOptionsFromUrl } from '../../src/queue/redis-cluster.ts';
+import { configError } from './config-error.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,17 +21,6 @@ const file = (name: string, contents: string) => {
 
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
 
-function configError(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    const message = (err as Error).message;
-    expect(message.split('\n')).toHaveLength(1);
-    return message;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('configuration from the environment', () => {
   it('applies the contract defaults', () => {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { configError } from './config-error.ts';
 
 // Settings that go into a request (a header, a login body, a URL) or open a connection with a
 // credential: a control character in any of them is refused at start, naming the setting only.
@@ -24,15 +25,6 @@ const bad = (i: number) => `abc${secret}${controls[i % controls.length]}X`;
 /** A password travels only in the login's JSON body, where a tab is ordinary: its bad values are the others. */
 const badFor = (name: string, i: number) => (/password/i.test(name) && bad(i).includes('\t') ? `abc${secret}\nX` : bad(i));
 
-function refusal(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 /** [setting named in the error, environment that carries the bad value there]. */
 const envCases: Array<[string, (value: string) => Record<string, string>]> = [
@@ -72,14 +64,14 @@ const expected = (name: string) =>
 
 describe('settings that cannot be sent are refused at start', () => {
   it.each(envCases.map(([name, env], i) => [name, env, i] as const))('%s', (name, env, i) => {
-    const message = refusal(env(badFor(name, i)));
+    const message = configError(env(badFor(name, i)));
     expect(message).toBe(expected(name));
     expect(message).not.toContain(secret);
   });
 
   it.each(fileCases.map(([field, fields], i) => [field, fields, i] as const))('REFSYNC_CONFIG sources[].%s', (field, fields, i) => {
     const config = file(JSON.stringify({ sources: [fields(badFor(field, i))] }));
-    const message = refusal({ REFSYNC_CONFIG: config });
+    const message = configError({ REFSYNC_CONFIG: config });
     expect(message).toBe(expected(`REFSYNC_CONFIG sources[0] (acme).${field}`));
     expect(message).not.toContain(secret);
   });
@@ -95,7 +87,7 @@ describe('settings that cannot be sent are refused at start', () => {
   it('a password may hold a tab: it only travels inside the login JSON body (line breaks and other controls are still refused)', () => {
     const env = { ...base, REFSYNC_EMAIL: 'm@acme.example', REFSYNC_PASSWORD: 'pass\tphrase' };
     expect(loadConfig(env).sources[0]!.password).toBe('pass\tphrase');
-    expect(refusal({ ...env, REFSYNC_PASSWORD: 'pass\u001bphrase' })).toBe(expected('REFSYNC_PASSWORD'));
-    expect(() => refusal({ ...base, REFSYNC_EMAIL: 'm@acme.example\t', REFSYNC_PASSWORD: 'pw' })).not.toThrow();
+    expect(configError({ ...env, REFSYNC_PASSWORD: 'pass\u001bphrase' })).toBe(expected('REFSYNC_PASSWORD'));
+    expect(() => configError({ ...base, REFSYNC_EMAIL: 'm@acme.example\t', REFSYNC_PASSWORD: 'pw' })).not.toThrow();
   });
 });

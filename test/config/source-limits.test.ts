@@ -4,21 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { configError } from './config-error.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'refsync-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
 
-function configError(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('deadlines and list limits', () => {
   it('default to 600 s, 3600 s, 32 MiB per entry, 10,000,000 entries and 4 GiB per list', () => {
