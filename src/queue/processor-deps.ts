@@ -1,8 +1,10 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
 import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
+import type { WorkerMemory } from '../memory/target-memory.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
 import type { PageSource } from '../sync/sync-target.ts';
+import type { SyncTuning } from '../sync/tuning.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JobPolicy } from './jobs.ts';
 import type { SourceGate } from './source-gate.ts';
@@ -17,6 +19,10 @@ export interface ProcessorDeps {
   metrics?: WorkerMetrics;
   /** Per-source cool-downs and job slots, shared by every worker through Redis. */
   gate: SourceGate;
+  /** The worker's memory budget, shared by its large lists (src/memory/). */
+  memory: WorkerMemory;
+  /** The sync's tuning; the defaults when absent. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export type JobResult =

@@ -10,6 +10,8 @@ import type { Database } from '../db/database.ts';
 import { startPeriodicPrune } from '../retention/periodic.ts';
 import type { HttpServer, ReadyReport } from '../server/http.ts';
 import { WorkerMetrics } from '../server/metrics.ts';
+import type { WorkerMemory } from '../memory/target-memory.ts';
+import type { SyncTuning } from '../sync/tuning.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import type { Logger } from '../util/logger.ts';
 import { createBullWorker } from './bull-worker.ts';
@@ -22,6 +24,7 @@ import { ResourceStack } from './resource-stack.ts';
 import { SourceGate } from './source-gate.ts';
 import { upstreamClients } from './upstream-clients.ts';
 import { openWorkerDatabase } from './worker-database.ts';
+import { openWorkerMemory } from './worker-memory.ts';
 import { startWorkerHttp } from './worker-http.ts';
 import { openWorkerQueue } from './worker-queue.ts';
 import { workerReadiness } from './worker-readiness.ts';
@@ -52,6 +55,8 @@ export interface WorkerServiceOptions {
   alerts?: boolean;
   /** How often old rows are pruned per the retention settings (default 1 hour; see src/retention). */
   retentionIntervalMs?: number;
+  /** The sync's tuning (src/sync/tuning.ts): tests lower the thresholds so that small lists take the large lists' ways. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export interface WorkerService {
@@ -91,6 +96,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
   const parts: StartedParts = { stopping: false };
   try {
     const db = await openWorkerDatabase(config.databaseUrl, config.concurrency, logger, resources);
+    const memory = await openWorkerMemory(config, db, logger);
     const metrics = new WorkerMetrics({
       db,
       sources: config.sources,
@@ -114,14 +120,21 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     web.setQueues([queue]);
     await installSchedulers(queue, config.sources, policy, logger, prefix);
 
-    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger }, resources);
+    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger, memory }, resources);
     parts.jobs = jobs;
     startPeriodicTasks(config, options, { db, queue, commands, policy, jobs, logger, stopping: () => parts.stopping }, resources);
     const alerts = options.alerts !== false;
     if (alerts) startAlerts(db, config, options.logger, resources);
 
     logger.info(
-      { http: `http://${http.host}:${http.port}`, concurrency: config.concurrency, sources: config.sources.map((s) => s.name), alerts },
+      {
+        http: `http://${http.host}:${http.port}`,
+        concurrency: config.concurrency,
+        sources: config.sources.map((s) => s.name),
+        alerts,
+        memoryBudgetMib: Math.round(memory.budget.total / 1024 / 1024),
+        memoryBudgetFrom: memory.from,
+      },
       'worker started',
     );
     return serviceHandle({ queue, http, metrics, db, readiness }, jobs, parts, resources);
@@ -163,12 +176,15 @@ interface JobWorkerParts {
   policy: JobPolicy;
   metrics: WorkerMetrics;
   logger: Logger;
+  memory: WorkerMemory;
 }
 
 /** The processor (with its upstream clients and source gate) and the BullMQ worker that runs it. */
 function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts: JobWorkerParts, resources: ResourceStack): JobWorker {
-  const { db, queue, prefix, policy, metrics, logger } = parts;
+  const { db, queue, prefix, policy, metrics, logger, memory } = parts;
   const processor = createProcessor({
+    memory,
+    ...(options.tuning ? { tuning: options.tuning } : {}),
     db,
     queue,
     sources: config.sources,

@@ -9,6 +9,7 @@ import { zeroCounts, type ApplyOptions } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
+import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
@@ -38,6 +39,8 @@ export interface SyncTargetOptions {
   logger?: Logger;
   /** Told after each page is received (before it is processed). */
   onProgress?: (progress: TargetProgress) => void;
+  /** The worker's memory budget for this target (list-memory.ts); a list never waits without one. */
+  memory?: ListMemory;
 }
 
 /** One sync's fixed inputs, shared by its fetches. */
@@ -71,7 +74,7 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
   const f: Fetch = { db, client, target, options, tuning: tuningWith(options.tuning), elapsed: () => performance.now() - started, pages: 0, fetches: 0 };
   const { copy, ownSessions } = capabilitiesOf(db);
   try {
-    let fetched = await fetchAndLoad(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+    let fetched = await fetchWithinBudget(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
     if ('fetchAgain' in fetched.result) {
       // A fast path backed out: another sync applied the target while the index was in use, or a
       // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
@@ -89,6 +92,22 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
     if (f.loader) outcome.load = { loader: f.loader.kind, rowsWritten: f.loader.rowsWritten, fetches: f.fetches };
     return { ...outcome, error: failure.message, errorCode: failure.code, failure };
   }
+}
+
+/**
+ * A fetch that proves the list large while the memory budget has no room stops before it holds
+ * anything that grows with the list (no index read, no spill, no connection taken), waits for a
+ * list in flight to finish, and starts again: waiting with the body paused could outlast the
+ * upstream's idle timeout, and the entries thrown away are fewer than largeListAfter.
+ */
+async function fetchWithinBudget(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+  try {
+    return await fetchAndLoad(f, how);
+  } catch (err) {
+    if (!(err instanceof WaitForMemory)) throw err;
+  }
+  await f.options.memory!.wait(f.options.signal);
+  return fetchAndLoad(f, how);
 }
 
 /** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
@@ -111,7 +130,11 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
       },
     });
     f.pages = 0;
+    const memory = f.options.memory;
+    const largeAfter = largeListAfter(f.tuning);
     for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
+      // Asked before the page is taken in, so that neither its spill nor the index read comes first.
+      if (memory && !memory.admitted && collector.received + page.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
       await collector.addPage(page);
       check.observe(collector.received);
     }
@@ -129,7 +152,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     return { collected, ...loaded };
   } catch (err) {
     // A list failure says nothing about the session; anything else may have left it unfit.
-    if (!isListFailure(err)) sessionFailure = err;
+    if (!isListFailure(err) && !(err instanceof WaitForMemory)) sessionFailure = err;
     throw err;
   } finally {
     // Before the connection goes back, and before the caller records a failure under the target's lock.
