@@ -35,8 +35,12 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
-    await commitWithoutFlush(tx);
-    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts() }));
+    // An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
+    // for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres
+    // still commits in order, and the next synchronous commit (the run's refresh) flushes it with its
+    // own; a Postgres crash in between loses at most that row, never an entry (docs/reliability.md).
+    const row = snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts() });
+    const snapshotId = await insertSnapshot(tx, target, row, { flush: false });
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
   // The rows an index let through unstaged are current only if nothing was applied since it was read.
@@ -51,16 +55,6 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
   return { applied: await writeChanges(txn, diff, collected, options, counts) };
-}
-
-/**
- * An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
- * for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres
- * still commits in order, and the next synchronous commit (the run's refresh) flushes it with its
- * own; a Postgres crash in between loses at most that row, never an entry (docs/reliability.md).
- */
-async function commitWithoutFlush(tx: Queryable): Promise<void> {
-  await tx.query('set local synchronous_commit = off');
 }
 
 /** Stages what is still in memory and diffs the complete staging table against the current rows: the diff table's name. */
