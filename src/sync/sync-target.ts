@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
+import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
@@ -55,6 +56,8 @@ interface Fetch {
   pages: number;
   loader?: Loader;
   fetches: number;
+  /** Set once a key came out of order after the hash let go of its kept lines: sort from the start. */
+  sortKeys: boolean;
 }
 
 /** One fetch, loaded: what it collected, the loader that wrote it, and how that ended. */
@@ -71,16 +74,16 @@ interface Fetched {
  */
 export async function syncTarget(db: Database, client: PageSource, target: Target, options: SyncTargetOptions): Promise<TargetOutcome> {
   const started = performance.now();
-  const f: Fetch = { db, client, target, options, tuning: tuningWith(options.tuning), elapsed: () => performance.now() - started, pages: 0, fetches: 0 };
+  const f: Fetch = { db, client, target, options, tuning: tuningWith(options.tuning), elapsed: () => performance.now() - started, pages: 0, fetches: 0, sortKeys: false };
   const { copy, ownSessions } = capabilitiesOf(db);
   try {
-    let fetched = await fetchWithinBudget(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+    let fetched = await fetchStartingOver(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
     if ('fetchAgain' in fetched.result) {
       // A fast path backed out: another sync applied the target while the index was in use, or a
       // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
       // fast path is taken, so this cannot back out a second time.
       (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
-      fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
+      fetched = await fetchStartingOver(f, { indexed: false, streamFirstLoad: false });
     }
     return appliedOutcome(f, fetched);
   } catch (thrown) {
@@ -95,19 +98,26 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
 }
 
 /**
- * A fetch that proves the list large while the memory budget has no room stops before it holds
- * anything that grows with the list (no index read, no spill, no connection taken), waits for a
- * list in flight to finish, and starts again: waiting with the body paused could outlast the
- * upstream's idle timeout, and the entries thrown away are fewer than largeListAfter.
+ * A fetch that has to start over, at most once for each reason:
+ * - It proved the list large while the memory budget had no room. It stops before it holds anything
+ *   that grows with the list (no index read, no spill, no connection taken), waits for a list in
+ *   flight to finish, and starts again: waiting with the body paused could outlast the upstream's
+ *   idle timeout, and the entries thrown away are fewer than largeListAfter.
+ * - A key came out of order after the content hash had let go of the lines it kept
+ *   (tuning.hashKeepEntries): fetched again, every key sorted from the first.
  */
-async function fetchWithinBudget(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
-  try {
-    return await fetchAndLoad(f, how);
-  } catch (err) {
-    if (!(err instanceof WaitForMemory)) throw err;
+async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+  for (;;) {
+    try {
+      return await fetchAndLoad(f, how);
+    } catch (err) {
+      if (err instanceof WaitForMemory) await f.options.memory!.wait(f.options.signal);
+      else if (err instanceof KeysOutOfOrder && !f.sortKeys) {
+        (f.options.logger ?? silentLogger).info({ target: listVariant(f.target), reason: err.message }, 'fetching the list again to sort its keys');
+        f.sortKeys = true;
+      } else throw err;
+    }
   }
-  await f.options.memory!.wait(f.options.signal);
-  return fetchAndLoad(f, how);
 }
 
 /** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
@@ -124,6 +134,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     const collector = new ListCollector(f.target.list, {
       spillThreshold: f.tuning.spillThreshold,
       keep: (row) => check.keeps(row),
+      hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
       spill: async (rows) => {
         loader ??= f.loader = await loaderAtFirstSpill(setup);
         await loader.append(rows);
@@ -152,7 +163,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     return { collected, ...loaded };
   } catch (err) {
     // A list failure says nothing about the session; anything else may have left it unfit.
-    if (!isListFailure(err) && !(err instanceof WaitForMemory)) sessionFailure = err;
+    if (!isListFailure(err) && !(err instanceof WaitForMemory) && !(err instanceof KeysOutOfOrder)) sessionFailure = err;
     throw err;
   } finally {
     // Before the connection goes back, and before the caller records a failure under the target's lock.

@@ -20,6 +20,11 @@ export interface SyncTuning {
   copyMinRows: number;
   /** Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned. */
   analyzeAfterRows: number;
+  /**
+   * Entries in key order after which the content hash lets go of the lines it kept in case a key
+   * comes out of order (about 50 bytes an entry). A list out of order past it is fetched again.
+   */
+  hashKeepEntries: number;
 }
 
 export const defaultTuning: Readonly<SyncTuning> = Object.freeze({
@@ -28,6 +33,7 @@ export const defaultTuning: Readonly<SyncTuning> = Object.freeze({
   currentRowIndex: true,
   copyMinRows: 1_000,
   analyzeAfterRows: 10_000,
+  hashKeepEntries: 100_000,
 });
 
 /** The defaults with the given settings over them. */

@@ -1,7 +1,7 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
 import type { ColumnType } from '../../columns/column-type.ts';
 import { continuesPage } from '../../upstream/paging.ts';
-import { ContentHasher } from './content-hash.ts';
+import { ContentHasher, type HasherOptions } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
 
@@ -38,6 +38,8 @@ export interface CollectorOptions {
    * outlive the young generation and cost the collector's GC most of its time.
    */
   keep?: (row: NormalizedEntry) => boolean;
+  /** How the content hash keeps lines for a key out of order (content-hash.ts); all of them by default. */
+  hash?: HasherOptions;
 }
 
 /** Entry keys named in the log line about replacements: enough to find them, bounded for a million. */
@@ -63,7 +65,7 @@ export class ListCollector {
   constructor(list: ListDefinition, options: CollectorOptions) {
     this.#list = list;
     this.#options = options;
-    this.#hasher = new ContentHasher(list.key);
+    this.#hasher = new ContentHasher(list.key, options.hash);
   }
 
   /** Entries read so far, duplicates included. */
