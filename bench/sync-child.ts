@@ -89,7 +89,7 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
   const started = performance.now();
   const tuning = { ...defaultTuning, ...job.tuning };
-  const collector = new ListCollector(target.list, { spillThreshold: tuning.spillThreshold, spill: async () => undefined, hash: { keepAtMost: tuning.hashKeepEntries } });
+  const collector = new ListCollector(target.list, { spillThreshold: tuning.spillThreshold, spillEvery: tuning.spillEvery, spill: async () => undefined, hash: { keepAtMost: tuning.hashKeepEntries } });
   let pages = 0;
   let entries = 0;
   for await (const page of client.pages(request)) {

@@ -133,6 +133,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
   try {
     const collector = new ListCollector(f.target.list, {
       spillThreshold: f.tuning.spillThreshold,
+      spillEvery: Math.min(f.tuning.spillEvery, f.tuning.spillThreshold),
       keep: (row) => check.keeps(row),
       hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
       spill: async (rows) => {

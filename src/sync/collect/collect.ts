@@ -31,6 +31,8 @@ export interface CollectedList {
 export interface CollectorOptions {
   /** Rows kept in memory before they are handed to `spill` (large lists stream through). */
   spillThreshold: number;
+  /** Rows per spill once the list has spilled once (default spillThreshold): see tuning.ts. */
+  spillEvery?: number;
   spill: (rows: NormalizedEntry[]) => Promise<void>;
   /**
    * Whether a row must be kept for the database (default: all). A row already current as fetched
@@ -57,6 +59,7 @@ export class ListCollector {
   readonly #hasher: ContentHasher;
   #received = 0;
   #buffer: NormalizedEntry[] = [];
+  #spilled = false;
   #pages = 0;
   #replacedValues = 0;
   #replacedEntries = 0;
@@ -85,9 +88,11 @@ export class ListCollector {
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
     }
-    if (this.#buffer.length >= this.#options.spillThreshold) {
+    const threshold = this.#spilled ? (this.#options.spillEvery ?? this.#options.spillThreshold) : this.#options.spillThreshold;
+    if (this.#buffer.length >= threshold) {
       const rows = this.#buffer;
       this.#buffer = [];
+      this.#spilled = true;
       await this.#options.spill(rows);
     }
   }
