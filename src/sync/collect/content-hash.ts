@@ -124,8 +124,9 @@ function chunkText(chunk: KeptChunk): string {
  *
  * Services nearly always serve a list in key order, so while the keys arrive sorted the lines are
  * hashed as they come, in chunks, and the chunks are kept (about 45 bytes per entry, a few strings
- * in all). The first key out of order moves every line so far into a PairArena and switches to
- * the plain definition: sort every pair at the end. Both give the same bytes.
+ * in all) up to HasherOptions.keepAtMost entries. A key out of order before that moves every line
+ * so far into a PairArena and switches to the plain definition: sort every pair at the end. Both
+ * give the same bytes. After it, the kept lines are gone and KeysOutOfOrder is thrown instead.
  */
 export class ContentHasher {
   readonly #listKey: string;
