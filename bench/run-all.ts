@@ -1,4 +1,4 @@
-// `npm run bench`: P1 to P5 one after another (never at once: they would share the two cores),
+// `npm run bench`: P1 to P6 one after another (never at once: they would share the two cores),
 // each printing its progress, then every figure again at the end.
 //
 //   npm run bench                 every benchmark
@@ -10,6 +10,7 @@ import { runP3 } from './p3-large-list.ts';
 import { runP4BadSources } from './p4-bad-sources.ts';
 import { runP4 } from './p4-many-sources.ts';
 import { runP5 } from './p5-impact.ts';
+import { runP6 } from './p6-worker-memory.ts';
 
 const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p1: () => runP1(),
@@ -17,6 +18,7 @@ const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p3: () => runP3(),
   p4: () => runP4(),
   p5: () => runP5(),
+  p6: () => runP6(),
   'p4-bad': () => runP4BadSources(),
 };
 

@@ -86,7 +86,8 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   const target = targetsFor(source, job.lists)[0]!;
   const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
   const started = performance.now();
-  const collector = new ListCollector(target.list, { spillThreshold: job.tuning?.spillThreshold ?? defaultTuning.spillThreshold, spill: async () => undefined });
+  const tuning = { ...defaultTuning, ...job.tuning };
+  const collector = new ListCollector(target.list, { spillThreshold: tuning.spillThreshold, spillEvery: tuning.spillEvery, spill: async () => undefined, hash: { keepAtMost: tuning.hashKeepEntries } });
   let pages = 0;
   let entries = 0;
   for await (const page of client.pages(request)) {

@@ -326,6 +326,7 @@ function attachUsage(sources: SourceConfig[], file: ConfigFile | undefined): Usa
 function addOptionalSettings(config: AppConfig, env: Env): void {
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
+  if (nonEmpty(env.REFSYNC_MEMORY_BUDGET_MB)) config.memoryBudgetMb = integer('REFSYNC_MEMORY_BUDGET_MB', env.REFSYNC_MEMORY_BUDGET_MB, 1024, 64, 1_048_576);
   if (env.REFSYNC_REDIS_CA_FILE) {
     if (!config.redisUrl.startsWith('rediss://')) throw new ConfigError('REFSYNC_REDIS_CA_FILE: is set, but REDIS_URL does not start with rediss:// (TLS)');
     const pem = readCa('REFSYNC_REDIS_CA_FILE', env.REFSYNC_REDIS_CA_FILE);

@@ -110,6 +110,11 @@ export interface AppConfig {
   allowedHosts?: string[];
   logLevel: string;
   concurrency: number;
+  /**
+   * REFSYNC_MEMORY_BUDGET_MB: the worker's memory budget as set; the worker takes the smaller of it
+   * and the container's cgroup limit, 1024 MiB when neither is there (src/memory/memory-limit.ts).
+   */
+  memoryBudgetMb?: number;
   /** Whether per-process metrics carry the `source` label (REFSYNC_METRICS_SOURCE_LABEL). */
   metricsSourceLabel: boolean;
   /** REFSYNC_RETAIN_*_DAYS: what the worker prunes, and `refsync prune`. */

@@ -1,8 +1,10 @@
 import { UnrecoverableError, type Queue } from 'bullmq';
 import type { SourceConfig } from '../config/types.ts';
 import type { Database } from '../db/database.ts';
+import type { WorkerMemory } from '../memory/target-memory.ts';
 import type { WorkerMetrics } from '../server/metrics.ts';
 import type { PageSource } from '../sync/sync-target.ts';
+import type { SyncTuning } from '../sync/tuning.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JobPolicy } from './jobs.ts';
 import type { SourceGate } from './source-gate.ts';
@@ -19,6 +21,10 @@ export interface ProcessorDeps {
   gate: SourceGate;
   /** Asked before each run job: a database migrated by a newer refsync is left to that refsync's workers. */
   newerSchema(): Promise<boolean>;
+  /** The worker's memory budget, shared by its large lists (src/memory/). */
+  memory: WorkerMemory;
+  /** The sync's tuning; the defaults when absent. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export type JobResult =

@@ -10,6 +10,8 @@ import type { SchemaCheck } from '../db/schema-version.ts';
 import { startPeriodicPrune } from '../retention/periodic.ts';
 import type { HttpServer, ReadyReport } from '../server/http.ts';
 import { WorkerMetrics } from '../server/metrics.ts';
+import type { WorkerMemory } from '../memory/target-memory.ts';
+import type { SyncTuning } from '../sync/tuning.ts';
 import type { UpstreamClientOptions } from '../upstream/client.ts';
 import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
@@ -25,6 +27,7 @@ import { ResourceStack } from './resource-stack.ts';
 import { SourceGate } from './source-gate.ts';
 import { upstreamClients } from './upstream-clients.ts';
 import { openWorkerDatabase } from './worker-database.ts';
+import { openWorkerMemory } from './worker-memory.ts';
 import { startWorkerHttp } from './worker-http.ts';
 import { openWorkerQueue } from './worker-queue.ts';
 import { workerReadiness } from './worker-readiness.ts';
@@ -57,6 +60,8 @@ export interface WorkerServiceOptions {
   retentionIntervalMs?: number;
   /** How often the database is checked for a migration newer than this refsync (default and most 60 s; schema-watch.ts). */
   schemaCheckIntervalMs?: number;
+  /** The sync's tuning (src/sync/tuning.ts): tests lower the thresholds so that small lists take the large lists' ways. */
+  tuning?: Partial<SyncTuning>;
 }
 
 export interface WorkerService {
@@ -128,6 +133,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
   try {
     const db = await openWorkerDatabase(config.databaseUrl, config.concurrency, logger, resources);
     const { schema, stoppedForNewerSchema } = watchSchema(db, logger, options, parts, resources);
+    const memory = await openWorkerMemory(config, db, logger);
     const metrics = new WorkerMetrics({
       db,
       sources: config.sources,
@@ -152,7 +158,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     web.setQueues([queue]);
     await installSchedulers(queue, config.sources, policy, logger, prefix);
 
-    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger, newerSchema: schema.newerSchema }, resources);
+    const jobs = startJobWorker(config, options, { db, queue, commands, prefix, policy, metrics, logger, newerSchema: schema.newerSchema, memory }, resources);
     parts.jobs = jobs;
     schema.start();
     resources.push('schema watch', () => schema.close());
@@ -161,7 +167,14 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     if (alerts) startAlerts(db, config, options.logger, resources);
 
     logger.info(
-      { http: `http://${http.host}:${http.port}`, concurrency: config.concurrency, sources: config.sources.map((s) => s.name), alerts },
+      {
+        http: `http://${http.host}:${http.port}`,
+        concurrency: config.concurrency,
+        sources: config.sources.map((s) => s.name),
+        alerts,
+        memoryBudgetMib: Math.round(memory.budget.total / 1024 / 1024),
+        memoryBudgetFrom: memory.from,
+      },
       'worker started',
     );
     return serviceHandle({ queue, http, metrics, db, readiness, stoppedForNewerSchema: stoppedForNewerSchema.promise }, jobs, parts, resources);
@@ -199,12 +212,15 @@ interface JobWorkerParts {
   metrics: WorkerMetrics;
   logger: Logger;
   newerSchema(): Promise<boolean>;
+  memory: WorkerMemory;
 }
 
 /** The processor (with its upstream clients and source gate) and the BullMQ worker that runs it. */
 function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts: JobWorkerParts, resources: ResourceStack): JobWorker {
-  const { db, queue, prefix, policy, metrics, logger } = parts;
+  const { db, queue, prefix, policy, metrics, logger, memory } = parts;
   const processor = createProcessor({
+    memory,
+    ...(options.tuning ? { tuning: options.tuning } : {}),
     db,
     queue,
     sources: config.sources,

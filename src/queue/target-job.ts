@@ -4,8 +4,11 @@ import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import { recordOutcomeFailure, syncedInRun } from '../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../sync/run/runs.ts';
+import { TargetMemory } from '../memory/target-memory.ts';
+import { largeListAfter } from '../sync/list-memory.ts';
 import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
 import { inSpan } from '../tracing/spans.ts';
+import { tuningWith } from '../sync/tuning.ts';
 import type { Logger } from '../util/logger.ts';
 import type { TargetJobData } from './jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
@@ -106,7 +109,10 @@ async function syncOrThrow(
   log: Logger,
 ): Promise<TargetOutcome> {
   const progress = jobProgressReporter(job);
+  const memory = new TargetMemory(deps.memory, target);
+  let entries: number | undefined;
   try {
+    await memory.beforeFetch(largeListAfter(tuningWith(deps.tuning)), signal);
     const outcome = await syncTarget(deps.db, deps.clientFor(source), target, {
       runId: job.data.runId,
       signal,
@@ -114,8 +120,12 @@ async function syncOrThrow(
       acceptSchema: job.data.acceptSchema === true,
       logger: log,
       onProgress: progress.onProgress,
+      memory,
+      ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
+    if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;
     await progress.finish();
+    log.debug({ status: outcome.status, entries: outcome.entryCount }, 'target synced');
     return outcome;
   } catch (err) {
     if (signal.aborted) {
@@ -124,6 +134,8 @@ async function syncOrThrow(
     }
     if (lastAttempt) await failRun(deps.db, job.data.runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
     throw err;
+  } finally {
+    memory.finish(entries);
   }
 }
 

@@ -9,7 +9,9 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
+import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
+import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
@@ -42,6 +44,8 @@ export interface SyncTargetOptions {
   logger?: Logger;
   /** Told after each page is received (before it is processed). */
   onProgress?: (progress: TargetProgress) => void;
+  /** The worker's memory budget for this target (list-memory.ts); a list never waits without one. */
+  memory?: ListMemory;
 }
 
 /** One sync's fixed inputs, shared by its fetches. */
@@ -58,6 +62,8 @@ interface Fetch {
   pages: number;
   loader?: Loader;
   fetches: number;
+  /** Set once a key came out of order after the hash let go of its kept lines: sort from the start. */
+  sortKeys: boolean;
 }
 
 /** One fetch, loaded: what it collected, the loader that wrote it, and how that ended. */
@@ -85,6 +91,7 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
     refusal: deadline.refusal,
     pages: 0,
     fetches: 0,
+    sortKeys: false,
   };
   try {
     return await syncWithin(f);
@@ -106,15 +113,38 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
 async function syncWithin(f: Fetch): Promise<TargetOutcome> {
   const { copy, ownSessions } = capabilitiesOf(f.db);
   const { options, target } = f;
-  let fetched = await fetchAndLoad(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+  let fetched = await fetchStartingOver(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
   if ('fetchAgain' in fetched.result) {
     // A fast path backed out: another sync applied the target while the index was in use, or a
     // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
     // fast path is taken, so this cannot back out a second time.
     (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
-    fetched = await fetchAndLoad(f, { indexed: false, streamFirstLoad: false });
+    fetched = await fetchStartingOver(f, { indexed: false, streamFirstLoad: false });
   }
   return appliedOutcome(f, fetched);
+}
+
+/**
+ * A fetch that has to start over, at most once for each reason:
+ * - It proved the list large while the memory budget had no room. It stops before it holds anything
+ *   that grows with the list (no index read, no spill, no connection taken), waits for a list in
+ *   flight to finish, and starts again: waiting with the body paused could outlast the upstream's
+ *   idle timeout, and the entries thrown away are fewer than largeListAfter.
+ * - A key came out of order after the content hash had let go of the lines it kept
+ *   (tuning.hashKeepEntries): fetched again, every key sorted from the first.
+ */
+async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+  for (;;) {
+    try {
+      return await fetchAndLoad(f, how);
+    } catch (err) {
+      if (err instanceof WaitForMemory) await f.options.memory!.wait(f.options.signal);
+      else if (err instanceof KeysOutOfOrder && !f.sortKeys) {
+        (f.options.logger ?? silentLogger).info({ target: listVariant(f.target), reason: err.message }, 'fetching the list again to sort its keys');
+        f.sortKeys = true;
+      } else throw err;
+    }
+  }
 }
 
 /** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
@@ -130,14 +160,20 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
   try {
     const collector = new ListCollector(f.target.list, {
       spillThreshold: f.tuning.spillThreshold,
+      spillEvery: Math.min(f.tuning.spillEvery, f.tuning.spillThreshold),
       keep: (row) => check.keeps(row),
+      hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
       spill: async (rows) => {
         loader ??= f.loader = await loaderAtFirstSpill(setup);
         await loader.append(rows);
       },
     });
     f.pages = 0;
+    const memory = f.options.memory;
+    const largeAfter = largeListAfter(f.tuning);
     for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
+      // Asked before the page is taken in, so that neither its spill nor the index read comes first.
+      if (memory && !memory.admitted && collector.received + page.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
       await collector.addPage(page);
       check.observe(collector.received);
     }
@@ -156,7 +192,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     return { collected, ...loaded };
   } catch (err) {
     // A list failure says nothing about the session; anything else may have left it unfit.
-    if (!isListFailure(err)) sessionFailure = err;
+    if (!isListFailure(err) && !(err instanceof WaitForMemory) && !(err instanceof KeysOutOfOrder)) sessionFailure = err;
     throw err;
   } finally {
     // Before the connection goes back, and before the caller records a failure under the target's lock.

@@ -7,6 +7,13 @@ export interface SyncTuning {
   /** Rows held in memory before they stream to the database (staging table, or a direct first load). */
   spillThreshold: number;
   /**
+   * Rows per spill once a list streams (after its first spill). Smaller than spillThreshold: each
+   * row held until its spill outlives V8's young generation, and the old one is let grow to about
+   * four times what is live before it is collected; at a million entries, 5,000 rather than 20,000
+   * took ~50 MiB off a first load's peak RSS for ~7% more CPU (docs/performance.md, issue 36).
+   */
+  spillEvery: number;
+  /**
    * Entries received before the current rows' index is read, so that it is ready by the first spill
    * without holding up the fetch. Keep it well below spillThreshold.
    */
@@ -20,14 +27,21 @@ export interface SyncTuning {
   copyMinRows: number;
   /** Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned. */
   analyzeAfterRows: number;
+  /**
+   * Entries in key order after which the content hash lets go of the lines it kept in case a key
+   * comes out of order (about 50 bytes an entry). A list out of order past it is fetched again.
+   */
+  hashKeepEntries: number;
 }
 
 export const defaultTuning: Readonly<SyncTuning> = Object.freeze({
   spillThreshold: 20_000,
+  spillEvery: 5_000,
   indexAfterEntries: 5_000,
   currentRowIndex: true,
   copyMinRows: 1_000,
   analyzeAfterRows: 10_000,
+  hashKeepEntries: 100_000,
 });
 
 /** The defaults with the given settings over them. */

@@ -195,6 +195,14 @@ describe('settings users get wrong first', () => {
   });
 });
 
+describe('the worker memory budget setting', () => {
+  it('is absent unless set, taken in MiB, and refused below 64 with the setting named', () => {
+    expect(loadConfig(base).memoryBudgetMb).toBeUndefined();
+    expect(loadConfig({ ...base, REFSYNC_MEMORY_BUDGET_MB: '768' }).memoryBudgetMb).toBe(768);
+    expect(configError({ ...base, REFSYNC_MEMORY_BUDGET_MB: '32' })).toBe("REFSYNC_MEMORY_BUDGET_MB: expected a whole number from 64 to 1048576, got '32'");
+  });
+});
+
 describe('unknown REFSYNC_* variables', () => {
   it('are each named with the closest known setting', () => {
     expect(unknownSettingWarnings({ ...base, REFSYNC_LIST: 'charge_codes', REFSYNC_WEBHOK_URL: 'x', REFSYNC_ZZZZZZZZZZZZZZZZZZZZ: '1', OTHER: '1' })).toEqual([

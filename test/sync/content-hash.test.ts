@@ -3,7 +3,7 @@
 // those of the plain definition, or every list would read as changed after an upgrade.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ContentHasher, DuplicateKeyError } from '../../src/sync/collect/content-hash.ts';
+import { ContentHasher, DuplicateKeyError, KeysOutOfOrder, type HasherOptions } from '../../src/sync/collect/content-hash.ts';
 
 /** The plain definition: `key NUL digest` lines, sorted, identical ones once, sha-256 of each line and a newline. */
 function reference(pairs: Array<[string, string]>): { contentHash: string; entryCount: number } {
@@ -13,8 +13,8 @@ function reference(pairs: Array<[string, string]>): { contentHash: string; entry
   return { contentHash: hash.digest('hex'), entryCount: lines.length };
 }
 
-function hashed(pairs: Array<[string, string]>): { contentHash: string; entryCount: number } {
-  const hasher = new ContentHasher('test_list');
+function hashed(pairs: Array<[string, string]>, options: HasherOptions = {}): { contentHash: string; entryCount: number } {
+  const hasher = new ContentHasher('test_list', options);
   for (const [k, d] of pairs) hasher.add(k, d);
   return hasher.finish();
 }
@@ -23,6 +23,19 @@ const digest = (i: number) => createHash('sha256').update(String(i)).digest('bas
 const ordered: Array<[string, string]> = Array.from({ length: 5000 }, (_, i) => [`K${String(i).padStart(6, '0')}`, digest(i)]);
 
 describe('ContentHasher', () => {
+  it('lets go of the kept lines past keepAtMost: the same bytes in order, KeysOutOfOrder for a key out of order after it', () => {
+    expect(hashed(ordered, { keepAtMost: 1000 })).toEqual(reference(ordered));
+    // Out of order before any line was let go: sorted in, as without the limit.
+    const early = [ordered[3]!, ...ordered];
+    expect(hashed([...ordered.slice(0, 500), ordered[7]!, ...ordered.slice(500)], { keepAtMost: 1000 })).toEqual(reference(ordered));
+    expect(hashed(early, { keepAtMost: 1000 })).toEqual(reference(ordered));
+    expect(() => hashed([...ordered, ordered[0]!], { keepAtMost: 1000 })).toThrow(KeysOutOfOrder);
+    expect(() => hashed([...ordered, ['K004999\nx', digest(-5)]], { keepAtMost: 1000 })).toThrow(KeysOutOfOrder);
+    // Sorted from the start, as the fetch that follows does.
+    expect(hashed([...ordered].reverse(), { sorted: true })).toEqual(reference(ordered));
+    expect(hashed(ordered, { sorted: true })).toEqual(reference(ordered));
+  });
+
   it('hashes a list served in key order like the plain definition, identical duplicates once', () => {
     const withDuplicates = ordered.flatMap((p, i) => (i % 100 === 0 ? [p, p] : [p]));
     expect(hashed(ordered)).toEqual(reference(ordered));

@@ -1,7 +1,7 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
 import type { FieldValues } from '../../columns/conformance.ts';
 import { continuesPage } from '../../upstream/paging.ts';
-import { ContentHasher } from './content-hash.ts';
+import { ContentHasher, type HasherOptions } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
 
@@ -31,6 +31,8 @@ export interface CollectedList {
 export interface CollectorOptions {
   /** Rows kept in memory before they are handed to `spill` (large lists stream through). */
   spillThreshold: number;
+  /** Rows per spill once the list has spilled once (default spillThreshold): see tuning.ts. */
+  spillEvery?: number;
   spill: (rows: NormalizedEntry[]) => Promise<void>;
   /**
    * Whether a row must be kept for the database (default: all). A row already current as fetched
@@ -38,6 +40,8 @@ export interface CollectorOptions {
    * outlive the young generation and cost the collector's GC most of its time.
    */
   keep?: (row: NormalizedEntry) => boolean;
+  /** How the content hash keeps lines for a key out of order (content-hash.ts); all of them by default. */
+  hash?: HasherOptions;
 }
 
 /** Entry keys named in the log line about replacements: enough to find them, bounded for a million. */
@@ -55,6 +59,7 @@ export class ListCollector {
   readonly #hasher: ContentHasher;
   #received = 0;
   #buffer: NormalizedEntry[] = [];
+  #spilled = false;
   #pages = 0;
   #replacedValues = 0;
   #replacedEntries = 0;
@@ -63,7 +68,7 @@ export class ListCollector {
   constructor(list: ListDefinition, options: CollectorOptions) {
     this.#list = list;
     this.#options = options;
-    this.#hasher = new ContentHasher(list.key);
+    this.#hasher = new ContentHasher(list.key, options.hash);
   }
 
   /** Entries read so far, duplicates included. */
@@ -82,9 +87,11 @@ export class ListCollector {
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
     }
-    if (this.#buffer.length >= this.#options.spillThreshold) {
+    const threshold = this.#spilled ? (this.#options.spillEvery ?? this.#options.spillThreshold) : this.#options.spillThreshold;
+    if (this.#buffer.length >= threshold) {
       const rows = this.#buffer;
       this.#buffer = [];
+      this.#spilled = true;
       await this.#options.spill(rows);
     }
   }

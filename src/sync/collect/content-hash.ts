@@ -4,6 +4,28 @@ export class DuplicateKeyError extends Error {
   readonly code = 'duplicate_key';
 }
 
+/**
+ * A key out of order after the lines kept for sorting were let go (HasherOptions.keepAtMost): not
+ * a failure of the list, which is fetched again and sorted from its first entry (sync-target.ts).
+ */
+export class KeysOutOfOrder extends Error {
+  constructor(listKey: string, entries: number) {
+    super(`${listKey}: a key out of order after ${entries} entries in order; fetching it again to sort every key`);
+    this.name = 'KeysOutOfOrder';
+  }
+}
+
+export interface HasherOptions {
+  /**
+   * Entries in key order whose lines are kept in case a later key breaks the order (default: all).
+   * Past it they are let go (about 50 bytes an entry: 50 MB at a million), and a key out of order
+   * throws KeysOutOfOrder instead of moving them into a PairArena.
+   */
+  keepAtMost?: number;
+  /** Sort every key from the first (the plain definition): for a list known to come out of order. */
+  sorted?: boolean;
+}
+
 /** Hash input is handed to OpenSSL in chunks of about this many characters, not once per entry. */
 const HASH_CHUNK_CHARS = 64 * 1024;
 const notLatin1 = /[^\u0000-\u00ff]/;
@@ -102,8 +124,9 @@ function chunkText(chunk: KeptChunk): string {
  *
  * Services nearly always serve a list in key order, so while the keys arrive sorted the lines are
  * hashed as they come, in chunks, and the chunks are kept (about 45 bytes per entry, a few strings
- * in all). The first key out of order moves every line so far into a PairArena and switches to
- * the plain definition: sort every pair at the end. Both give the same bytes.
+ * in all) up to HasherOptions.keepAtMost entries. A key out of order before that moves every line
+ * so far into a PairArena and switches to the plain definition: sort every pair at the end. Both
+ * give the same bytes. After it, the kept lines are gone and KeysOutOfOrder is thrown instead.
  */
 export class ContentHasher {
   readonly #listKey: string;
@@ -119,9 +142,14 @@ export class ContentHasher {
   #lastKey: string | undefined;
   #lastDigest: string | undefined;
   #count = 0;
+  readonly #keepAtMost: number;
+  /** Whether the kept lines were let go: a key out of order can then no longer be sorted in. */
+  #letGo = false;
 
-  constructor(listKey: string) {
+  constructor(listKey: string, options: HasherOptions = {}) {
     this.#listKey = listKey;
+    this.#keepAtMost = options.keepAtMost ?? Number.POSITIVE_INFINITY;
+    if (options.sorted) this.#arena = new PairArena();
   }
 
   add(key: string, digest: string): void {
@@ -147,7 +175,11 @@ export class ContentHasher {
     this.#chunk += `${key}\u0000${digest}\n`;
     if (this.#chunk.length >= HASH_CHUNK_CHARS) {
       this.#hash.update(this.#chunk);
-      this.#kept.push(keptChunk(this.#chunk));
+      if (this.#count < this.#keepAtMost) this.#kept.push(keptChunk(this.#chunk));
+      else if (!this.#letGo) {
+        this.#kept = [];
+        this.#letGo = true;
+      }
       this.#chunk = '';
     }
     this.#lastKey = key;
@@ -156,6 +188,7 @@ export class ContentHasher {
   }
 
   #unordered(key: string, digest: string): void {
+    if (this.#letGo) throw new KeysOutOfOrder(this.#listKey, this.#count);
     const arena = new PairArena();
     for (const chunk of [...this.#kept.map(chunkText), this.#chunk]) {
       let at = 0;

@@ -41,10 +41,13 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   if (lastOk?.contentHash === collected.contentHash) {
-    // Views re-created by this commit must be as durable as any DDL; otherwise nothing depends on it.
-    if (!state.viewsWaiting) await commitWithoutFlush(tx);
-    const nonconforming = lastOk.nonconforming;
-    const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming }));
+    // An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
+    // for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres
+    // still commits in order, and the next synchronous commit (the run's refresh) flushes it with its
+    // own; a Postgres crash in between loses at most that row, never an entry (docs/reliability.md).
+    // Views re-created by this commit (a wait that ends) must be as durable as any DDL.
+    const row = snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming: lastOk.nonconforming });
+    const snapshotId = await insertSnapshot(tx, target, row, { flush: Boolean(state.viewsWaiting) });
     if (state.viewsWaiting) await retryWaitingViews(txn, snapshotId);
     return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
   }
@@ -66,16 +69,6 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const held = await holdIfTooManyRemoved(txn, collected, options, counts);
   if (held) return { applied: held };
   return { applied: await writeChanges(txn, diff, collected, options, { counts, drift, columns, accepted: schema.accepted }) };
-}
-
-/**
- * An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
- * for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres
- * still commits in order, and the next synchronous commit (the run's refresh) flushes it with its
- * own; a Postgres crash in between loses at most that row, never an entry (docs/reliability.md).
- */
-async function commitWithoutFlush(tx: Queryable): Promise<void> {
-  await tx.query('set local synchronous_commit = off');
 }
 
 /** Stages what is still in memory and diffs the complete staging table against the current rows: the diff table's name. */
