@@ -147,11 +147,7 @@ export async function timedFetchOnly(source: SourceConfig, concurrency: number):
 
 /** Rows in the history tables: what a sync wrote, by difference. */
 export async function writtenRows(db: Database): Promise<{ entries: number; changes: number; snapshots: number }> {
-  const [entries, changes, snapshots] = await Promise.all([
-    countRows(db, 'entries'),
-    countRows(db, 'entry_changes'),
-    countRows(db, 'snapshots'),
-  ]);
+  const [entries, changes, snapshots] = await Promise.all([countRows(db, 'entries'), countRows(db, 'entry_changes'), countRows(db, 'snapshots')]);
   return { entries, changes, snapshots };
 }
 

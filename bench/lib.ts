@@ -88,7 +88,7 @@ export function printFigures(figures: Figure[]): void {
 // The machine
 
 export async function machineLine(db: Queryable, withRedis = true): Promise<string> {
-  const { rows } = await db.query<{ v: string }>('select current_setting(\'server_version\') as v');
+  const { rows } = await db.query<{ v: string }>("select current_setting('server_version') as v");
   let redis = 'n/a';
   if (withRedis) {
     const client = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });

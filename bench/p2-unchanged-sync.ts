@@ -43,7 +43,9 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
       if (notUnchanged.length) throw new Error(`P2: ${notUnchanged.length} targets were not 'unchanged'`);
       walls.push(again.wallMs);
       dbAvg.push(again.timings.reduce((a, t) => a + t.dbMs, 0) / again.timings.length);
-      log(`P2 unchanged sync ${i + 1}: ${Math.round(again.wallMs)} ms, 0 entry rows, 0 change rows, ${again.targets} snapshot rows; ${summarizeTimings(again.timings)}`);
+      log(
+        `P2 unchanged sync ${i + 1}: ${Math.round(again.wallMs)} ms, 0 entry rows, 0 change rows, ${again.targets} snapshot rows; ${summarizeTimings(again.timings)}`,
+      );
       last = again;
     }
     const bound = networkBoundMs(latencyMs, last.maxPages, last.logins);

@@ -95,10 +95,7 @@ async function copyBaseline(bench: BenchDatabase, entries: number, log: (line: s
 }
 
 async function currentCount(bench: BenchDatabase): Promise<number> {
-  const { rows } = await bench.db.query<{ n: number }>(
-    `select count(*)::int as n from refdata.entries where list_key = $1 and valid_to is null`,
-    [LIST],
-  );
+  const { rows } = await bench.db.query<{ n: number }>(`select count(*)::int as n from refdata.entries where list_key = $1 and valid_to is null`, [LIST]);
   return rows[0]!.n;
 }
 
@@ -138,7 +135,9 @@ async function loadShape(
       const floor = await runSyncChild<SyncChildResult>({ ...job, mode });
       if (mode === 'collect') collectFloorMs = floor.wallMs;
       const what = mode === 'fetch' ? 'fetch and parse only' : 'fetch, parse, normalise and hash';
-      log(`P3 floor (${label}), ${what}, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`);
+      log(
+        `P3 floor (${label}), ${what}, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`,
+      );
     }
     const suffix = shape === 'next' ? '' : ` (${label})`;
     figures.push(
@@ -175,7 +174,9 @@ async function loadShape(
     const same = check(unchanged, 'unchanged resync');
     log(`P3 unchanged resync (${label}): ${Math.round(unchanged.wallMs)} ms, status ${same.status}, peak RSS ${Math.round(unchanged.maxRssMiB)} MiB`);
     if (same.status !== 'unchanged') throw new Error(`P3 unchanged resync: ${same.status}`);
-    figures.push(figure(`P3 peak RSS, unchanged resync${suffix}`, unchanged.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }));
+    figures.push(
+      figure(`P3 peak RSS, unchanged resync${suffix}`, unchanged.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
+    );
   } finally {
     await bench.drop();
   }

@@ -106,7 +106,11 @@ export async function runP4BadSources(log: (line: string) => void = console.log)
       good: goodOf(`with-bad-${round}`),
       sources: [source(`with-bad-${round}-429`, limited), source(`with-bad-${round}-slow`, slow), ...goodOf(`with-bad-${round}`).map((e) => source(e, good))],
     });
-    const alone = (round: number): Phase => ({ name: `alone-${round}`, good: goodOf(`alone-${round}`), sources: goodOf(`alone-${round}`).map((e) => source(e, good)) });
+    const alone = (round: number): Phase => ({
+      name: `alone-${round}`,
+      good: goodOf(`alone-${round}`),
+      sources: goodOf(`alone-${round}`).map((e) => source(e, good)),
+    });
     // In the order ABBA, so that a machine warming up or slowing down over the run favours neither.
     const withBadMs = await drain(withBad(1), bench, dir, redis, log);
     let aloneMs = await drain(alone(1), bench, dir, redis, log);

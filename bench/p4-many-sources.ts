@@ -53,7 +53,10 @@ export interface P4Options {
 }
 
 export function startWorker(env: Record<string, string>, prefix: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...benchChildFlags(), `${here}worker-child.ts`, prefix], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...benchChildFlags(), `${here}worker-child.ts`, prefix], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
@@ -141,10 +144,13 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
 
     /** Enqueues one slot of every source, waits until every run has ended, and checks every target ran once with the status it should. */
     const drainSlot = async (name: string, status: 'changed' | 'unchanged') => {
-      const slot = `bench-${name.replace(/ /g, "-")}-${Date.now()}`;
+      const slot = `bench-${name.replace(/ /g, '-')}-${Date.now()}`;
       let redisPeak = await usedMemory(redis);
       const sampler = setInterval(() => {
-        usedMemory(redis).then((m) => (redisPeak = Math.max(redisPeak, m)), () => undefined);
+        usedMemory(redis).then(
+          (m) => (redisPeak = Math.max(redisPeak, m)),
+          () => undefined,
+        );
       }, 250);
       const started = performance.now();
       try {
@@ -175,7 +181,9 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
         );
         const c = check[0]!;
         const exactlyOnce = c.targets === targets && c.once === targets;
-        log(`P4 ${name} check: ${c.targets} of ${targets} targets have a snapshot, ${c.once} exactly one, ${c.ok} ok, ${c.expected} ${status}; ${c.runs_ok} of ${sourceCount} runs succeeded`);
+        log(
+          `P4 ${name} check: ${c.targets} of ${targets} targets have a snapshot, ${c.once} exactly one, ${c.ok} ok, ${c.expected} ${status}; ${c.runs_ok} of ${sourceCount} runs succeeded`,
+        );
         if (!exactlyOnce) throw new Error(`P4 ${name}: not every target ran exactly once`);
         if (c.expected !== targets) throw new Error(`P4 ${name}: ${targets - c.expected} targets were not ${status}`);
         return { drainMs, enqueuedMs, redisPeak };
@@ -198,9 +206,16 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
         target: { ratio: 2, better: 'lower' },
         notes: `the hourly slot, nothing changed upstream; ${shape}; ${Math.round(jobs / (steady.drainMs / 1000))} jobs/s; every target exactly once, unchanged: yes`,
       }),
-      figure('P4 Redis memory', (Math.max(first.redisPeak, steady.redisPeak) - redisBefore) / 2 ** 20, 'MiB', 'idle workers', (redisIdle - redisBefore) / 2 ** 20, {
-        notes: `peak used_memory over both drains minus before the workers started (sampled every 250 ms); after the first drain ${((afterFirst - redisBefore) / 2 ** 20).toFixed(1)} MiB, after the second ${(((await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
-      }),
+      figure(
+        'P4 Redis memory',
+        (Math.max(first.redisPeak, steady.redisPeak) - redisBefore) / 2 ** 20,
+        'MiB',
+        'idle workers',
+        (redisIdle - redisBefore) / 2 ** 20,
+        {
+          notes: `peak used_memory over both drains minus before the workers started (sampled every 250 ms); after the first drain ${((afterFirst - redisBefore) / 2 ** 20).toFixed(1)} MiB, after the second ${(((await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
+        },
+      ),
     ];
   } finally {
     await Promise.all(children.map(stopWorker));

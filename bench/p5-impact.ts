@@ -86,7 +86,12 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
     const config = join(dir, 'refsync.json');
     const usage = { list: LIST, column: 'public.bench_facts.code', at: 'shipped_at', groupBy: 'customer', recentDays: 90 };
     writeFileSync(config, JSON.stringify({ usage: [usage] }));
-    const withUsage = benchSource(sandbox, { REFSYNC_LISTS: LIST, REFSYNC_ENVIRONMENT: 'with-usage', REFSYNC_CONFIG: config, REFSYNC_ALERT_ON: 'used_code_changed' });
+    const withUsage = benchSource(sandbox, {
+      REFSYNC_LISTS: LIST,
+      REFSYNC_ENVIRONMENT: 'with-usage',
+      REFSYNC_CONFIG: config,
+      REFSYNC_ALERT_ON: 'used_code_changed',
+    });
     const without = benchSource(sandbox, { REFSYNC_LISTS: LIST, REFSYNC_ENVIRONMENT: 'without-usage' });
     await sandbox.control('setGenerated', { listKey: LIST, count: codes });
     await syncOnce(db, withUsage);
@@ -104,12 +109,17 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
        where c.environment = 'with-usage'`,
     );
     const inUse = recorded[0]?.n ?? 0;
-    log(`P5 resync: ${changedCodes.length} of ${codes} codes modified; ${inUse} facts in use with them (entry_changes.impact); resync ${Math.round(resyncWith)} ms with impact, ${Math.round(resyncWithout)} ms without usage columns`);
+    log(
+      `P5 resync: ${changedCodes.length} of ${codes} codes modified; ${inUse} facts in use with them (entry_changes.impact); resync ${Math.round(resyncWith)} ms with impact, ${Math.round(resyncWithout)} ms without usage columns`,
+    );
 
     // The check: the impact agrees with a plain count of the same facts.
     const now = new Date();
     const since = new Date(now.getTime() - 90 * 86_400_000);
-    const { rows: plain } = await db.query<{ n: string }>('select count(*) as n from public.bench_facts where code = any($1) and shipped_at >= $2', [changedCodes, since]);
+    const { rows: plain } = await db.query<{ n: string }>('select count(*) as n from public.bench_facts where code = any($1) and shipped_at >= $2', [
+      changedCodes,
+      since,
+    ]);
     const impact = () => codeUsage(db, usage, changedCodes, now);
     const counted = (await impact()).reduce((n, u) => n + u.rows, 0);
     if (counted !== Number(plain[0]!.n)) throw new Error(`P5: code_usage counted ${counted} facts, a plain count ${plain[0]!.n}`);

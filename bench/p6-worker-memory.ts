@@ -16,7 +16,18 @@ import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
 import { SANDBOX_MACHINE_ACCOUNT } from '../src/sandbox/index.ts';
 import type { SyncTuning } from '../src/sync/tuning.ts';
-import { createBenchDatabase, figure, machineLine, printFigures, redisUrl, runMain, sandboxEnv, startBenchSandbox, type BenchDatabase, type Figure } from './lib.ts';
+import {
+  createBenchDatabase,
+  figure,
+  machineLine,
+  printFigures,
+  redisUrl,
+  runMain,
+  sandboxEnv,
+  startBenchSandbox,
+  type BenchDatabase,
+  type Figure,
+} from './lib.ts';
 import { deletePrefix, startWorker, stopWorker } from './p4-many-sources.ts';
 
 const LIST = 'nmfc_codes';
@@ -95,7 +106,11 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     await sandbox.control('setGenerated', { listKey: LIST, count: entries });
     await sandbox.control('setPaging', { listKey: LIST, shape: 'array', opts: { maxPageSize: 1000 } });
     const configFile = join(dir, 'sources.json');
-    const sources = Array.from({ length: SOURCES }, (_, i) => ({ environment: `bench-p6-${i}`, email: SANDBOX_MACHINE_ACCOUNT.email, password: SANDBOX_MACHINE_ACCOUNT.password }));
+    const sources = Array.from({ length: SOURCES }, (_, i) => ({
+      environment: `bench-p6-${i}`,
+      email: SANDBOX_MACHINE_ACCOUNT.email,
+      password: SANDBOX_MACHINE_ACCOUNT.password,
+    }));
     await writeFile(configFile, JSON.stringify({ sources }));
     const env: Record<string, string> = {
       ...sandboxEnv(sandbox),
@@ -123,8 +138,11 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     const reset = await resetPeak(pid);
     const unchanged = await drainSlot(bench, queue, config, `p6-unchanged-${Date.now()}`, false);
     const unchangedPeak = await peakRssMiB(pid);
-    log(`P6 unchanged resyncs: ${(unchanged.ms / 1000).toFixed(1)} s, ${unchanged.statuses}; worker peak RSS ${Math.round(unchangedPeak)} MiB${reset ? '' : ' (peak not reset: since the start)'}`);
-    if (first.ok !== SOURCES || unchanged.ok !== SOURCES) throw new Error(`P6: ${first.ok} first loads and ${unchanged.ok} unchanged resyncs of ${SOURCES} each succeeded`);
+    log(
+      `P6 unchanged resyncs: ${(unchanged.ms / 1000).toFixed(1)} s, ${unchanged.statuses}; worker peak RSS ${Math.round(unchangedPeak)} MiB${reset ? '' : ' (peak not reset: since the start)'}`,
+    );
+    if (first.ok !== SOURCES || unchanged.ok !== SOURCES)
+      throw new Error(`P6: ${first.ok} first loads and ${unchanged.ok} unchanged resyncs of ${SOURCES} each succeeded`);
     const shape = `${SOURCES} sources x ${entries} entries (one bare array each), 1 worker, concurrency ${SOURCES}`;
     return [
       figure('P6 worker peak RSS, four first loads', firstPeak, 'MiB', 'memory budget', budgetMb, {

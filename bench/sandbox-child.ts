@@ -4,9 +4,7 @@ import { startSandbox } from '../src/sandbox/index.ts';
 
 const latencyMs = Number(process.argv[2] ?? 0);
 const sandbox = await startSandbox({ latencyMs });
-process.stdout.write(
-  `${JSON.stringify({ url: sandbox.url, caFile: sandbox.caFile, caPem: sandbox.caPem, controlSecret: sandbox.controlSecret })}\n`,
-);
+process.stdout.write(`${JSON.stringify({ url: sandbox.url, caFile: sandbox.caFile, caPem: sandbox.caPem, controlSecret: sandbox.controlSecret })}\n`);
 const stop = () => {
   sandbox.close().then(
     () => process.exit(0),

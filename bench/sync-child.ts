@@ -29,7 +29,15 @@ export interface SyncChildResult {
   wallMs: number;
   /** process.resourceUsage().maxRSS at exit, in MiB (the whole process: code, heap, buffers). */
   maxRssMiB: number;
-  outcomes: Array<{ target: string; status: string; entryCount: number; pages: number; counts: Record<string, number>; error?: string; load?: TargetOutcome['load'] }>;
+  outcomes: Array<{
+    target: string;
+    status: string;
+    entryCount: number;
+    pages: number;
+    counts: Record<string, number>;
+    error?: string;
+    load?: TargetOutcome['load'];
+  }>;
 }
 
 /**
@@ -87,7 +95,12 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
   const started = performance.now();
   const tuning = { ...defaultTuning, ...job.tuning };
-  const collector = new ListCollector(target.list, { spillThreshold: tuning.spillThreshold, spillEvery: tuning.spillEvery, spill: async () => undefined, hash: { keepAtMost: tuning.hashKeepEntries } });
+  const collector = new ListCollector(target.list, {
+    spillThreshold: tuning.spillThreshold,
+    spillEvery: tuning.spillEvery,
+    spill: async () => undefined,
+    hash: { keepAtMost: tuning.hashKeepEntries },
+  });
   let pages = 0;
   let entries = 0;
   for await (const page of client.pages(request)) {
@@ -106,7 +119,15 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
 
 async function sync(): Promise<SyncChildResult> {
   const started = performance.now();
-  const [run] = await runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', lists: job.lists, concurrency: 4, ...(job.tuning ? { tuning: job.tuning } : {}) });
+  const [run] = await runSync({
+    db,
+    sources: [source],
+    clientFor: () => client,
+    trigger: 'cli',
+    lists: job.lists,
+    concurrency: 4,
+    ...(job.tuning ? { tuning: job.tuning } : {}),
+  });
   const wallMs = performance.now() - started;
   return {
     wallMs,

@@ -19,7 +19,11 @@ interface PackageJson {
 
 function gitOrigin(): string | undefined {
   try {
-    return execFileSync('git', ['remote', 'get-url', 'origin'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || undefined;
+    return (
+      execFileSync('git', ['remote', 'get-url', 'origin'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim() || undefined
+    );
   } catch {
     return undefined;
   }

@@ -32,9 +32,7 @@ async function redisUrl(): Promise<string> {
     return process.env.REDIS_URL;
   }
   const { RedisContainer } = await import('@testcontainers/redis');
-  const container = await new RedisContainer('redis:7-alpine')
-    .withCommand(['redis-server', '--maxmemory-policy', 'noeviction'])
-    .start();
+  const container = await new RedisContainer('redis:7-alpine').withCommand(['redis-server', '--maxmemory-policy', 'noeviction']).start();
   stops.push(() => container.stop());
   console.log('[tests] Redis: started with testcontainers (redis:7-alpine)');
   return container.getConnectionUrl();

@@ -183,7 +183,9 @@ function describe(alert: AlertRecord, medium: Medium, maxEntries: number): strin
   }
   if (alert.kind === 'nonconforming') {
     const count = num(p.count);
-    const shown = misfitsOf(p).slice(0, maxEntries).map((m) => escape(misfitLabel(m)));
+    const shown = misfitsOf(p)
+      .slice(0, maxEntries)
+      .map((m) => escape(misfitLabel(m)));
     const more = count - shown.length;
     return `${count} ${count === 1 ? 'value' : 'values'} of ${noun} not fitting their column's type ${where}: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
   }
@@ -198,7 +200,8 @@ function describe(alert: AlertRecord, medium: Medium, maxEntries: number): strin
     if (num(p.reshaped) > 0) parts.push(`${num(p.reshaped)} entries reshaped (not counted as modified)`);
     const waiting = p.views_waiting as { message?: unknown } | undefined;
     if (waiting && str(waiting.message)) parts.push(escape(str(waiting.message)!));
-    if (Array.isArray(p.applied_after_wait)) parts.push(`applied after waiting for the views' dependents: ${escape(columnChanges({ columns: p.applied_after_wait }).join(', '))}`);
+    if (Array.isArray(p.applied_after_wait))
+      parts.push(`applied after waiting for the views' dependents: ${escape(columnChanges({ columns: p.applied_after_wait }).join(', '))}`);
     return `${noun} changed shape ${where}${parts.length ? `: ${parts.join('; ')}` : ''}`;
   }
   return `${escape(alert.kind)} ${where}`;
@@ -259,7 +262,11 @@ const LOG_TEXT_LIMIT = 300;
 export function logFields(alert: AlertRecord): Record<string, unknown> {
   const p = alert.payload;
   const counts = Object.fromEntries(Object.entries(p).filter(([k, v]) => typeof v === 'number' && k !== 'snapshot_id' && k !== 'run_id'));
-  const codes = changeKinds.has(alert.kind) ? entriesOf(p).slice(0, LOG_CODES).map((e) => str(e.code) ?? str(e.entry_key) ?? '?') : undefined;
+  const codes = changeKinds.has(alert.kind)
+    ? entriesOf(p)
+        .slice(0, LOG_CODES)
+        .map((e) => str(e.code) ?? str(e.entry_key) ?? '?')
+    : undefined;
   return { ...counts, ...(codes ? { codes } : {}) };
 }
 
@@ -273,7 +280,9 @@ export function logText(alert: AlertRecord): string {
 export function shortSummary(alert: AlertRecord, maxCodes = 5): string {
   const p = alert.payload;
   if (changeKinds.has(alert.kind)) {
-    const codes = entriesOf(p).slice(0, maxCodes).map((e) => str(e.code) ?? str(e.entry_key) ?? '?');
+    const codes = entriesOf(p)
+      .slice(0, maxCodes)
+      .map((e) => str(e.code) ?? str(e.entry_key) ?? '?');
     const more = num(p.count) - codes.length;
     return codes.join(', ') + (more > 0 ? ` +${more} more` : '');
   }

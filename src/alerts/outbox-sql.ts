@@ -38,13 +38,7 @@ export async function disabledEndpoints(q: Queryable, labels: string[]): Promise
 }
 
 /** Settles a pending alert for good; false when it was no longer pending (another worker settled it). */
-export async function settleAlert(
-  q: Queryable,
-  id: number,
-  state: 'delivered' | 'skipped' | 'disabled',
-  lastError: string | null,
-  at: Date,
-): Promise<boolean> {
+export async function settleAlert(q: Queryable, id: number, state: 'delivered' | 'skipped' | 'disabled', lastError: string | null, at: Date): Promise<boolean> {
   const { affectedRows } = await q.query(
     `update refdata.alerts set state = $2, last_error = $3,
             delivered_at = case when $2 = 'delivered' then $4::timestamptz else delivered_at end
@@ -71,14 +65,7 @@ export async function disableEndpoint(db: Database, label: string, environments:
 }
 
 /** Records a failed attempt (pending again at `next`, or dead), only while `lease` still holds. */
-export async function recordAttemptFailed(
-  q: Queryable,
-  id: number,
-  dead: boolean,
-  lastError: string,
-  next: Date,
-  lease: Date,
-): Promise<void> {
+export async function recordAttemptFailed(q: Queryable, id: number, dead: boolean, lastError: string, next: Date, lease: Date): Promise<void> {
   // Only while our lease holds: if another worker took the alert meanwhile, its outcome wins.
   await q.query(
     `update refdata.alerts set state = $2, last_error = $3, next_attempt_at = $4

@@ -51,7 +51,13 @@ function guardedLookup(allowPrivate: boolean) {
       (found) => {
         let addresses: LookupAddress[];
         try {
-          const allowed = new Set(allowedAddresses(hostname, found.map((a) => a.address), allowPrivate));
+          const allowed = new Set(
+            allowedAddresses(
+              hostname,
+              found.map((a) => a.address),
+              allowPrivate,
+            ),
+          );
           addresses = found.filter((a) => allowed.has(a.address));
         } catch (err) {
           callback(err as Error, []);
@@ -111,13 +117,7 @@ export interface WebhookResponse {
 const SNIPPET_BYTES = 512;
 
 /** POSTs one body; reads at most a short snippet of the answer and discards the rest. */
-export async function postWebhook(
-  agent: Agent,
-  url: URL,
-  headers: Record<string, string>,
-  body: string,
-  signal: AbortSignal,
-): Promise<WebhookResponse> {
+export async function postWebhook(agent: Agent, url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<WebhookResponse> {
   const res = await agent.request({
     origin: url.origin,
     path: url.pathname + url.search,

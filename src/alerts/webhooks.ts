@@ -41,9 +41,7 @@ function buildWebhook(source: SourceConfig, agents: (allowPrivate: boolean) => A
   if (config.secret !== undefined) {
     const key = webhookKey(config.secret);
     if (!key) {
-      throw new ConfigError(
-        `REFSYNC_WEBHOOK_SECRET (source ${source.name}): must be a Standard Webhooks secret, 'whsec_' followed by base64`,
-      );
+      throw new ConfigError(`REFSYNC_WEBHOOK_SECRET (source ${source.name}): must be a Standard Webhooks secret, 'whsec_' followed by base64`);
     }
     webhook.key = key;
   }

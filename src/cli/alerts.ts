@@ -15,7 +15,6 @@ interface AlertListRow extends AlertRow {
   state: string;
 }
 
-
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 async function list(db: Database, pending: boolean, json: boolean, limit: number): Promise<number> {
@@ -93,9 +92,7 @@ async function retry(db: Database, ids: number[]): Promise<number> {
       continue;
     }
     if (row.state === 'disabled') {
-      endpoints ??= new Map(
-        loadConfig().sources.flatMap((s) => (s.webhook ? [[s.environment, endpointLabel(s.webhook.url)] as [string, string]] : [])),
-      );
+      endpoints ??= new Map(loadConfig().sources.flatMap((s) => (s.webhook ? [[s.environment, endpointLabel(s.webhook.url)] as [string, string]] : [])));
       const label = endpoints.get(row.environment);
       if (label) {
         const { affectedRows } = await db.query(

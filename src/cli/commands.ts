@@ -74,7 +74,10 @@ export const commands: CommandEntry[] = [
   {
     name: 'diff',
     summary: 'what changed in one list between two times: added, removed, modified with before → after',
-    notes: ['Example: refsync diff --list accessorials --from 2026-03-01 --to 2026-06-01', 'In SQL: select * from refdata.entries_diff(\'accessorials\', \'2026-03-01\', \'2026-06-01\').'],
+    notes: [
+      'Example: refsync diff --list accessorials --from 2026-03-01 --to 2026-06-01',
+      "In SQL: select * from refdata.entries_diff('accessorials', '2026-03-01', '2026-06-01').",
+    ],
     load: () => import('./diff.ts'),
   },
   {

@@ -32,7 +32,15 @@ const day = (iso: string | null) => iso?.slice(0, 10) ?? null;
 
 /** The impact the second sync recorded on its change rows, and the orphans left now. */
 export async function printDemoImpact(db: Database, environment: string, print: (line?: string) => void): Promise<void> {
-  const { rows } = await db.query<{ code: string; change: string; col: string; rows: number; from: string | null; to: string | null; top: Array<{ value: string; rows: number }> | null }>(
+  const { rows } = await db.query<{
+    code: string;
+    change: string;
+    col: string;
+    rows: number;
+    from: string | null;
+    to: string | null;
+    top: Array<{ value: string; rows: number }> | null;
+  }>(
     `select c.code, c.change, i ->> 'column' as col, (i ->> 'rows')::int as rows, i ->> 'from' as from, i ->> 'to' as to, i -> 'top' as top
      from refdata.entry_changes c cross join jsonb_array_elements(c.impact) i
      where c.environment = $1 order by rows desc, c.code`,
@@ -45,5 +53,7 @@ export async function printDemoImpact(db: Database, environment: string, print: 
     ),
   );
   const lost = await orphans(db, demoUsage[0]!.column, 'accessorials', '', { environment });
-  print(`orphans now (refsync impact orphans): ${lost.map((o) => `${cellText(o.value)} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`);
+  print(
+    `orphans now (refsync impact orphans): ${lost.map((o) => `${cellText(o.value)} ${o.rows} ${o.rows === 1 ? 'row' : 'rows'}`).join(', ')} in ${demoUsage[0]!.column}`,
+  );
 }

@@ -1,13 +1,7 @@
 import { loadConfig } from '../config/load.ts';
 import { usageFor } from '../config/usage.ts';
 import type { Database } from '../db/database.ts';
-import {
-  CHARGE_CODE_VERSION_2024,
-  CHARGE_CODE_VERSION_2025,
-  SANDBOX_MACHINE_ACCOUNT,
-  startSandbox,
-  type Sandbox,
-} from '../sandbox/index.ts';
+import { CHARGE_CODE_VERSION_2024, CHARGE_CODE_VERSION_2025, SANDBOX_MACHINE_ACCOUNT, startSandbox, type Sandbox } from '../sandbox/index.ts';
 import { runSync, type RunResult } from '../sync/run/run-sync.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
 import { createLogger } from '../util/logger.ts';
@@ -44,13 +38,26 @@ function changeSandbox(sandbox: Sandbox): string[] {
 }
 
 async function printChanges(db: Database, environment: string): Promise<void> {
-  const { rows } = await db.query<{ list_key: string; variant: string; change: string; code: string; fields: string | null; before: string | null; after: string | null }>(
+  const { rows } = await db.query<{
+    list_key: string;
+    variant: string;
+    change: string;
+    code: string;
+    fields: string | null;
+    before: string | null;
+    after: string | null;
+  }>(
     `select list_key, variant, change, coalesce(code, entry_key) as code, array_to_string(changed_fields, ',') as fields,
             coalesce(before ->> 'description', before ->> 'name') as before, coalesce(after ->> 'description', after ->> 'name') as after
      from refdata.entry_changes where environment = $1 order by list_key, variant, code`,
     [environment],
   );
-  print(formatTable(['list', 'variant', 'change', 'code', 'fields', 'before', 'after'], rows.map((r) => [r.list_key, r.variant || null, r.change, r.code, r.fields || null, r.before, r.after])));
+  print(
+    formatTable(
+      ['list', 'variant', 'change', 'code', 'fields', 'before', 'after'],
+      rows.map((r) => [r.list_key, r.variant || null, r.change, r.code, r.fields || null, r.before, r.after]),
+    ),
+  );
 }
 
 async function printAlerts(db: Database, environment: string): Promise<void> {
@@ -65,7 +72,12 @@ async function printAlerts(db: Database, environment: string): Promise<void> {
     print('no alerts fired');
     return;
   }
-  print(formatTable(['alert', 'kind', 'list', 'variant', 'codes', 'delivery'], rows.map((r) => [r.id, r.kind, r.list_key, r.variant || null, r.codes, r.state])));
+  print(
+    formatTable(
+      ['alert', 'kind', 'list', 'variant', 'codes', 'delivery'],
+      rows.map((r) => [r.id, r.kind, r.list_key, r.variant || null, r.codes, r.state]),
+    ),
+  );
 }
 
 function printRun(result: RunResult, onlyChanged: boolean): void {
@@ -98,7 +110,9 @@ function printReceived(receiver: DemoReceiver): void {
   print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
   for (const w of receiver.received) {
     const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
-    print(`   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${terminalText(codes)}  signature ${w.verified ? 'verified' : 'INVALID'}`);
+    print(
+      `   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${terminalText(codes)}  signature ${w.verified ? 'verified' : 'INVALID'}`,
+    );
   }
 }
 
@@ -106,7 +120,9 @@ function printTryNext(environment: string): void {
   print('\nTry next:');
   print('  npx refsync status            # last run and last change per list');
   print('  npx refsync changes --list charge_codes');
-  print(`  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`);
+  print(
+    `  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`,
+  );
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -128,8 +144,12 @@ export async function run(argv: string[]): Promise<number> {
   try {
     print(`refsync demo — environment label '${environment}'`);
     print(`upstream: the bundled sandbox at ${sandbox.url} (HTTPS; throwaway CA in ${sandbox.caFile})`);
-    print(`alerts: ${receiver ? `a local webhook receiver at ${receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(env.REFSYNC_WEBHOOK_URL!).origin})`}`);
-    print(`database: ${databaseUrl ? `DATABASE_URL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`);
+    print(
+      `alerts: ${receiver ? `a local webhook receiver at ${receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(env.REFSYNC_WEBHOOK_URL!).origin})`}`,
+    );
+    print(
+      `database: ${databaseUrl ? `DATABASE_URL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`,
+    );
     await createDemoFacts(db);
     print(`your data: ${DEMO_FACTS} (120 shipments), its accessorial and equipment_type columns named as usage sources`);
     const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger }).then((r) => r[0]!);

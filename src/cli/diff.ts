@@ -44,8 +44,14 @@ function printDiff(listKey: string, from: Date, to: Date, rows: ListDiffRow[]): 
     if (!of.length) continue;
     const table =
       change === 'modified'
-        ? formatTable([...heads, 'before → after'], of.map((r) => [...lead(r), fieldChanges(r)]))
-        : formatTable([...heads, 'description'], of.map((r) => [...lead(r), change === 'added' ? r.description_after : r.description_before]));
+        ? formatTable(
+            [...heads, 'before → after'],
+            of.map((r) => [...lead(r), fieldChanges(r)]),
+          )
+        : formatTable(
+            [...heads, 'description'],
+            of.map((r) => [...lead(r), change === 'added' ? r.description_after : r.description_before]),
+          );
     out.push(`${change} (${of.length}):`, table, '');
   }
   const n = (change: string) => rows.filter((r) => r.change === change).length;

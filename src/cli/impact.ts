@@ -55,7 +55,12 @@ async function orphansCommand(argv: string[]): Promise<number> {
     } else if (rows.length === 0) {
       print(`no orphans: every fact matches a ${at ? `code valid at ${at.toISOString()}` : 'current code'}`);
     } else {
-      print(formatTable(['column', 'value', 'rows', 'list', 'variant', 'environment'], rows.map((r) => [r.column, r.value, r.rows, r.list_key, r.variant || null, r.environment])));
+      print(
+        formatTable(
+          ['column', 'value', 'rows', 'list', 'variant', 'environment'],
+          rows.map((r) => [r.column, r.value, r.rows, r.list_key, r.variant || null, r.environment]),
+        ),
+      );
     }
     return 0;
   } finally {
@@ -92,7 +97,9 @@ async function pinCommand(argv: string[]): Promise<number> {
     for (const source of sources) {
       for (const version of [from, to]) {
         if (!counts.some((c) => c.environment === source.environment && c.version === version)) {
-          process.stderr.write(`refsync: impact pin: environment '${source.environment}' holds no charge codes of version '${version}' (sync it first: REFSYNC_CHARGE_CODE_VERSIONS)\n`);
+          process.stderr.write(
+            `refsync: impact pin: environment '${source.environment}' holds no charge codes of version '${version}' (sync it first: REFSYNC_CHARGE_CODE_VERSIONS)\n`,
+          );
           return 2;
         }
       }

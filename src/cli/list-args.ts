@@ -4,7 +4,10 @@ import { UsageError } from './args.ts';
 /** `--list KEY` values (repeated or comma-separated), each checked against the contract's list keys. */
 export function parseListArgs(command: string, values: string[] | undefined): ListKey[] | undefined {
   if (!values?.length) return undefined;
-  const keys = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const keys = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const key of keys) {
     if (!isListKey(key)) throw new UsageError(`${command}: --list '${key}' is not a list key; one of: ${listKeys.join(', ')}`);
   }

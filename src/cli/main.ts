@@ -47,7 +47,9 @@ function exitOneIfUnsettled(commandName: string): () => void {
   let settled = false;
   const onEmptyLoop = () => {
     if (settled) return;
-    process.stderr.write(`refsync: ${commandName}: ended without finishing its work (it was waiting on something that never came); nothing was reported as done\n`);
+    process.stderr.write(
+      `refsync: ${commandName}: ended without finishing its work (it was waiting on something that never came); nothing was reported as done\n`,
+    );
     process.exit(1);
   };
   process.once('beforeExit', onEmptyLoop);
@@ -60,18 +62,20 @@ const settle = exitOneIfUnsettled(commands.find((c) => c.name === process.argv[2
 
 // Bad configuration and bad arguments end with one line and exit 2; anything else is a bug or an
 // outage and keeps its message (never a secret: errors are built without them) on one line too.
-main(process.argv.slice(2)).finally(settle).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    if (err instanceof ConfigError || err instanceof UsageError) {
-      process.stderr.write(`refsync: ${terminalText(err.message)}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`refsync: ${terminalText(message)}\n`);
-    process.exitCode = 1;
-  },
-);
+main(process.argv.slice(2))
+  .finally(settle)
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      if (err instanceof ConfigError || err instanceof UsageError) {
+        process.stderr.write(`refsync: ${terminalText(err.message)}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`refsync: ${terminalText(message)}\n`);
+      process.exitCode = 1;
+    },
+  );

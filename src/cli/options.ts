@@ -41,7 +41,11 @@ export const commandOptions = {
     json: { ...json, help: 'print the queued runs as JSON' },
   },
   status: {
-    list: { type: 'string', value: 'KEY', help: 'the detail of one list: its state, the held or failed reason and the command that resolves it, last snapshots, last changes' },
+    list: {
+      type: 'string',
+      value: 'KEY',
+      help: 'the detail of one list: its state, the held or failed reason and the command that resolves it, last snapshots, last changes',
+    },
     source: { type: 'string', value: 'NAME', help: 'with --list: only this source (its name or its environment)' },
     json: { ...json, help: 'print JSON, every field' },
   },
@@ -76,10 +80,10 @@ export const commandOptions = {
   },
   'export-dbt': {
     out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
-    'dbt-version': { type: 'string', value: 'V', help: "dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)" },
+    'dbt-version': { type: 'string', value: 'V', help: 'dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)' },
     schedule: { type: 'string', value: 'CRON', help: 'the sync schedule freshness is derived from (default: REFSYNC_SCHEDULE, else hourly)' },
   },
-  'check-auth': { json: { ...json, help: 'print each source\'s outcome as JSON' } },
+  'check-auth': { json: { ...json, help: "print each source's outcome as JSON" } },
   sandbox: {
     port: { type: 'string', value: 'N', help: 'HTTPS port, 0 for any free one (default 8443)' },
     host: { type: 'string', value: 'H', help: 'address to listen on (default 127.0.0.1)' },

@@ -38,9 +38,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const [first] = DEFAULT_ACCOUNTS;
   const loginBody = JSON.stringify({ email: first?.email, password: first?.password });
-  const accounts = DEFAULT_ACCOUNTS.map(
-    (a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`,
-  ).join('\n');
+  const accounts = DEFAULT_ACCOUNTS.map((a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`).join('\n');
   process.stdout.write(
     [
       `refsync sandbox listening on ${sandbox.url}`,

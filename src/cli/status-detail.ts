@@ -83,7 +83,13 @@ function stateLines(t: ListDetail, width: number | undefined, now: Date): string
 function snapshotLines(t: ListDetail, width: number | undefined): string[] {
   const headers = ['fetched', 'status', 'entries', 'changes', 'error'];
   const rows = (room: number) =>
-    t.snapshots.map((s) => [formatTime(s.fetched_at), s.status, s.entry_count as number | null, `+${s.added} -${s.removed} ~${s.modified}`, s.error === null ? null : shorten(briefReason(s.error), room)]);
+    t.snapshots.map((s) => [
+      formatTime(s.fetched_at),
+      s.status,
+      s.entry_count as number | null,
+      `+${s.added} -${s.removed} ~${s.modified}`,
+      s.error === null ? null : shorten(briefReason(s.error), room),
+    ]);
   const errorAt = formatTable(headers, rows(0)).indexOf('error');
   const table = formatTable(headers, rows(width ? Math.max(width - 2 - errorAt, 10) : Infinity));
   return [`  last snapshots (newest first, at most ${SNAPSHOTS_SHOWN})`, ...table.split('\n').map((l) => (width ? shorten(`  ${l}`, width) : `  ${l}`))];

@@ -36,7 +36,8 @@ const columns: Column[] = [
     header: 'last ok',
     rank: 5,
     // Only when it differs from the last fetch: a list that synced ok would repeat it.
-    cell: (t, now) => (t.last_success_at && new Date(t.last_success_at).getTime() === new Date(t.last_fetched_at).getTime() ? '' : formatAge(t.last_success_at, now) || 'never'),
+    cell: (t, now) =>
+      t.last_success_at && new Date(t.last_success_at).getTime() === new Date(t.last_fetched_at).getTime() ? '' : formatAge(t.last_success_at, now) || 'never',
   },
 ];
 
@@ -67,8 +68,16 @@ export function targetLines(targets: TargetStatusRow[], width: number | undefine
     return width === undefined ? trimmed : shorten(trimmed, width);
   };
   return [
-    line(kept.map((c) => c.header), longestReason > 0 ? 'reason' : ''),
-    ...targets.map((_, row) => line(kept.map((c) => c.cells[row]!), reasons[row]!)),
+    line(
+      kept.map((c) => c.header),
+      longestReason > 0 ? 'reason' : '',
+    ),
+    ...targets.map((_, row) =>
+      line(
+        kept.map((c) => c.cells[row]!),
+        reasons[row]!,
+      ),
+    ),
   ];
 }
 

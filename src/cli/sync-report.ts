@@ -11,7 +11,10 @@ export function progressLine(o: TargetOutcome, withEnvironment = false): string 
     o.status === 'changed' && o.baseline
       ? `first load`
       : `+${c.added} -${c.removed} ~${c.modified}${c.reappeared ? ` ↺${c.reappeared}` : ''}${c.reshaped ? ` ≈${c.reshaped}` : ''}`;
-  const tail = [o.error, o.impactError].filter(Boolean).map((e) => `  ${terminalText(e)}`).join('');
+  const tail = [o.error, o.impactError]
+    .filter(Boolean)
+    .map((e) => `  ${terminalText(e)}`)
+    .join('');
   return `${o.status.padEnd(11)} ${name.padEnd(withEnvironment ? 50 : 36)} pages ${String(o.pages).padStart(4)}  entries ${String(o.entryCount).padStart(7)}  ${changes.padEnd(16)} ${String(Math.round(o.durationMs)).padStart(6)} ms${tail}`;
 }
 

@@ -10,7 +10,11 @@ export type Cell = string | number | null | undefined;
 export function formatTable(headers: string[], rows: Cell[][]): string {
   const cells = rows.map((r) => r.map(cellText));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 

@@ -11,11 +11,15 @@ import { jsonText } from './terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('trigger', argv);
-  const lists = values.list?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const lists = values.list
+    ?.flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const key of lists ?? []) {
     if (!isListKey(key)) throw new UsageError(`trigger: --list '${key}' is not a list key (one of: ${listKeys.join(', ')})`);
   }
-  if (values['accept-schema'] && !lists) throw new UsageError('trigger: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
+  if (values['accept-schema'] && !lists)
+    throw new UsageError('trigger: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
   if (values.slot !== undefined && !isValidSlot(values.slot)) {
     throw new UsageError('trigger: --slot may hold only letters, digits, _ . - (at most 100)');
   }

@@ -35,10 +35,24 @@ function printReport(report: DiffReport): void {
     const onlyB = env.changes.filter((r) => r.change === 'added');
     const changed = env.changes.filter((r) => r.change === 'modified');
     if (onlyA.length) {
-      out.push(`removed: only in ${a} (${onlyA.length}):`, formatTable(['code', 'description'], onlyA.map((r) => [r.code, r.description_a])), '');
+      out.push(
+        `removed: only in ${a} (${onlyA.length}):`,
+        formatTable(
+          ['code', 'description'],
+          onlyA.map((r) => [r.code, r.description_a]),
+        ),
+        '',
+      );
     }
     if (onlyB.length) {
-      out.push(`added: only in ${b} (${onlyB.length}):`, formatTable(['code', 'description'], onlyB.map((r) => [r.code, r.description_b])), '');
+      out.push(
+        `added: only in ${b} (${onlyB.length}):`,
+        formatTable(
+          ['code', 'description'],
+          onlyB.map((r) => [r.code, r.description_b]),
+        ),
+        '',
+      );
     }
     if (changed.length) {
       out.push(
@@ -123,5 +137,7 @@ async function diff(argv: string[]): Promise<number> {
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'diff') return diff(rest);
-  throw new UsageError(sub ? `versions: unknown subcommand '${sub}' (usage: refsync ${usage})` : `versions: a subcommand is required (usage: refsync ${usage})`);
+  throw new UsageError(
+    sub ? `versions: unknown subcommand '${sub}' (usage: refsync ${usage})` : `versions: a subcommand is required (usage: refsync ${usage})`,
+  );
 }

@@ -41,7 +41,9 @@ export async function run(argv: string[]): Promise<number> {
     await tracing.shutdown();
     throw err;
   });
-  process.stdout.write(`refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`);
+  process.stdout.write(
+    `refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`,
+  );
 
   const signal = await Promise.race([
     new Promise<NodeJS.Signals>((resolve) => {

@@ -8,7 +8,6 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { ident, literal } from './typed-sql.ts';
 
-
 export const asOfFunctionName = (key: ListKey): string => `${key}_as_of`;
 /** The names of the list's typed functions, whose dependents count as the history view's. */
 export const listFunctionNames = (key: ListKey): string[] => [asOfFunctionName(key), `${key}_diff`];

@@ -160,7 +160,10 @@ export interface ViewsReconciled {
  */
 export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<ViewsReconciled> {
   const steps: ViewStep[] = [];
-  for (const [relation, history] of [[listView(key, typed), false], [listHistoryView(key, typed), true]] as const) {
+  for (const [relation, history] of [
+    [listView(key, typed), false],
+    [listHistoryView(key, typed), true],
+  ] as const) {
     const action = plan(await existingColumns(q, relation.name), wantedColumns(relation));
     if (action !== 'none') steps.push({ relation, history, action });
   }

@@ -79,18 +79,17 @@ export interface ColumnPlan {
  * in this fetch nor in the current rows of the list's other targets. A field the fetch lacks keeps
  * its column. Takes the list's column lock for the caller's transaction.
  */
-export async function planListColumns(
-  q: Queryable,
-  key: ListKey,
-  observed: ReadonlyMap<string, FieldValues>,
-  target?: PlanTarget,
-): Promise<ColumnPlan> {
+export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
   await lockListColumns(q, key);
   const recorded = await readTypedColumns(q, key);
   const byField = new Map(recorded.map((c) => [c.field, c]));
   const newFields = [...observed.keys()].filter((f) => !byField.has(f));
   const reserved = listHistoryView(key).columns.map((c) => c.name);
-  const names = nameNewFields(newFields, reserved, recorded.map((c) => c.column));
+  const names = nameNewFields(
+    newFields,
+    reserved,
+    recorded.map((c) => c.column),
+  );
   const first = recorded.reduce((max, c) => Math.max(max, c.position), 0) + 1;
   const added = [...names]
     .sort((a, b) => (a[1] < b[1] ? -1 : 1))

@@ -20,7 +20,10 @@ function dashboardWrite(value: string | undefined): boolean {
 }
 
 function allowedHosts(value: string | undefined): string[] {
-  const names = (value ?? '').split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter((s) => s !== '');
+  const names = (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+    .filter((s) => s !== '');
   for (const name of names) {
     if (!hostNamePattern.test(name)) {
       throw new ConfigError(`REFSYNC_HTTP_ALLOWED_HOSTS: '${name.slice(0, 80)}' is not a host name (give names like refsync.internal, no scheme or port)`);
@@ -33,7 +36,9 @@ function allowedHosts(value: string | undefined): string[] {
 export function httpAccessFromEnv(env: Env, dashboardPassword: string | undefined): HttpAccess {
   const access = { dashboardWrite: dashboardWrite(env.REFSYNC_DASHBOARD_WRITE), allowedHosts: allowedHosts(env.REFSYNC_HTTP_ALLOWED_HOSTS) };
   if (access.dashboardWrite && !dashboardPassword) {
-    throw new ConfigError('REFSYNC_DASHBOARD_WRITE: is true, but REFSYNC_DASHBOARD_PASSWORD is not set; a dashboard that can change the queue needs a password');
+    throw new ConfigError(
+      'REFSYNC_DASHBOARD_WRITE: is true, but REFSYNC_DASHBOARD_PASSWORD is not set; a dashboard that can change the queue needs a password',
+    );
   }
   return access;
 }

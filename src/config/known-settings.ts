@@ -79,9 +79,7 @@ export function unknownSettingWarnings(env: Record<string, string | undefined>):
     .filter((name) => name.startsWith('REFSYNC_') && !known.has(name))
     .sort()
     .map((name) => {
-      const [closest] = knownSettings
-        .map((k) => [k, editDistance(name, k)] as const)
-        .sort((x, y) => x[1] - y[1]);
+      const [closest] = knownSettings.map((k) => [k, editDistance(name, k)] as const).sort((x, y) => x[1] - y[1]);
       const hint = closest && closest[1] <= Math.max(3, Math.floor(name.length / 3)) ? `; did you mean ${closest[0]}?` : '';
       return `${name.slice(0, 80)} is not a setting refsync knows${hint}`;
     });

@@ -133,10 +133,16 @@ function firstIssue(error: z.ZodError, describe: (field: string) => string, raw?
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
     const at = [...issue.path.map(String), key];
-    return new ConfigError(`${describe(at[0]!)}${at.slice(1).map((p) => `.${p}`).join('')}: is not a setting refsync knows`);
+    return new ConfigError(
+      `${describe(at[0]!)}${at
+        .slice(1)
+        .map((p) => `.${p}`)
+        .join('')}: is not a setting refsync knows`,
+    );
   }
   const [field, ...rest] = issue.path;
-  const where = field !== undefined ? describe(String(field)) + rest.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') : 'configuration';
+  const where =
+    field !== undefined ? describe(String(field)) + rest.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') : 'configuration';
   if (issue.code === 'invalid_type' && issue.message.includes('undefined')) {
     return new ConfigError(`${where}: is required`);
   }
@@ -162,9 +168,7 @@ function readCa(describe: string, caFile: string | undefined): string | undefine
 
 function toSourceConfig(parsed: ParsedSource, describe: (field: string) => string): SourceConfig {
   if (!parsed.apiKey && !(parsed.email && parsed.password)) {
-    throw new ConfigError(
-      `${describe('email')}: credentials are missing; set an email and password, or an API key`,
-    );
+    throw new ConfigError(`${describe('email')}: credentials are missing; set an email and password, or an API key`);
   }
   if ((parsed.email && !parsed.password) || (!parsed.email && parsed.password)) {
     throw new ConfigError(`${describe(parsed.email ? 'password' : 'email')}: is required with ${describe(parsed.email ? 'email' : 'password')}`);
@@ -283,9 +287,7 @@ function sourcesFromFile(file: ConfigFile, envSource: Record<string, unknown>): 
 /** Certificate checks stay on: a trusted CA is the way to reach a private upstream. */
 function refuseDisabledCertificateChecks(env: Env): void {
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
-    throw new ConfigError(
-      'NODE_TLS_REJECT_UNAUTHORIZED=0 is refused: it would disable certificate checks; trust a CA with REFSYNC_CA_FILE instead',
-    );
+    throw new ConfigError('NODE_TLS_REJECT_UNAUTHORIZED=0 is refused: it would disable certificate checks; trust a CA with REFSYNC_CA_FILE instead');
   }
 }
 
@@ -338,7 +340,8 @@ function addOptionalSettings(config: AppConfig, env: Env): void {
     config.redisSentinel = { name: nonEmpty(env.REDIS_SENTINEL_NAME) ?? 'mymaster', sentinels: parsed.data };
   }
   if (nonEmpty(env.REDIS_CLUSTER_NODES)) {
-    if (config.redisSentinel) throw new ConfigError('REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS; a Redis is either a cluster or behind Sentinel, set one');
+    if (config.redisSentinel)
+      throw new ConfigError('REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS; a Redis is either a cluster or behind Sentinel, set one');
     const parsed = redisClusterNodesSchema.safeParse(env.REDIS_CLUSTER_NODES);
     if (!parsed.success) throw new ConfigError(`REDIS_CLUSTER_NODES: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
     config.redisCluster = { nodes: parsed.data };
@@ -370,7 +373,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: checkLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     concurrency: integer('REFSYNC_CONCURRENCY', env.REFSYNC_CONCURRENCY, 4, 1, 256),
     retention: retentionFromEnv(env),
-    metricsSourceLabel: env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === '' ? true : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
+    metricsSourceLabel:
+      env.REFSYNC_METRICS_SOURCE_LABEL === undefined || env.REFSYNC_METRICS_SOURCE_LABEL === ''
+        ? true
+        : bool('REFSYNC_METRICS_SOURCE_LABEL', env.REFSYNC_METRICS_SOURCE_LABEL),
     sources,
     usage,
   };

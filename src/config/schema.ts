@@ -40,18 +40,17 @@ const httpsOrigin = z.string().superRefine((value, ctx) => {
   }
 });
 
-const chargeCodeVersion = z
-  .string()
-  .refine((v) => v === 'unpinned' || (isoDate.test(v) && isRealDate(v)), {
-    message: "each version must be a date like 2024-06-11 or 'unpinned'",
-  });
+const chargeCodeVersion = z.string().refine((v) => v === 'unpinned' || (isoDate.test(v) && isRealDate(v)), {
+  message: "each version must be a date like 2024-06-11 or 'unpinned'",
+});
 
-const cron = z
-  .string()
-  .refine((v) => {
+const cron = z.string().refine(
+  (v) => {
     const fields = v.trim().split(/\s+/);
     return fields.length >= 5 && fields.length <= 6;
-  }, { message: 'must be a cron expression of 5 or 6 fields' });
+  },
+  { message: 'must be a cron expression of 5 or 6 fields' },
+);
 
 const timezone = z.string().refine(
   (tz) => {
@@ -81,7 +80,10 @@ const listOverride = z.strictObject({
 
 /** One source after secrets were resolved; both env and REFSYNC_CONFIG sources are checked by it. */
 export const sourceSchema = z.strictObject({
-  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, _ . -'),
+  name: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, _ . -'),
   environment: z.string().min(1).max(64),
   baseUrl: httpsOrigin,
   email: z.string().min(1).optional(),

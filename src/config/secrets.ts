@@ -8,12 +8,7 @@ import { refuseControlCharacters } from './sendable.ts';
  * not be sent; the error names NAME or NAME_FILE, whichever gave it). The value never appears in an
  * error message.
  */
-export function readSecret(
-  name: string,
-  value: string | undefined,
-  file: string | undefined,
-  fileName = `${name}_FILE`,
-): string | undefined {
+export function readSecret(name: string, value: string | undefined, file: string | undefined, fileName = `${name}_FILE`): string | undefined {
   const hasValue = value !== undefined && value !== '';
   const hasFile = file !== undefined && file !== '';
   if (hasValue && hasFile) throw new ConfigError(`${name} and ${fileName} are both set; set only one`);

@@ -33,7 +33,10 @@ const fields = Object.keys(limitSettings) as LimitField[];
 
 /** The limits as the environment gives them (undefined when unset), to stand under each source. */
 export function limitsFromEnv(env: Record<string, string | undefined>): Record<LimitField, string | undefined> {
-  return Object.fromEntries(fields.map((f) => [f, env[limitSettings[f].env] === '' ? undefined : env[limitSettings[f].env]])) as Record<LimitField, string | undefined>;
+  return Object.fromEntries(fields.map((f) => [f, env[limitSettings[f].env] === '' ? undefined : env[limitSettings[f].env]])) as Record<
+    LimitField,
+    string | undefined
+  >;
 }
 
 /** The environment variable behind each limit field, to name it in errors. */

@@ -5,7 +5,18 @@ import type { SchemaChanges } from './schema-changes.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type WebhookFormat = 'json' | 'slack';
-export const alertKinds = ['added', 'removed', 'modified', 'reappeared', 'schema_changed', 'nonconforming', 'held', 'failed', 'used_code_changed', 'run_completed'] as const;
+export const alertKinds = [
+  'added',
+  'removed',
+  'modified',
+  'reappeared',
+  'schema_changed',
+  'nonconforming',
+  'held',
+  'failed',
+  'used_code_changed',
+  'run_completed',
+] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
 /** Where catalog entries can be overridden per deployment (the real service's base paths are not certain). */

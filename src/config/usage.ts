@@ -13,11 +13,9 @@ const name = z.string().regex(identifier, 'must be a plain column name (letters,
 export const usageSchema = z.strictObject({
   list: z.string().refine(isListKey, { message: `must be one of: ${listKeys.join(', ')}` }),
   variant: z.string().optional(),
-  column: z
-    .string()
-    .refine((c) => c.split('.').length === 3 && c.split('.').every((p) => identifier.test(p)), {
-      message: 'must be schema.table.column, each a plain name (letters, digits, _)',
-    }),
+  column: z.string().refine((c) => c.split('.').length === 3 && c.split('.').every((p) => identifier.test(p)), {
+    message: 'must be schema.table.column, each a plain name (letters, digits, _)',
+  }),
   at: name.optional(),
   groupBy: name.optional(),
   recentDays: z.number().int().min(1).max(36_500).default(90),

@@ -24,9 +24,7 @@ export async function migrateDatabase(db: Database): Promise<void> {
     if (check.state === 'ahead') throw new SchemaMismatchError(check);
     await tx.query('create schema if not exists drizzle');
     await tx.query('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
-    const { rows } = await tx.query<{ created_at: string }>(
-      'select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1',
-    );
+    const { rows } = await tx.query<{ created_at: string }>('select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1');
     const last = rows[0] ? Number(rows[0].created_at) : undefined;
     for (const migration of migrations) {
       if (last !== undefined && last >= migration.folderMillis) continue;

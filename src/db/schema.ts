@@ -1,18 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  bigserial,
-  boolean,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgSchema,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The `refdata` schema of docs/contract.md. Table and column names are public: downstream SQL depends on
@@ -42,9 +29,7 @@ export const syncRuns = refdata.table(
   },
   (t) => [
     index('sync_runs_environment_started_idx').on(t.environment, t.startedAt),
-    index('sync_runs_finished_age_idx')
-      .on(t.finishedAt)
-      .where(sql`finished_at is not null`),
+    index('sync_runs_finished_age_idx').on(t.finishedAt).where(sql`finished_at is not null`),
     uniqueIndex('sync_runs_source_slot_uq').on(t.source, t.slot),
   ],
 );
@@ -85,13 +70,9 @@ export const snapshots = refdata.table(
   },
   (t) => [
     index('snapshots_target_idx').on(t.environment, t.listKey, t.variant, t.id),
-    index('snapshots_last_ok_idx')
-      .on(t.environment, t.listKey, t.variant, t.id)
-      .where(sql`status = 'ok'`),
+    index('snapshots_last_ok_idx').on(t.environment, t.listKey, t.variant, t.id).where(sql`status = 'ok'`),
     index('snapshots_run_idx').on(t.runId),
-    index('snapshots_unchanged_age_idx')
-      .on(t.fetchedAt)
-      .where(sql`status = 'ok' and not changed`),
+    index('snapshots_unchanged_age_idx').on(t.fetchedAt).where(sql`status = 'ok' and not changed`),
   ],
 );
 
@@ -114,9 +95,7 @@ export const entries = refdata.table(
     lastSnapshotId: bigint('last_snapshot_id', { mode: 'number' }),
   },
   (t) => [
-    uniqueIndex('entries_current_uq')
-      .on(t.environment, t.listKey, t.variant, t.entryKey)
-      .where(sql`valid_to is null`),
+    uniqueIndex('entries_current_uq').on(t.environment, t.listKey, t.variant, t.entryKey).where(sql`valid_to is null`),
     index('entries_history_idx').on(t.environment, t.listKey, t.variant, t.entryKey, t.validFrom),
   ],
 );
@@ -172,16 +151,10 @@ export const alerts = refdata.table(
   },
   (t) => [
     uniqueIndex('alerts_snapshot_kind_uq').on(t.snapshotId, t.kind),
-    uniqueIndex('alerts_run_kind_uq')
-      .on(t.runId, t.kind)
-      .where(sql`run_id is not null`),
+    uniqueIndex('alerts_run_kind_uq').on(t.runId, t.kind).where(sql`run_id is not null`),
     check('alerts_subject_ck', sql`snapshot_id is not null or run_id is not null`),
-    index('alerts_finished_age_idx')
-      .on(t.createdAt)
-      .where(sql`state in ('delivered', 'skipped')`),
-    index('alerts_pending_idx')
-      .on(t.nextAttemptAt)
-      .where(sql`state = 'pending'`),
+    index('alerts_finished_age_idx').on(t.createdAt).where(sql`state in ('delivered', 'skipped')`),
+    index('alerts_pending_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
   ],
 );
 

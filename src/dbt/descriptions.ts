@@ -69,8 +69,7 @@ const currentColumns = {
   payload: 'The whole entry as served, unknown fields included.',
   valid_from: 'Since when this version of the entry has been current.',
 };
-const currentTail = (): ColumnDescription[] =>
-  Object.entries(currentColumns).map(([name, description]) => ({ name, description }));
+const currentTail = (): ColumnDescription[] => Object.entries(currentColumns).map(([name, description]) => ({ name, description }));
 const nonconforming: ColumnDescription = {
   name: 'nonconforming',
   description:
@@ -122,7 +121,11 @@ export function listView(key: ListKey, typed: readonly TypedColumn[] = []): Rela
   const variant = variantColumn(key);
   const contract = [{ name: 'environment', description: environment }, variant, ...currentTail(), nonconforming];
   const columns = [...contract, ...typedColumns(typed)];
-  const fields = fieldKeyColumns(key, contract.map((c) => c.name), typed);
+  const fields = fieldKeyColumns(
+    key,
+    contract.map((c) => c.name),
+    typed,
+  );
   return {
     name: key,
     kind: 'view',
@@ -155,8 +158,7 @@ export function listHistoryView(key: ListKey, typed: readonly TypedColumn[] = []
 const entries: RelationDescription = {
   name: 'entries',
   kind: 'table',
-  description:
-    'Full history of every entry (slowly changing dimension, type 2): one row per version of an entry, valid from valid_from until valid_to.',
+  description: 'Full history of every entry (slowly changing dimension, type 2): one row per version of an entry, valid from valid_from until valid_to.',
   columns: [
     { name: 'id', description: 'Row id.' },
     { name: 'environment', description: 'Environment label of the source.' },
@@ -181,8 +183,7 @@ const entries: RelationDescription = {
 const entryChanges: RelationDescription = {
   name: 'entry_changes',
   kind: 'table',
-  description:
-    'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.',
+  description: 'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.',
   columns: [
     { name: 'id', description: 'Change id.' },
     { name: 'snapshot_id', description: 'Snapshot in which the change was detected.' },
@@ -251,7 +252,8 @@ const snapshots: RelationDescription = {
     },
     {
       name: 'nonconforming',
-      description: "Values of the fetch that did not fit the type of their typed column: NULL in that column, kept in payload, listed in the view's nonconforming column.",
+      description:
+        "Values of the fetch that did not fit the type of their typed column: NULL in that column, kept in payload, listed in the view's nonconforming column.",
     },
     {
       name: 'reshaped',

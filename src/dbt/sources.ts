@@ -59,7 +59,22 @@ const vocabularies: Record<string, Record<string, readonly string[]>> = {
   sync_runs: { status: ['running', 'succeeded', 'partial', 'failed'], trigger: ['schedule', 'manual', 'cli'] },
 };
 
-const alwaysSetInTables = ['payload', 'valid_from', 'environment', 'list_key', 'variant', 'entry_key', 'change', 'snapshot_id', 'detected_at', 'entry_hash', 'first_snapshot_id', 'fetched_at', 'status', 'started_at'];
+const alwaysSetInTables = [
+  'payload',
+  'valid_from',
+  'environment',
+  'list_key',
+  'variant',
+  'entry_key',
+  'change',
+  'snapshot_id',
+  'detected_at',
+  'entry_hash',
+  'first_snapshot_id',
+  'fetched_at',
+  'status',
+  'started_at',
+];
 
 /** Tests a dbt user expects: the key unique (together) and not null, the closed vocabularies, the references. */
 function columnTests(syntax: DbtSyntax, relation: RelationDescription, column: string): Test[] {
@@ -101,7 +116,12 @@ function table(syntax: DbtSyntax, thresholds: FreshnessThresholds, relation: Rel
   // The type-2 history's invariant: exactly one current row per entry.
   if (relation.name === 'entries') {
     tableTests.push(
-      withArguments(syntax, 'dbt_utils.unique_combination_of_columns', { combination_of_columns: ['environment', 'list_key', 'variant', 'entry_key'] }, { where: 'valid_to is null' }),
+      withArguments(
+        syntax,
+        'dbt_utils.unique_combination_of_columns',
+        { combination_of_columns: ['environment', 'list_key', 'variant', 'entry_key'] },
+        { where: 'valid_to is null' },
+      ),
     );
   }
   if (tableTests.length) out.data_tests = tableTests;

@@ -136,7 +136,9 @@ export async function openCommandClient(url: string, options: CommandClientOptio
     const cause = lastError ?? (err as NodeJS.ErrnoException);
     const reason = cause.code ?? cause.message;
     if (UNTRUSTED_CERTIFICATE.test(reason)) {
-      throw new ConfigError(`REFSYNC_REDIS_CA_FILE: the TLS certificate of Redis at ${describeRedis(url, options.reach)} is not trusted (${reason}); set it to the CA that signed it`);
+      throw new ConfigError(
+        `REFSYNC_REDIS_CA_FILE: the TLS certificate of Redis at ${describeRedis(url, options.reach)} is not trusted (${reason}); set it to the CA that signed it`,
+      );
     }
     throw new RedisUnavailableError(`Redis at ${describeRedis(url, options.reach)} is not reachable (${reason.split('\n')[0]})`);
   } finally {

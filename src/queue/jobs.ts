@@ -79,11 +79,7 @@ export async function reconcileSchedulers(queue: Queue, sources: SourceConfig[],
   const change: SchedulerChange = { upserted: [], removed: [] };
   for (const source of sources) {
     const data: RunJobData = { kind: 'run', source: source.name, trigger: 'schedule' };
-    await queue.upsertJobScheduler(
-      schedulerId(source),
-      { pattern: source.schedule, tz: source.timezone },
-      { name: 'run', data, opts: jobOptions(policy) },
-    );
+    await queue.upsertJobScheduler(schedulerId(source), { pattern: source.schedule, tz: source.timezone }, { name: 'run', data, opts: jobOptions(policy) });
     change.upserted.push(schedulerId(source));
   }
   const existing = await queue.getJobSchedulers(0, -1, true);

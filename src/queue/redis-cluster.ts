@@ -32,7 +32,11 @@ export interface ClusterClientOptions {
 }
 
 /** A Cluster client, not yet connected (lazyConnect). */
-export function createClusterClient(url: string, reach: ClusterReach & { redisCluster: NonNullable<ClusterReach['redisCluster']> }, options: ClusterClientOptions): Cluster {
+export function createClusterClient(
+  url: string,
+  reach: ClusterReach & { redisCluster: NonNullable<ClusterReach['redisCluster']> },
+  options: ClusterClientOptions,
+): Cluster {
   const worker = options.kind === 'worker';
   const redisOptions: NodeOptions = {
     ...nodeOptionsFromUrl(url, reach),

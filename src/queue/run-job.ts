@@ -59,4 +59,3 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Pr
   deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run fanned out');
   return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true };
 }
-

@@ -152,10 +152,8 @@ function observe(deps: ProcessorDeps, outcome: TargetOutcome): void {
   deps.metrics?.target(outcome.errorCode ? { ...input, errorCode: outcome.errorCode } : input);
 }
 
-
 /** Puts the job back for waitMs: not a failed attempt, so nothing is recorded and no retry is used. */
 async function later(job: Job<TargetJobData>, token: string | undefined, waitMs: number): Promise<never> {
   await job.moveToDelayed(Date.now() + waitMs, token);
   throw new DelayedError();
 }
-

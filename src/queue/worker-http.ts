@@ -17,11 +17,7 @@ export interface WorkerHttpParts {
  * connected, so /readyz can say what the worker is still waiting for; the queues are handed to the
  * dashboard (setQueues) once they exist.
  */
-export async function startWorkerHttp(
-  config: AppConfig,
-  parts: WorkerHttpParts,
-  resources: ResourceStack,
-): Promise<{ web: HttpApp; http: HttpServer }> {
+export async function startWorkerHttp(config: AppConfig, parts: WorkerHttpParts, resources: ResourceStack): Promise<{ web: HttpApp; http: HttpServer }> {
   const web = createHttpApp({
     readiness: parts.readiness,
     metrics: parts.metrics,

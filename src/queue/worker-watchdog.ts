@@ -28,7 +28,10 @@ export function startWatchdog(options: WatchdogOptions): { close(): Promise<void
   let checking = false;
 
   async function check(): Promise<void> {
-    const redisUp = await within(commands.ping(), 2_000, 'ping').then(() => true, () => false);
+    const redisUp = await within(commands.ping(), 2_000, 'ping').then(
+      () => true,
+      () => false,
+    );
     // A Redis flushed, restarted without persistence or failed over to an empty replica has
     // lost the schedulers: put them back, or scheduled syncs would stop silently.
     if (redisUp && !stopping()) await options.restoreSchedulers();

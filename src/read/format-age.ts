@@ -8,6 +8,13 @@ export function formatAge(value: Date | string | null | undefined, now: Date = n
   const ms = now.getTime() - new Date(value).getTime();
   const seconds = Math.floor(Math.abs(ms) / 1000);
   if (seconds < 5) return 'just now';
-  const amount = seconds < 60 ? `${seconds} s` : seconds < 3600 ? `${Math.floor(seconds / 60)} min` : seconds < 172_800 ? `${Math.floor(seconds / 3600)} h` : `${Math.floor(seconds / 86_400)} days`;
+  const amount =
+    seconds < 60
+      ? `${seconds} s`
+      : seconds < 3600
+        ? `${Math.floor(seconds / 60)} min`
+        : seconds < 172_800
+          ? `${Math.floor(seconds / 3600)} h`
+          : `${Math.floor(seconds / 86_400)} days`;
   return ms >= 0 ? `${amount} ago` : `in ${amount}`;
 }

@@ -2,5 +2,8 @@
 export function formatTime(value: Date | string | null | undefined): string {
   if (!value) return '';
   const d = value instanceof Date ? value : new Date(value);
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return d
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }

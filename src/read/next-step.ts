@@ -27,7 +27,7 @@ function heldStep(t: StuckTarget): NextStep {
     return {
       advice:
         "The list's columns changed in a way its schema-change policy holds, so the fetch was not applied; readers still see the last ok data. " +
-        'Check the change named in the reason (and the views built on the list), then accept it once on a machine with the worker\'s configuration.',
+        "Check the change named in the reason (and the views built on the list), then accept it once on a machine with the worker's configuration.",
       command: `refsync sync --list ${t.list_key} --accept-schema`,
     };
   }

@@ -65,13 +65,18 @@ export async function login(ctx: RouterContext, r: SandboxRequest): Promise<numb
   if (typeof credentials === 'number') return credentials;
   const result = ctx.state.auth.login(credentials.email, credentials.password);
   if (!result) return refuseLogin(ctx, r, credentials);
-  return sendJsonEnding(r, 200, {
-    token: result.token,
-    driver_token: null,
-    driver: null,
-    user: publicUser(result.account),
-    api_key: result.account.apiKey,
-  }, fault);
+  return sendJsonEnding(
+    r,
+    200,
+    {
+      token: result.token,
+      driver_token: null,
+      driver: null,
+      user: publicUser(result.account),
+      api_key: result.account.apiKey,
+    },
+    fault,
+  );
 }
 
 export function me(ctx: RouterContext, r: SandboxRequest): number {

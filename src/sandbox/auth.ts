@@ -134,9 +134,7 @@ export class AuthService {
       const issued = this.tokens.get(credential);
       if (!issued) return { ok: false, scheme, reason: 'invalid' };
       const { requests, seconds } = this.lifetime;
-      const expired =
-        (requests !== undefined && issued.uses >= requests) ||
-        (seconds !== undefined && Date.now() - issued.issuedAt >= seconds * 1000);
+      const expired = (requests !== undefined && issued.uses >= requests) || (seconds !== undefined && Date.now() - issued.issuedAt >= seconds * 1000);
       if (expired) return { ok: false, scheme, reason: 'expired' };
       if (this.apiKeyOnly.has(pathname) || (listKey !== null && this.apiKeyOnly.has(listKey))) {
         return { ok: false, scheme, reason: 'token_refused' };

@@ -113,13 +113,7 @@ function secretMatches(given: string | string[] | undefined, secret: string): bo
 }
 
 /** Serves one control API request. Returns the status sent. */
-export async function handleControl(
-  req: IncomingMessage,
-  res: ServerResponse,
-  pathname: string,
-  control: SandboxControl,
-  secret: string,
-): Promise<number> {
+export async function handleControl(req: IncomingMessage, res: ServerResponse, pathname: string, control: SandboxControl, secret: string): Promise<number> {
   if (!secretMatches(req.headers['x-sandbox-control'], secret)) {
     return sendJson(res, 403, { detail: 'Missing or wrong X-Sandbox-Control header.' });
   }

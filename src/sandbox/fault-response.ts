@@ -14,12 +14,7 @@ const HTML_PAGE = `<!DOCTYPE html>
  * The fault for this request: a status when the fault answered it, 'stallHeaders' when it must
  * never be answered, else how its body ends ('full' when there is no fault).
  */
-export function faultResponse(
-  ctx: RouterContext,
-  r: SandboxRequest,
-  listKey: string | null,
-  page: number,
-): number | 'stallHeaders' | BodyEnding {
+export function faultResponse(ctx: RouterContext, r: SandboxRequest, listKey: string | null, page: number): number | 'stallHeaders' | BodyEnding {
   const fault = ctx.state.faults.take({ pathname: r.pathname, listKey, page });
   switch (fault.kind) {
     case 'unauthorized':

@@ -43,14 +43,7 @@ function servedEntries(store: DataStore, list: SandboxList, selector: VariantSel
 }
 
 /** The envelope of a paged answer, or null when the page does not exist (the endless fault makes every page exist). */
-function pageMeta(
-  ctx: RouterContext,
-  r: SandboxRequest,
-  shape: PagingConfig['shape'],
-  lf: ListFaults,
-  total: number,
-  at: PagePosition,
-): PageMeta | null {
+function pageMeta(ctx: RouterContext, r: SandboxRequest, shape: PagingConfig['shape'], lf: ListFaults, total: number, at: PagePosition): PageMeta | null {
   const { page, pageSize } = at;
   const realPages = totalPages(total, pageSize);
   if (page > realPages && !lf.endless) return null;

@@ -18,13 +18,7 @@ interface Variant {
 }
 
 /** The variant the request asks for, or the status of the error answer already sent. */
-function chooseVariant(
-  ctx: RouterContext,
-  r: SandboxRequest,
-  list: SandboxList,
-  carrier: string | undefined,
-  account: SandboxAccount,
-): Variant | number {
+function chooseVariant(ctx: RouterContext, r: SandboxRequest, list: SandboxList, carrier: string | undefined, account: SandboxAccount): Variant | number {
   const { store } = ctx.state;
   const variant: Variant = { selector: {}, headers: {} };
   if (list.variants === 'carrier') {

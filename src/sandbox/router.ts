@@ -27,14 +27,7 @@ function fail(logger: Logger, res: ServerResponse, err: unknown): void {
 }
 
 /** The request's line in the request log, and its debug log line once the response closes. */
-function recordRequest(
-  ctx: RouterContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  method: string,
-  url: URL,
-  started: number,
-): RequestLogEntry {
+function recordRequest(ctx: RouterContext, req: IncomingMessage, res: ServerResponse, method: string, url: URL, started: number): RequestLogEntry {
   const pathname = url.pathname;
   const entry = ctx.state.record({
     method,
@@ -45,10 +38,7 @@ function recordRequest(
   });
   res.on('close', () => {
     // Never the Authorization header, the query's values or a body: method, path, status, time.
-    ctx.logger.debug(
-      { method, path: pathname, status: res.headersSent ? res.statusCode : 0, ms: Math.round(performance.now() - started) },
-      'sandbox response',
-    );
+    ctx.logger.debug({ method, path: pathname, status: res.headersSent ? res.statusCode : 0, ms: Math.round(performance.now() - started) }, 'sandbox response');
   });
   return entry;
 }

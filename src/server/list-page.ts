@@ -89,7 +89,10 @@ function changesSection(changes: TargetChangeRow[]): SafeHtml {
 <h2>Latest changes</h2>
 ${
   changes.length
-    ? dataTable(changeColumns, changes.map((c) => ({ cells: [time(c.detected_at), status(c.change), c.code ?? c.entry_key, changeDetail(c)] })))
+    ? dataTable(
+        changeColumns,
+        changes.map((c) => ({ cells: [time(c.detected_at), status(c.change), c.code ?? c.entry_key, changeDetail(c)] })),
+      )
     : html`<p>None recorded yet (a list's first sync is its baseline).</p>`
 }
 </section>`;

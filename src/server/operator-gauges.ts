@@ -30,5 +30,10 @@ export function registerTargetHealthGauges(registry: Registry, db: Queryable, so
     { name: 'reason', value: (r) => r.held_reason ?? '' },
   );
   // Errors are reported once, by the gauge above.
-  gauge('refsync_list_consecutive_failures', 'Failed or unavailable snapshots of the target in a row since its last ok one.', (r) => r.consecutive_failures, false);
+  gauge(
+    'refsync_list_consecutive_failures',
+    'Failed or unavailable snapshots of the target in a row since its last ok one.',
+    (r) => r.consecutive_failures,
+    false,
+  );
 }

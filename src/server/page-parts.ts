@@ -10,8 +10,7 @@ export function reason(text: string | null): string {
   return (text ?? '').split('\n')[0]!.slice(0, 300);
 }
 
-export const time = (value: Date | null | undefined) =>
-  html`<time datetime="${value ? new Date(value).toISOString() : ''}">${formatTime(value)}</time>`;
+export const time = (value: Date | null | undefined) => html`<time datetime="${value ? new Date(value).toISOString() : ''}">${formatTime(value)}</time>`;
 
 export const status = (value: string) => html`<span class="status status-${value}">${value}</span>`;
 
@@ -40,12 +39,17 @@ export interface Column {
  * under 40rem) one labelled card per row, so no page needs a horizontal scroll. A cell's content is
  * one span, the value's grid item beside its label.
  */
-export function dataTable(columns: readonly Column[], rows: ReadonlyArray<{ cells: ReadonlyArray<SafeHtml | string | number | null>; class?: string }>): SafeHtml {
+export function dataTable(
+  columns: readonly Column[],
+  rows: ReadonlyArray<{ cells: ReadonlyArray<SafeHtml | string | number | null>; class?: string }>,
+): SafeHtml {
   const cls = (c: Column) => [c.num ? 'num' : '', c.wide ? 'reason' : ''].filter(Boolean).join(' ');
   return html`<table class="cards">
 <thead><tr>${columns.map((c) => html`<th class="${c.num ? 'num' : ''}">${c.label}</th>`)}</tr></thead>
 <tbody>${rows.map(
-    (r) => html`<tr class="${r.class ?? ''}">${r.cells.map((cell, i) => html`<td class="${cls(columns[i]!)}" data-label="${columns[i]!.label}"><span>${cell}</span></td>`)}</tr>
+    (
+      r,
+    ) => html`<tr class="${r.class ?? ''}">${r.cells.map((cell, i) => html`<td class="${cls(columns[i]!)}" data-label="${columns[i]!.label}"><span>${cell}</span></td>`)}</tr>
 `,
   )}</tbody></table>`;
 }

@@ -80,7 +80,10 @@ function targetRow(d: RunPageData, t: RunTargetRow, withVariant: boolean) {
 function targetTable(d: RunPageData): SafeHtml {
   const withVariant = d.targets.some((t) => t.variant !== '');
   const columns = withVariant ? targetColumns : targetColumns.filter((c) => c.label !== 'variant');
-  return dataTable(columns, d.targets.map((t) => targetRow(d, t, withVariant)));
+  return dataTable(
+    columns,
+    d.targets.map((t) => targetRow(d, t, withVariant)),
+  );
 }
 
 export function renderRunPage(d: RunPageData): string {

@@ -83,7 +83,20 @@ const targetColumns: Column[] = [
 function targetRow(t: TargetView) {
   return {
     class: t.held ? 'held' : t.status === 'failed' || t.status === 'unavailable' ? 'failed' : '',
-    cells: [listLink(t), t.variant, time(t.fetched_at), status(t.status), t.entries, t.added, t.removed, t.modified, t.consecutive_failures || '', time(t.last_ok_at), reason(t.error), reason(t.impact_error)],
+    cells: [
+      listLink(t),
+      t.variant,
+      time(t.fetched_at),
+      status(t.status),
+      t.entries,
+      t.added,
+      t.removed,
+      t.modified,
+      t.consecutive_failures || '',
+      time(t.last_ok_at),
+      reason(t.error),
+      reason(t.impact_error),
+    ],
   };
 }
 
@@ -103,13 +116,24 @@ function heldSection(sources: SourceView[]): SafeHtml {
 <p>A fetch would have removed too much of these lists, or changed their columns in a way their schema policy holds, so it was not applied; readers still see the last ok data.
 Check the upstream (and, for a schema change, the views built on the list), then apply the fetch on a machine with the worker's configuration (environment or <code>REFSYNC_CONFIG</code>) with the command shown.</p>
 <ul>${held.map(
-    ({ source, target }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
+    ({
+      source,
+      target,
+    }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
 <code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: target.held_reason === 'schema' ? 'held_schema' : null, error: target.error ?? null })!.command}</code></li>`,
   )}</ul>
 </section>`;
 }
 
-const failureColumns: Column[] = [{ label: 'when' }, { label: 'source' }, { label: 'list' }, { label: 'variant' }, { label: 'status' }, { label: 'code' }, { label: 'reason', wide: true }];
+const failureColumns: Column[] = [
+  { label: 'when' },
+  { label: 'source' },
+  { label: 'list' },
+  { label: 'variant' },
+  { label: 'status' },
+  { label: 'code' },
+  { label: 'reason', wide: true },
+];
 
 function failuresSection(failures: FailureRow[]): SafeHtml {
   return html`<section id="failures">
@@ -118,7 +142,9 @@ ${
   failures.length
     ? dataTable(
         failureColumns,
-        failures.map((f) => ({ cells: [time(f.fetched_at), f.source ?? f.environment, listLink(f), f.variant, status(f.status), f.error_code ?? '', reason(f.error)] })),
+        failures.map((f) => ({
+          cells: [time(f.fetched_at), f.source ?? f.environment, listLink(f), f.variant, status(f.status), f.error_code ?? '', reason(f.error)],
+        })),
       )
     : html`<p>None recorded.</p>`
 }
@@ -144,7 +170,16 @@ ${
     ? dataTable(
         changeColumns,
         changes.map((c) => ({
-          cells: [time(c.detected_at), c.environment, listLink(c), c.variant, status(c.change), c.code ?? c.entry_key, c.description ?? '', c.changed_fields?.join(', ') ?? ''],
+          cells: [
+            time(c.detected_at),
+            c.environment,
+            listLink(c),
+            c.variant,
+            status(c.change),
+            c.code ?? c.entry_key,
+            c.description ?? '',
+            c.changed_fields?.join(', ') ?? '',
+          ],
         })),
       )
     : html`<p>None recorded yet (a list's first sync is its baseline).</p>`

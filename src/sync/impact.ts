@@ -89,9 +89,10 @@ export async function recordImpact(tx: Queryable, target: Target, diff: string, 
       for (const u of usage) items.push(toItem(column, changeOf.get(u.code)!, u));
     } catch (err) {
       // 57014: the statement was cancelled, here by the impact timeout.
-      const reason = (err as { code?: unknown }).code === '57014'
-        ? `the read took longer than ${timeoutS} s (REFSYNC_IMPACT_TIMEOUT_S)`
-        : (err as Error).message.split('\n')[0];
+      const reason =
+        (err as { code?: unknown }).code === '57014'
+          ? `the read took longer than ${timeoutS} s (REFSYNC_IMPACT_TIMEOUT_S)`
+          : (err as Error).message.split('\n')[0];
       errors.push(`impact on ${column.column} not computed: ${reason}`);
     }
   }

@@ -20,6 +20,12 @@ export interface ChangeNotice {
  * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
  */
 export async function notifyChange(tx: Queryable, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
-  const notice: ChangeNotice = { environment: target.source.environment, list_key: target.list.key, variant: target.variant, snapshot_id: snapshotId, ...counts };
+  const notice: ChangeNotice = {
+    environment: target.source.environment,
+    list_key: target.list.key,
+    variant: target.variant,
+    snapshot_id: snapshotId,
+    ...counts,
+  };
   await tx.query("select pg_notify('refdata_changes', $1)", [JSON.stringify(notice)]);
 }

@@ -102,13 +102,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
  * Opens rows under a snapshot, current from `now`. The source's parameters are numbered from $6
  * (unnestRows(rows, 6)): the first five are the target, the time and the snapshot.
  */
-export async function insertEntries(
-  tx: Queryable,
-  target: Target,
-  now: Date,
-  snapshotId: number,
-  rows: Pick<RowSource, 'from' | 'params'>,
-): Promise<void> {
+export async function insertEntries(tx: Queryable, target: Target, now: Date, snapshotId: number, rows: Pick<RowSource, 'from' | 'params'>): Promise<void> {
   await tx.query(
     `insert into refdata.entries
        (environment, list_key, variant, ${ENTRY_ROW_COLUMNS}, valid_from, first_snapshot_id, last_snapshot_id)
@@ -132,11 +126,25 @@ export interface PreviousSnapshot {
   nonconforming: number;
 }
 
-type SnapshotJson = { id: string | number; status: string; content_hash: string | null; fields: string[] | null; entry_count: number | null; nonconforming: number };
+type SnapshotJson = {
+  id: string | number;
+  status: string;
+  content_hash: string | null;
+  fields: string[] | null;
+  entry_count: number | null;
+  nonconforming: number;
+};
 const previousColumns = 'id, status, content_hash, fields, entry_count, nonconforming';
 const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
   json
-    ? { id: Number(json.id), status: json.status, contentHash: json.content_hash, fields: json.fields, entryCount: json.entry_count, nonconforming: json.nonconforming }
+    ? {
+        id: Number(json.id),
+        status: json.status,
+        contentHash: json.content_hash,
+        fields: json.fields,
+        entryCount: json.entry_count,
+        nonconforming: json.nonconforming,
+      }
     : undefined;
 
 /**
@@ -178,10 +186,7 @@ export async function hasCurrentRows(q: Queryable, target: Target): Promise<bool
 /** The target's current rows as the diff reads them: all of them, or only the ones an index left unmatched. */
 export function currentRowsOf(target: Target, unseenIds: number[] | undefined): [string, unknown[]] {
   if (!unseenIds) {
-    return [
-      `select id, ${ENTRY_ROW_COLUMNS} from refdata.entries where ${targetIs()} and valid_to is null`,
-      targetParams(target),
-    ];
+    return [`select id, ${ENTRY_ROW_COLUMNS} from refdata.entries where ${targetIs()} and valid_to is null`, targetParams(target)];
   }
   // LIMIT keeps the lookup a nested loop on the primary key: flattened into a join, a stale row
   // estimate let the planner hash all current rows of the target instead (1.1 s at a million).

@@ -152,7 +152,13 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
   // Taken at the first spill or at the load, so a small list holds no connection while it is fetched.
   const conn = new LazyConnection(f.db, f.refusal);
   const check = new CurrentRowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
-  const setup: LoaderSetup = { conn, target: f.target, check, rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows }, streamFirstLoad: how.streamFirstLoad };
+  const setup: LoaderSetup = {
+    conn,
+    target: f.target,
+    check,
+    rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows },
+    streamFirstLoad: how.streamFirstLoad,
+  };
   let loader: Loader | undefined;
   let sessionFailure: unknown;
   f.fetches += 1;
@@ -238,7 +244,10 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };
     // entries: the first few keys, enough to find them, bounded for a million-entry list.
-    logger.warn({ target: listVariant(target), snapshotId: applied.snapshotId, ...replaced }, 'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD');
+    logger.warn(
+      { target: listVariant(target), snapshotId: applied.snapshotId, ...replaced },
+      'replaced NUL or lone surrogates, which Postgres cannot store, with U+FFFD',
+    );
   }
   if (applied.impactError) {
     outcome.impactError = applied.impactError;

@@ -50,7 +50,8 @@ function sampler(env: Env): SamplerSetting {
   if (!(samplers as readonly string[]).includes(kind)) {
     throw new ConfigError(`OTEL_TRACES_SAMPLER: '${kind}' is not one of ${samplers.join(', ')}`);
   }
-  if (kind !== 'traceidratio' && kind !== 'parentbased_traceidratio') return { kind: kind as Exclude<SamplerSetting['kind'], 'traceidratio' | 'parentbased_traceidratio'> };
+  if (kind !== 'traceidratio' && kind !== 'parentbased_traceidratio')
+    return { kind: kind as Exclude<SamplerSetting['kind'], 'traceidratio' | 'parentbased_traceidratio'> };
   const arg = set(env.OTEL_TRACES_SAMPLER_ARG) ?? '1';
   const ratio = Number(arg);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio from 0 to 1, got '${arg}'`);

@@ -27,12 +27,7 @@ export function discard(body: Readable): void {
  * reading, and a body that grows past it is destroyed at that point. On any failure the stream is
  * destroyed, so the connection is never left half-read.
  */
-export async function readCapped(
-  body: Readable,
-  headers: IncomingHttpHeaders,
-  maxBytes: number,
-  ctx: BodyContext,
-): Promise<Buffer> {
+export async function readCapped(body: Readable, headers: IncomingHttpHeaders, maxBytes: number, ctx: BodyContext): Promise<Buffer> {
   const declared = declaredLength(headers);
   if (declared !== undefined && declared > maxBytes) {
     discard(body);

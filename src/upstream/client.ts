@@ -5,13 +5,7 @@ import { pemList } from '../util/pem-list.ts';
 import { positiveOption } from '../util/positive-option.ts';
 import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
 import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
-import {
-  AuthError,
-  HttpStatusError,
-  ProtocolError,
-  UpstreamConfigError,
-  UpstreamError,
-} from './errors.ts';
+import { AuthError, HttpStatusError, ProtocolError, UpstreamConfigError, UpstreamError } from './errors.ts';
 import { readListBody, type PageInfo } from './list-body.ts';
 import { ListBudget, type ListLimits } from './list-budget.ts';
 import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
@@ -257,9 +251,13 @@ export class UpstreamClient {
       throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer has no token`, { endpoint: LOGIN_PATH });
     }
     const apiKey = isObject(json) && typeof json.api_key === 'string' && json.api_key !== '' ? json.api_key : undefined;
-    for (const [field, value] of [['token', token], ['api_key', apiKey]] as const) {
+    for (const [field, value] of [
+      ['token', token],
+      ['api_key', apiKey],
+    ] as const) {
       const problem = value === undefined ? undefined : unusableCredential(value);
-      if (problem) throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer's ${field} is not a usable credential (${problem}); refused`, { endpoint: LOGIN_PATH });
+      if (problem)
+        throw new ProtocolError(`POST ${LOGIN_PATH}: the login answer's ${field} is not a usable credential (${problem}); refused`, { endpoint: LOGIN_PATH });
     }
     this.#logger.info({ endpoint: LOGIN_PATH }, 'logged in to the upstream');
     return apiKey ? { token, apiKey } : { token };
@@ -313,7 +311,10 @@ export class UpstreamClient {
    * count: each batch is handed over once the next one is read, so the last one (for most pages the
    * only one) is still held when the page's envelope tells where the next page is.
    */
-  async *#handOverPage({ batches, first }: ListPageStream, sequence: PageSequence): AsyncGenerator<unknown[], { last: unknown[]; pageEntries: number; page: PageInfo }> {
+  async *#handOverPage(
+    { batches, first }: ListPageStream,
+    sequence: PageSequence,
+  ): AsyncGenerator<unknown[], { last: unknown[]; pageEntries: number; page: PageInfo }> {
     let step = first;
     let held: unknown[] | undefined;
     let pageEntries = 0;
@@ -333,7 +334,10 @@ export class UpstreamClient {
    * has its own request deadline, which `read` clears once the body has been read (for a list page,
    * once its last batch has).
    */
-  async #withRetries<T>(ex: Exchange, read: (res: SendResponse, sendReq: SendRequest, deadline: RequestDeadline) => Promise<T>): Promise<{ value: T; credential?: Credential }> {
+  async #withRetries<T>(
+    ex: Exchange,
+    read: (res: SendResponse, sendReq: SendRequest, deadline: RequestDeadline) => Promise<T>,
+  ): Promise<{ value: T; credential?: Credential }> {
     const authAttempt: AuthAttempt = { reloggedIn: false, keyTried: false };
     for (let attempt = 1; ; ) {
       const credential = ex.auth ? await this.#session.credentialFor(ex.endpoint, authAttempt) : undefined;
@@ -423,10 +427,10 @@ export class UpstreamClient {
       });
     }
     if (ex.serviceVersion !== undefined && status === 400) {
-      return new HttpStatusError(
-        `${ex.where}: charge-code version '${ex.serviceVersion}' (X-Service-Version) refused with 400${suffix}`,
-        { ...options, retryable: false },
-      );
+      return new HttpStatusError(`${ex.where}: charge-code version '${ex.serviceVersion}' (X-Service-Version) refused with 400${suffix}`, {
+        ...options,
+        retryable: false,
+      });
     }
     return new HttpStatusError(`${ex.where}: ${status}${suffix}`, { ...options, retryable: status === 408 });
   }

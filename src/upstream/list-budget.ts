@@ -36,16 +36,23 @@ export class ListBudget {
   parsed(entries: number, ctx: BodyContext): void {
     this.#entries += entries;
     if (this.#entries > this.limits.maxListEntries) {
-      throw new SizeError(`${ctx.where}: the list has more than ${this.limits.maxListEntries} entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused`, { endpoint: ctx.endpoint });
+      throw new SizeError(`${ctx.where}: the list has more than ${this.limits.maxListEntries} entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused`, {
+        endpoint: ctx.endpoint,
+      });
     }
   }
 
   entryTooLong(what: 'entry' | 'envelope', ctx: BodyContext): SizeError {
     const subject = what === 'entry' ? 'an entry' : "the page's text besides its entries";
-    return new SizeError(`${ctx.where}: ${subject} is longer than ${this.limits.maxEntryBytes} bytes, the limit of REFSYNC_MAX_ENTRY_BYTES; refused`, { endpoint: ctx.endpoint });
+    return new SizeError(`${ctx.where}: ${subject} is longer than ${this.limits.maxEntryBytes} bytes, the limit of REFSYNC_MAX_ENTRY_BYTES; refused`, {
+      endpoint: ctx.endpoint,
+    });
   }
 
   #tooManyBytes(ctx: BodyContext, why: string): SizeError {
-    return new SizeError(`${ctx.where}: the list's answers exceed ${this.limits.maxListBytes} bytes in all${why}, the limit of REFSYNC_MAX_LIST_BYTES; refused`, { endpoint: ctx.endpoint });
+    return new SizeError(
+      `${ctx.where}: the list's answers exceed ${this.limits.maxListBytes} bytes in all${why}, the limit of REFSYNC_MAX_LIST_BYTES; refused`,
+      { endpoint: ctx.endpoint },
+    );
   }
 }

@@ -15,9 +15,8 @@ export function checkOrigin(url: URL, origin: URL, ctx: OriginContext, what = 'r
     throw new OriginError(`${ctx.where}: ${what} carries user info; refused, nothing sent`, { endpoint: ctx.endpoint });
   }
   if (url.protocol !== 'https:' || url.origin !== origin.origin) {
-    throw new OriginError(
-      `${ctx.where}: ${what} points to another origin (${url.protocol}//${url.host}), not ${origin.origin}; refused, nothing sent`,
-      { endpoint: ctx.endpoint },
-    );
+    throw new OriginError(`${ctx.where}: ${what} points to another origin (${url.protocol}//${url.host}), not ${origin.origin}; refused, nothing sent`, {
+      endpoint: ctx.endpoint,
+    });
   }
 }

@@ -25,10 +25,13 @@ export function checkEntries(entries: unknown[], ctx: PageContext, offset = 0): 
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
-      throw new ProtocolError(`${ctx.where}: entry ${offset + i} is ${entry === null ? 'null' : Array.isArray(entry) ? 'an array' : typeof entry}, not an object`, {
-        endpoint: ctx.endpoint,
-        retryable: false,
-      });
+      throw new ProtocolError(
+        `${ctx.where}: entry ${offset + i} is ${entry === null ? 'null' : Array.isArray(entry) ? 'an array' : typeof entry}, not an object`,
+        {
+          endpoint: ctx.endpoint,
+          retryable: false,
+        },
+      );
     }
   }
 }

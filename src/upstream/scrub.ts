@@ -22,7 +22,12 @@ function characterEcho(ch: string): string {
   if (json !== ch) spellings.add(regexEscape(json));
   // \u escapes, in either case of hex digit; a character past U+FFFF is two of them in a row.
   const unitEscape = (unit: string) =>
-    String.raw`\\u` + unit.charCodeAt(0).toString(16).padStart(4, '0').replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+    String.raw`\\u` +
+    unit
+      .charCodeAt(0)
+      .toString(16)
+      .padStart(4, '0')
+      .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
   spellings.add(ch.split('').map(unitEscape).join(''));
   if (ch === '&') spellings.add('&amp;');
   if (ch === '<') spellings.add('&lt;');

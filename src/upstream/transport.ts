@@ -1,12 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ClientConnections } from './client-connections.ts';
-import {
-  NetworkError,
-  ProtocolError,
-  TimeoutError,
-  TlsError,
-  UpstreamConfigError,
-} from './errors.ts';
+import { NetworkError, ProtocolError, TimeoutError, TlsError, UpstreamConfigError } from './errors.ts';
 import { checkOrigin } from './origin.ts';
 
 export type HttpMethod = 'GET' | 'POST';
@@ -58,7 +52,9 @@ const unsendableInHeader = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 function checkHeaderValues(req: SendRequest): void {
   for (const [name, value] of Object.entries(req.headers)) {
     if (unsendableInHeader.test(value)) {
-      throw new UpstreamConfigError(`${req.where}: the ${name} header would hold a control character (CR, LF, NUL or the like); not sent`, { endpoint: req.endpoint });
+      throw new UpstreamConfigError(`${req.where}: the ${name} header would hold a control character (CR, LF, NUL or the like); not sent`, {
+        endpoint: req.endpoint,
+      });
     }
   }
 }

@@ -4,11 +4,7 @@
  * settled: a caller that closes shared resources (an HTTP pool, a database) on the way out must not
  * cut the others short, which they would then report as failures of their own.
  */
-export async function mapWithConcurrency<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
+export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;

@@ -43,7 +43,9 @@ describe('alert delivery', () => {
 
     expect(receiver.requests).toHaveLength(1);
     const req = receiver.requests[0]!;
-    expect(events).toEqual([`delivered ${String(req.headers['webhook-id'])} 1 charge code added in ${env} (charge_codes, version ${VERSION}): ${code} — Alert test code`]);
+    expect(events).toEqual([
+      `delivered ${String(req.headers['webhook-id'])} 1 charge code added in ${env} (charge_codes, version ${VERSION}): ${code} — Alert test code`,
+    ]);
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/hook');
     expect(req.headers['content-type']).toBe('application/json');
@@ -179,7 +181,10 @@ describe('alert delivery', () => {
     receiver.respond = () => ({ status: 503, headers: { 'retry-after': '600' } });
     const { fx } = await newCodeAlert(webhookEnv(receiver));
     // A backoff of about 1 ms, capped at an hour: only the Retry-After can push the attempt 10 minutes out.
-    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 3_600_000 } })).toMatchObject({ failed: 1, delivered: 0 });
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 3_600_000 } })).toMatchObject({
+      failed: 1,
+      delivered: 0,
+    });
     const { rows } = await t.db.query<{ state: string; wait_s: number }>(
       'select state, extract(epoch from next_attempt_at - clock_timestamp())::float8 as wait_s from refdata.alerts where environment = $1',
       [fx.source.environment],
@@ -237,7 +242,12 @@ describe('alert delivery', () => {
     expect(named.length).toBeGreaterThan(0);
     expect(named.length).toBeLessThanOrEqual(5);
     expect(JSON.parse(lines[0]!)).toMatchObject({ alert: { count: 300 } });
-    const [row] = await t.db.query<{ n: number }>(`select jsonb_array_length(payload->'entries') n from refdata.alerts a join refdata.snapshots s on s.id = a.snapshot_id where s.environment = $1 and a.kind = 'added'`, [fx.source.environment]).then((r) => r.rows);
+    const [row] = await t.db
+      .query<{ n: number }>(
+        `select jsonb_array_length(payload->'entries') n from refdata.alerts a join refdata.snapshots s on s.id = a.snapshot_id where s.environment = $1 and a.kind = 'added'`,
+        [fx.source.environment],
+      )
+      .then((r) => r.rows);
     expect(row!.n).toBeGreaterThan(5);
   });
 });

@@ -63,12 +63,7 @@ export function alertFixture(db: Database, dbUrl: string, sandbox: Sandbox, extr
 }
 
 /** A dispatcher for tests: tiny backoff, short timeouts, trusting the receivers' CA. */
-export function testDispatcher(
-  db: Database,
-  config: AppConfig,
-  ca: string,
-  extra: Partial<AlertDispatcherOptions> & { logger?: Logger } = {},
-) {
+export function testDispatcher(db: Database, config: AppConfig, ca: string, extra: Partial<AlertDispatcherOptions> & { logger?: Logger } = {}) {
   return createAlertDispatcher({
     db,
     config,

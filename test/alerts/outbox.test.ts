@@ -49,7 +49,9 @@ describe('the pipeline writes the outbox', () => {
       ['added', 'pending', 2],
       ['modified', 'pending', 1],
     ]);
-    files.sandbox().control.modifyEntry('charge_codes', current[0]!.code, { description: (current[0] as { description?: string }).description ?? '' }, { version: VERSION });
+    files
+      .sandbox()
+      .control.modifyEntry('charge_codes', current[0]!.code, { description: (current[0] as { description?: string }).description ?? '' }, { version: VERSION });
   });
 
   it('no row when the kind is not in REFSYNC_ALERT_ON, or the list is not in REFSYNC_ALERT_LISTS', async () => {
@@ -178,19 +180,13 @@ describe('the dispatcher', () => {
     addCode();
     await fx.sync();
     // What a claim leaves behind: an attempt counted and a lease in the future.
-    await t.db.query(
-      "update refdata.alerts set attempts = 1, next_attempt_at = now() + interval '5 minutes' where environment = $1",
-      [fx.source.environment],
-    );
+    await t.db.query("update refdata.alerts set attempts = 1, next_attempt_at = now() + interval '5 minutes' where environment = $1", [fx.source.environment]);
     const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
     try {
       expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 0 });
       expect(receiver.requests).toHaveLength(0);
       // The lease runs out on the database's clock (the dispatcher schedules on it).
-      await t.db.query(
-        "update refdata.alerts set next_attempt_at = now() - interval '1 second' where environment = $1",
-        [fx.source.environment],
-      );
+      await t.db.query("update refdata.alerts set next_attempt_at = now() - interval '1 second' where environment = $1", [fx.source.environment]);
       expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 1 });
     } finally {
       await dispatcher.stop();
@@ -302,7 +298,9 @@ describe('refsync alerts (CLI)', () => {
     const code = addCode('Listed by the CLI');
     await fx.sync();
     receiver.respond = () => ({ status: 500, body: 'down' });
-    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 1 } })).toMatchObject({ dead: 1 });
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { retry: { baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 1 } })).toMatchObject({
+      dead: 1,
+    });
     const [row] = await alertsOf(t.db, fx.source.environment);
     const env = { DATABASE_URL: t.url };
 

@@ -55,8 +55,7 @@ describe('signing', () => {
 
   it('a bad secret or a plain-http URL is a configuration error naming the setting, without the secret', () => {
     const source = (webhook: SourceConfig['webhook']) => ({ name: 's', environment: 's', webhook }) as SourceConfig;
-    const make = (s: SourceConfig) => () =>
-      createAlertDispatcher({ db: {} as Database, config: { sources: [s] } as AppConfig, logger: silentLogger });
+    const make = (s: SourceConfig) => () => createAlertDispatcher({ db: {} as Database, config: { sources: [s] } as AppConfig, logger: silentLogger });
     expect(make(source({ url: 'https://hooks.example.com/x', secret: 'my-secret!', format: 'json', allowPrivate: false }))).toThrow(
       new ConfigError("REFSYNC_WEBHOOK_SECRET (source s): must be a Standard Webhooks secret, 'whsec_' followed by base64"),
     );
@@ -97,8 +96,12 @@ describe('formats', () => {
 
   it('Slack: the count, the list, the codes and "and N more"', () => {
     const body = JSON.parse(slackBody(alert('added', { count: 5, entries, more: 2 }))) as { text: string };
-    expect(body.text).toBe(':new: 5 charge codes added in production (charge_codes, version 2024-06-11): `C0` — `Code 0`; `C1` — `Code 1`; `C2` — `Code 2`; and 2 more');
-    expect(alertText(alert('removed', { count: 1, entries: [entries[0]] }, 'shipment_statuses', ''))).toBe('1 shipment status removed in production (shipment_statuses): C0 — Code 0');
+    expect(body.text).toBe(
+      ':new: 5 charge codes added in production (charge_codes, version 2024-06-11): `C0` — `Code 0`; `C1` — `Code 1`; `C2` — `Code 2`; and 2 more',
+    );
+    expect(alertText(alert('removed', { count: 1, entries: [entries[0]] }, 'shipment_statuses', ''))).toBe(
+      '1 shipment status removed in production (shipment_statuses): C0 — Code 0',
+    );
     expect(alertText(alert('failed', { status: 'failed', error: 'HTTP 500' }, 'carrier_package_types', 'ups'))).toBe(
       'carrier package types failed to sync in production (carrier_package_types, carrier ups): HTTP 500',
     );
@@ -125,13 +128,33 @@ describe('formats', () => {
       '3 values of equipment types not fitting their column\'s type in production (equipment_types): 53FT length_ft "26-28"; REEF is_reefer "yes"; and 1 more',
     );
     expect(shortSummary(odd)).toBe('53FT.length_ft, REEF.is_reefer');
-    const schemaDiff = [{ field: 'is_charge_code', column: 'is_charge_code', change: 'widened', from: 'boolean', to: 'jsonb' }, { field: 'x', column: 'x', change: 'gone', from: 'text' }];
-    const held = alert('held', { reason: 'schema', policy: 'hold-breaking', schema_diff: schemaDiff, message: 'held by schema policy hold-breaking: is_charge_code: boolean → jsonb' });
+    const schemaDiff = [
+      { field: 'is_charge_code', column: 'is_charge_code', change: 'widened', from: 'boolean', to: 'jsonb' },
+      { field: 'x', column: 'x', change: 'gone', from: 'text' },
+    ];
+    const held = alert('held', {
+      reason: 'schema',
+      policy: 'hold-breaking',
+      schema_diff: schemaDiff,
+      message: 'held by schema policy hold-breaking: is_charge_code: boolean → jsonb',
+    });
     expect(shortSummary(held)).toBe('schema: is_charge_code boolean→jsonb, x gone');
     expect(alertText(held)).toContain('update held in production (charge_codes, version 2024-06-11): held by schema policy hold-breaking');
-    const waiting = alert('schema_changed', { fields_added: [], fields_removed: [], columns: [], reshaped: 4, views_waiting: { message: 'the column change id bigint → text waits: …' } }, 'hazmat', '');
-    expect(alertText(waiting)).toBe('hazmat changed shape in production (hazmat): 4 entries reshaped (not counted as modified); the column change id bigint → text waits: …');
-    const applied = alert('schema_changed', { fields_added: [], fields_removed: [], columns: [], applied_after_wait: [{ column: 'id', change: 'widened', from: 'bigint', to: 'text' }] }, 'hazmat', '');
+    const waiting = alert(
+      'schema_changed',
+      { fields_added: [], fields_removed: [], columns: [], reshaped: 4, views_waiting: { message: 'the column change id bigint → text waits: …' } },
+      'hazmat',
+      '',
+    );
+    expect(alertText(waiting)).toBe(
+      'hazmat changed shape in production (hazmat): 4 entries reshaped (not counted as modified); the column change id bigint → text waits: …',
+    );
+    const applied = alert(
+      'schema_changed',
+      { fields_added: [], fields_removed: [], columns: [], applied_after_wait: [{ column: 'id', change: 'widened', from: 'bigint', to: 'text' }] },
+      'hazmat',
+      '',
+    );
     expect(alertText(applied)).toBe("hazmat changed shape in production (hazmat): applied after waiting for the views' dependents: id bigint→text");
   });
 

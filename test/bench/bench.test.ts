@@ -45,7 +45,14 @@ describe('benchmarks, reduced', () => {
     // does: the first load spills into a direct load by COPY, the resync reads the current-row index.
     const tuning = { spillThreshold: 1_000, indexAfterEntries: 500, copyMinRows: 1_000 };
     const figures = await runP3({ entries: 3_000, shapes: ['next'], inProcessSandbox: true, log: quiet, tuning });
-    expectFigures(figures, ['P3 load', 'P3 peak RSS, first load', 'P3 resync 1% changed', 'P3 resync 1% changed vs its floor', 'P3 peak RSS, resync', 'P3 peak RSS, unchanged resync']);
+    expectFigures(figures, [
+      'P3 load',
+      'P3 peak RSS, first load',
+      'P3 resync 1% changed',
+      'P3 resync 1% changed vs its floor',
+      'P3 peak RSS, resync',
+      'P3 peak RSS, unchanged resync',
+    ]);
     // The first load streamed straight into the entries; the resync staged only the 30 the index did not match.
     expect(figures[0]!.notes).toMatch(/first-load loader, 3000 rows written\)/);
     expect(figures[2]!.notes).toMatch(/^30 modified of 3000 \(resync loader, 30 rows written\)/);
@@ -79,7 +86,13 @@ describe('benchmarks, reduced', () => {
 
   it('P6: one worker, four sources with a large list each, first loads then unchanged resyncs, peak RSS beside the budget', async () => {
     // 500 entries make a list large here, so that 3,000 take the budget's way as a million do.
-    const figures = await runP6({ entries: 3_000, budgetMb: 512, tuning: { indexAfterEntries: 500, spillThreshold: 1_000 }, inProcessSandbox: true, log: quiet });
+    const figures = await runP6({
+      entries: 3_000,
+      budgetMb: 512,
+      tuning: { indexAfterEntries: 500, spillThreshold: 1_000 },
+      inProcessSandbox: true,
+      log: quiet,
+    });
     expectFigures(figures, ['P6 worker peak RSS, four first loads', 'P6 worker peak RSS, four unchanged resyncs']);
     expect(figures[0]).toMatchObject({ baselineName: 'memory budget', baseline: 512, target: { ratio: 1, better: 'lower' } });
     expect(figures[0]!.notes).toMatch(/4 sources x 3000 entries .*; 4 of 4 ok/);

@@ -23,9 +23,7 @@ describe('staging through COPY', () => {
     expect(first.outcomes[0]!.status).toBe('changed');
     expect(first.outcomes[0]!.load).toEqual({ loader: 'first-load', rowsWritten: 25_000, fetches: 1 });
     const served = sandbox.control.getEntries('accessorials') as Array<Record<string, unknown>>;
-    const { rows } = await t.db.query<{ n: number }>(
-      "select count(*)::int as n from refdata.entries where list_key = 'accessorials' and valid_to is null",
-    );
+    const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from refdata.entries where list_key = 'accessorials' and valid_to is null");
     expect(rows[0]!.n).toBe(served.length);
     const { rows: one } = await t.db.query<{ description: string; payload: Record<string, unknown> }>(
       "select description, payload from refdata.entries where list_key = 'accessorials' and entry_key = 'G0000007' and valid_to is null",

@@ -28,6 +28,8 @@ describe.skipIf(!oldNode)('refsync on a Node older than 24', () => {
     const fake = `data:text/javascript,Object.defineProperty(process, 'arch', { value: 'ppc64' })`;
     const run = spawnSync(oldNode!, ['--import', fake, bin, 'status'], { encoding: 'utf8' });
     expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^refsync: needs Node\.js 24 or newer \(this is v[\d.]+\); npm has no Node 24 package for linux-ppc64 \(refsync brings one for darwin-x64, linux-arm64, linux-x64, win-x64\): install Node\.js 24 yourself \(see \.nvmrc\) and run again\n$/);
+    expect(run.stderr).toMatch(
+      /^refsync: needs Node\.js 24 or newer \(this is v[\d.]+\); npm has no Node 24 package for linux-ppc64 \(refsync brings one for darwin-x64, linux-arm64, linux-x64, win-x64\): install Node\.js 24 yourself \(see \.nvmrc\) and run again\n$/,
+    );
   });
 });

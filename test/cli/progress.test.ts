@@ -70,7 +70,10 @@ describe('the progress line of refsync sync', () => {
   });
 
   it('writes nothing when stderr is not a terminal, or with --json', () => {
-    for (const [isTTY, enabled] of [[false, true], [true, false]] as const) {
+    for (const [isTTY, enabled] of [
+      [false, true],
+      [true, false],
+    ] as const) {
       const out = terminal(isTTY);
       const line = progressLine(out.stream, enabled, () => 1_000, {});
       line.update({ target: target(nmfc), pages: 1, entries: 1_000 });

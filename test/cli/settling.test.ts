@@ -50,7 +50,9 @@ function runWithDroppedRequests(args: string[], childEnv: Record<string, string>
 describe('a command whose work never settles', () => {
   it('check-auth exits 1 with one line naming it', async () => {
     const res = await runWithDroppedRequests(['check-auth'], env);
-    expect(res.stderr).toBe(`refsync: check-auth: ended without finishing its work (it was waiting on something that never came); nothing was reported as done\n`);
+    expect(res.stderr).toBe(
+      `refsync: check-auth: ended without finishing its work (it was waiting on something that never came); nothing was reported as done\n`,
+    );
     expect(res.code).toBe(1);
   });
 });

@@ -36,8 +36,20 @@ describe('refsync status', () => {
   it.each([80, 100, 120])('at %i columns: one line per target, none wider, ages relative, the reason shortened', async (columns) => {
     const lines = ok(await runCli(['status'], { env: { ...env, COLUMNS: String(columns) } })).split('\n');
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(columns);
-    const targets = ['accessorials', 'carrier_package_types dhl', 'charge_codes 2024-06-11', 'charge_codes unpinned', 'equipment_types', 'hazmat', 'piece_types'];
-    for (const name of targets) expect(lines.filter((l) => l.startsWith(`${name} `)), name).toHaveLength(1);
+    const targets = [
+      'accessorials',
+      'carrier_package_types dhl',
+      'charge_codes 2024-06-11',
+      'charge_codes unpinned',
+      'equipment_types',
+      'hazmat',
+      'piece_types',
+    ];
+    for (const name of targets)
+      expect(
+        lines.filter((l) => l.startsWith(`${name} `)),
+        name,
+      ).toHaveLength(1);
     const line = (name: string) => lines.find((l) => l.startsWith(`${name} `))!;
     expect(line('hazmat')).toMatch(/^hazmat\s+held\s+(just now|\d+ s ago)\s+(20\s+)?.*held: the fetch/);
     expect(line('piece_types')).toMatch(/^piece_types\s+failed\s+(just now|\d+ s ago)\s+.*answered an HTML page/);
@@ -53,14 +65,18 @@ describe('refsync status', () => {
   it('piped without COLUMNS: every column and the whole first line of each reason', async () => {
     const lines = ok(await runCli(['status'], { env })).split('\n');
     expect(lines.find((l) => l.startsWith('list '))).toMatch(/^list\s+status\s+fetched\s+entries\s+changed\s+last ok\s+reason$/);
-    expect(lines.find((l) => l.startsWith('hazmat '))).toMatch(/held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --accept-removals to apply it$/);
+    expect(lines.find((l) => l.startsWith('hazmat '))).toMatch(
+      /held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --accept-removals to apply it$/,
+    );
   });
 
   it('--list KEY: the held reason in full, the command that accepts it, the last snapshots', async () => {
     const out = ok(await runCli(['status', '--list', 'hazmat'], { env: { ...env, COLUMNS: '80' } }));
     for (const line of out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(out).toMatch(/^hazmat: source status-cli, environment status-cli\n {2}status {7}held, fetched /);
-    expect(out.replace(/\n {15}/g, ' ')).toContain('  reason       held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --accept-removals to apply it\n');
+    expect(out.replace(/\n {15}/g, ' ')).toContain(
+      '  reason       held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --accept-removals to apply it\n',
+    );
     expect(out).toContain('  resolve      refsync sync --list hazmat --accept-removals\n');
     expect(out).toMatch(/^ {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}held {4}1 {8}\+1 -20 ~0 {2}held: the fetch would remov…$/m);
     expect(out).toMatch(/^ {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}ok {6}20 {7}\+20 -0 ~0$/m);
@@ -86,7 +102,9 @@ describe('refsync status', () => {
     expect(all.match(/^charge_codes \S+: source/gm)).toEqual(['charge_codes 2024-06-11: source', 'charge_codes unpinned: source']);
     const ageless = (text: string) => text.replace(/\d+ s ago|just now/g, 'AGE');
     expect(ageless(ok(await runCli(['status', '--list', 'charge_codes', '--source', 'status-cli'], { env })))).toBe(ageless(all));
-    expect(ok(await runCli(['status', '--list', 'charge_codes', '--source', 'elsewhere'], { env }))).toBe('no sync of charge_codes for source elsewhere is recorded yet\n');
+    expect(ok(await runCli(['status', '--list', 'charge_codes', '--source', 'elsewhere'], { env }))).toBe(
+      'no sync of charge_codes for source elsewhere is recorded yet\n',
+    );
   });
 
   it('--list KEY --json keeps every column of the snapshots and changes', async () => {
@@ -95,8 +113,16 @@ describe('refsync status', () => {
     };
     const [target] = body.targets;
     expect(target).toMatchObject({ status: 'ok', resolve: null });
-    const snapshotColumns = (await t.db.query<{ column_name: string }>("select column_name from information_schema.columns where table_schema = 'refdata' and table_name = 'snapshots'")).rows.map((r) => r.column_name);
-    const changeColumns = (await t.db.query<{ column_name: string }>("select column_name from information_schema.columns where table_schema = 'refdata' and table_name = 'entry_changes'")).rows.map((r) => r.column_name);
+    const snapshotColumns = (
+      await t.db.query<{ column_name: string }>(
+        "select column_name from information_schema.columns where table_schema = 'refdata' and table_name = 'snapshots'",
+      )
+    ).rows.map((r) => r.column_name);
+    const changeColumns = (
+      await t.db.query<{ column_name: string }>(
+        "select column_name from information_schema.columns where table_schema = 'refdata' and table_name = 'entry_changes'",
+      )
+    ).rows.map((r) => r.column_name);
     expect(Object.keys(target!.snapshots[0]!)).toEqual(expect.arrayContaining([...snapshotColumns, 'source']));
     expect(Object.keys(target!.changes[0]!).sort()).toEqual([...changeColumns].sort());
     expect(target!.changes.find((c) => c.code === 'APT ')).toMatchObject({ change: 'added', after: { code: 'APT ', description: '' } });

@@ -80,7 +80,13 @@ describe('refsync status and changes', () => {
     expect(out.targets.length).toBe(catalog.length + 3 + 1);
     // Without a configuration no schema policy is known; with one, each target says its list's.
     expect(out.targets.find((x) => x.list_key === 'hazmat')).toMatchObject({ schema_policy: null, held_reason: null, nonconforming: 0, views_waiting: null });
-    const configured = { DATABASE_URL: t.url, REDIS_URL: 'redis://127.0.0.1:1', REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_API_KEY: 'k', REFSYNC_ENVIRONMENT: 'sandbox' };
+    const configured = {
+      DATABASE_URL: t.url,
+      REDIS_URL: 'redis://127.0.0.1:1',
+      REFSYNC_BASE_URL: 'https://api.vendor.example',
+      REFSYNC_API_KEY: 'k',
+      REFSYNC_ENVIRONMENT: 'sandbox',
+    };
     const withPolicy = await runCli(['status', '--json'], { env: { ...configured, REFSYNC_SCHEMA_CHANGES: '{"*": "hold-breaking", "hazmat": "freeze"}' } });
     const policies = (JSON.parse(withPolicy.stdout) as { targets: { list_key: string; schema_policy: string }[] }).targets;
     expect(policies.find((x) => x.list_key === 'hazmat')!.schema_policy).toBe('freeze');

@@ -94,7 +94,10 @@ describe('refsync sync in a terminal', () => {
     expect(screen[0]).toBe('pane ready');
     // The log line starts its own line; nothing was drawn before it on that line, and no frame remains.
     const logs = screen.filter((l) => l.includes('"level"'));
-    expect(logs.some((l) => l.includes('retrying')), screen.join('\n')).toBe(true);
+    expect(
+      logs.some((l) => l.includes('retrying')),
+      screen.join('\n'),
+    ).toBe(true);
     for (const log of logs) expect(log).toMatch(/^\{"level":\d+,.*\}$/);
     expect(screen.filter((l) => progressFrame.test(l))).toEqual([]);
     expect(screen.filter((l) => /^changed +nmfc_codes +pages +20 +entries +2000 +first load/.test(l))).toHaveLength(1);
@@ -113,7 +116,11 @@ describe('refsync sync in a terminal', () => {
 
   it('NO_COLOR on a terminal: no control sequence at all, only text and line ends', async () => {
     slowNmfc();
-    const p = await pane(['sync', '--list', 'nmfc_codes'], { columns: 100, recordRaw: true, env: envFor('tmux-nocolor', { REFSYNC_LISTS: 'nmfc_codes', NO_COLOR: '1', LOG_LEVEL: 'info' }) });
+    const p = await pane(['sync', '--list', 'nmfc_codes'], {
+      columns: 100,
+      recordRaw: true,
+      env: envFor('tmux-nocolor', { REFSYNC_LISTS: 'nmfc_codes', NO_COLOR: '1', LOG_LEVEL: 'info' }),
+    });
     expect(await p.exited()).toBe(0);
     const raw = await settledRaw(p, /succeeded/);
     expect(raw.includes(0x1b), 'an escape byte').toBe(false);
@@ -131,7 +138,11 @@ describe('refsync sync in a terminal', () => {
 
   it('stdout and stderr not a terminal: no control sequence, not even a carriage return', async () => {
     slowNmfc();
-    const p = await pane(['sync', '--list', 'nmfc_codes'], { columns: 100, redirect: '>"$0.out" 2>"$0.err"', env: envFor('tmux-pipe', { REFSYNC_LISTS: 'nmfc_codes', LOG_LEVEL: 'info' }) });
+    const p = await pane(['sync', '--list', 'nmfc_codes'], {
+      columns: 100,
+      redirect: '>"$0.out" 2>"$0.err"',
+      env: envFor('tmux-pipe', { REFSYNC_LISTS: 'nmfc_codes', LOG_LEVEL: 'info' }),
+    });
     expect(await p.exited()).toBe(0);
     const out = readFileSync(`${p.file('run.sh')}.out`);
     const err = readFileSync(`${p.file('run.sh')}.err`);
@@ -144,7 +155,10 @@ describe('refsync sync in a terminal', () => {
 describe('refsync status in a terminal', () => {
   beforeAll(async () => {
     // A synced source with a failed list whose reason holds the hostile text (the rogue upstream).
-    const env = envFor('tmux-status', { REFSYNC_LISTS: 'hazmat,accessorials,carrier_package_types,charge_codes', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
+    const env = envFor('tmux-status', {
+      REFSYNC_LISTS: 'hazmat,accessorials,carrier_package_types,charge_codes',
+      REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned',
+    });
     const p = await pane(['sync'], { columns: 120, env });
     expect(await p.exited()).toBe(0);
     const q = await pane(['sync', '--list', 'hazmat'], { columns: 120, env: { ...env, REFSYNC_BASE_URL: rogue.url } });
@@ -163,7 +177,11 @@ describe('refsync status in a terminal', () => {
     expect(start, screen.join('\n')).toBeGreaterThan(0);
     const section = screen.slice(start, screen.indexOf('', start));
     const targets = ['accessorials', 'carrier_package_types dhl', 'carrier_package_types fedex', 'charge_codes 2024-06-11', 'charge_codes unpinned', 'hazmat'];
-    for (const name of targets) expect(section.filter((l) => l.startsWith(`${name} `)), name).toHaveLength(1);
+    for (const name of targets)
+      expect(
+        section.filter((l) => l.startsWith(`${name} `)),
+        name,
+      ).toHaveLength(1);
     const hazmat = section.find((l) => l.startsWith('hazmat '))!;
     expect(hazmat).toMatch(/^hazmat +unavailable +(just now|\d+ s ago|\d+ min ago) +.*404: Not found /);
     if (columns >= 100) expect(hazmat).toContain('404: Not found \\u001b[2J');

@@ -62,7 +62,12 @@ describe('targetLines', () => {
   });
   const rows = [
     row('carrier_package_types', 'fedex', 'ok', null),
-    row('charge_line_item_categories', '', 'unavailable', 'GET /v2/shipments/charge-line-item-categories/ page 3: 503: the service is down for maintenance until further notice'),
+    row(
+      'charge_line_item_categories',
+      '',
+      'unavailable',
+      'GET /v2/shipments/charge-line-item-categories/ page 3: 503: the service is down for maintenance until further notice',
+    ),
     row('hazmat', '', 'held', 'held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --accept-removals to apply it'),
   ];
 

@@ -62,10 +62,23 @@ function nonconformingSuite(face: Face) {
       return new Map(current.rows.map((r) => [r.entry_key as string, r]));
     };
     const lastSnapshot = async () =>
-      (await db.query<{ id: number; nonconforming: number }>('select id::int, nonconforming from refdata.snapshots where list_key = $1 order by id desc limit 1', [LIST])).rows[0]!;
+      (
+        await db.query<{ id: number; nonconforming: number }>(
+          'select id::int, nonconforming from refdata.snapshots where list_key = $1 order by id desc limit 1',
+          [LIST],
+        )
+      ).rows[0]!;
 
     it('types every column from its first values', async () => {
-      expect(await types()).toEqual({ code_field: 'text', description_field: 'text', flag: 'boolean', count: 'bigint', ratio: 'numeric', at: 'timestamptz', label: 'text' });
+      expect(await types()).toEqual({
+        code_field: 'text',
+        description_field: 'text',
+        flag: 'boolean',
+        count: 'bigint',
+        ratio: 'numeric',
+        at: 'timestamptz',
+        label: 'text',
+      });
       const rows = await readAll();
       expect(rows.get('B')).toMatchObject({ flag: true, count: 2, ratio: '2.5', label: 'label 2', nonconforming: null });
     });
@@ -81,7 +94,10 @@ function nonconformingSuite(face: Face) {
       expect(rows.get('A')).toMatchObject({ flag: false, count: 1, nonconforming: null });
       const snapshot = await lastSnapshot();
       expect(snapshot.nonconforming).toBe(5);
-      const { rows: alerts } = await db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshot.id]);
+      const { rows: alerts } = await db.query<{ kind: string; payload: Record<string, unknown> }>(
+        'select kind, payload from refdata.alerts where snapshot_id = $1',
+        [snapshot.id],
+      );
       expect(alerts.map((a) => a.kind)).toEqual(['nonconforming']);
       expect(alerts[0]!.payload).toMatchObject({ count: 5, more: 0, snapshot_nonconforming: 5, list_key: LIST });
       expect(alerts[0]!.payload.entries).toEqual(

@@ -9,8 +9,7 @@ import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 
 // Each schema policy × each kind of change, on Postgres and on PGlite: what syncs, what is held,
 // how a hold reads, that it alerts once, and that --accept-schema applies it once.
-const baseline = () =>
-  ['A', 'B', 'C'].map((code, i) => ({ code, description: `entry ${code}`, flag: i % 2 === 0, weight: i + 1 }));
+const baseline = () => ['A', 'B', 'C'].map((code, i) => ({ code, description: `entry ${code}`, flag: i % 2 === 0, weight: i + 1 }));
 
 interface Scenario {
   list: ListKey;
@@ -92,12 +91,19 @@ for (const backend of backends) {
       });
 
       const columnsOf = async (list: ListKey) =>
-        (await db.query<{ field: string; data_type: string }>('select field, data_type from refdata.list_columns where list_key = $1 and replaced_at is null order by field', [list])).rows;
+        (
+          await db.query<{ field: string; data_type: string }>(
+            'select field, data_type from refdata.list_columns where list_key = $1 and replaced_at is null order by field',
+            [list],
+          )
+        ).rows;
       const snapshot = async (id: number | undefined) =>
-        (await db.query<{ status: string; error: string | null; error_code: string | null; schema_accepted: boolean }>(
-          'select status, error, error_code, schema_accepted from refdata.snapshots where id = $1',
-          [id],
-        )).rows[0]!;
+        (
+          await db.query<{ status: string; error: string | null; error_code: string | null; schema_accepted: boolean }>(
+            'select status, error, error_code, schema_accepted from refdata.snapshots where id = $1',
+            [id],
+          )
+        ).rows[0]!;
       const alertsOf = async (id: number | undefined) =>
         (await db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [id])).rows;
       const changesOf = async (id: number | undefined) =>
@@ -130,7 +136,10 @@ for (const backend of backends) {
           expect(await changesOf(outcome.snapshotId)).toBe(0);
           expect(await columnsOf(list)).toEqual(before);
           const [alert] = await alertsOf(outcome.snapshotId);
-          expect(alert).toMatchObject({ kind: 'held', payload: { reason: 'schema', policy, schema_diff: [expect.objectContaining({ field: expect.any(String) })] } });
+          expect(alert).toMatchObject({
+            kind: 'held',
+            payload: { reason: 'schema', policy, schema_diff: [expect.objectContaining({ field: expect.any(String) })] },
+          });
 
           const again = (await fx.sync(db, [list])).outcomes[0]!;
           expect(again.status).toBe('held');

@@ -45,7 +45,12 @@ describe('typed columns of the per-list views', () => {
       'select field, column_name, data_type from refdata.list_columns where list_key = $1 and replaced_at is null',
       [key],
     );
-    const variants = key === 'charge_codes' ? [{ version: V2024 }, { version: V2025 }] : key === 'carrier_package_types' ? ['fedex', 'ups', 'usps', 'dhl'].map((carrier) => ({ carrier })) : [{}];
+    const variants =
+      key === 'charge_codes'
+        ? [{ version: V2024 }, { version: V2025 }]
+        : key === 'carrier_package_types'
+          ? ['fedex', 'ups', 'usps', 'dhl'].map((carrier) => ({ carrier }))
+          : [{}];
     const variantColumn = key === 'charge_codes' ? 'version' : key === 'carrier_package_types' ? 'carrier' : 'variant';
     const list = catalog.find((l) => l.key === key)!;
     for (const selector of variants) {
@@ -116,7 +121,10 @@ describe('typed columns of the per-list views', () => {
       ).rows.length > 0;
     await until('the sync to wait for the view', () => waitingOn(false));
     const readerPid = (await reader.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-    const reading = reader.query(readerSql).then((r) => r.rows, (err: Error) => err);
+    const reading = reader.query(readerSql).then(
+      (r) => r.rows,
+      (err: Error) => err,
+    );
     await until('the reader to queue behind the sync', () => waitingOn(false, readerPid));
     await holder.query('commit');
     const result = await changing;
@@ -155,15 +163,22 @@ describe('typed columns of the per-list views', () => {
         'select field, column_name, data_type from refdata.list_columns where list_key = $1 and replaced_at is null',
         [key],
       );
-      for (const field of served) expect(rows.map((r) => r.field), `${key}.${field}`).toContain(field);
-      for (const r of rows) expect(await typeOf(key, r.column_name), `${key}.${r.column_name}`).toBe(sqlType(r.data_type).replace('timestamptz', 'timestamp with time zone'));
+      for (const field of served)
+        expect(
+          rows.map((r) => r.field),
+          `${key}.${field}`,
+        ).toContain(field);
+      for (const r of rows)
+        expect(await typeOf(key, r.column_name), `${key}.${r.column_name}`).toBe(sqlType(r.data_type).replace('timestamptz', 'timestamp with time zone'));
       await expectServedValues(key);
     }
   });
 
   it('a field the service adds becomes a column at the next sync: filled, recorded, alerted, readable by the reader role, also mid-sync', async () => {
     sb.control.addField('accessorials', 'is_hazardous', true);
-    const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, is_hazardous from refdata.accessorials', () => sync(['accessorials']));
+    const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, is_hazardous from refdata.accessorials', () =>
+      sync(['accessorials']),
+    );
     expect(run.status).toBe('succeeded');
     expect(read).not.toBeInstanceOf(Error);
     expect((read as Array<{ is_hazardous: boolean }>).map((r) => r.is_hazardous)).toEqual(Array(42).fill(true));
@@ -171,9 +186,15 @@ describe('typed columns of the per-list views', () => {
     expect(await typeOf('accessorials_history', 'is_hazardous')).toBe('boolean');
     await expectServedValues('accessorials');
     const snapshotId = run.outcomes[0]!.snapshotId;
-    const { rows: recorded } = await t.db.query('select column_name, data_type, first_snapshot_id, last_snapshot_id from refdata.list_columns where list_key = $1 and field = $2', ['accessorials', 'is_hazardous']);
+    const { rows: recorded } = await t.db.query(
+      'select column_name, data_type, first_snapshot_id, last_snapshot_id from refdata.list_columns where list_key = $1 and field = $2',
+      ['accessorials', 'is_hazardous'],
+    );
     expect(recorded).toEqual([{ column_name: 'is_hazardous', data_type: 'boolean', first_snapshot_id: snapshotId, last_snapshot_id: snapshotId }]);
-    const { rows: alerts } = await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshotId]);
+    const { rows: alerts } = await t.db.query<{ kind: string; payload: Record<string, unknown> }>(
+      'select kind, payload from refdata.alerts where snapshot_id = $1',
+      [snapshotId],
+    );
     expect(alerts).toEqual([
       expect.objectContaining({
         kind: 'schema_changed',
@@ -186,12 +207,16 @@ describe('typed columns of the per-list views', () => {
   });
 
   it('a field whose values turn from numbers to strings widens its column, keeps every value and every grant, also mid-sync', async () => {
-    await t.db.query(`do $$ begin if not exists (select 1 from pg_roles where rolname = 'refsync_t17_bi') then create role refsync_t17_bi nologin; end if; end $$`);
+    await t.db.query(
+      `do $$ begin if not exists (select 1 from pg_roles where rolname = 'refsync_t17_bi') then create role refsync_t17_bi nologin; end if; end $$`,
+    );
     await t.db.query('grant select on refdata.accessorials to refsync_t17_bi');
     try {
       const before = await t.db.query<{ entry_key: string; id: string }>('select entry_key, id from refdata.accessorials order by entry_key');
       sb.control.retypeField('accessorials', 'id');
-      const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, id from refdata.accessorials order by entry_key', () => sync(['accessorials']));
+      const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, id from refdata.accessorials order by entry_key', () =>
+        sync(['accessorials']),
+      );
       expect(run.status).toBe('succeeded');
       expect(read).not.toBeInstanceOf(Error);
       // The reader saw the re-created view: the ids as text, the same values.
@@ -210,12 +235,18 @@ describe('typed columns of the per-list views', () => {
         { grantee: 'refdata_reader', privilege_type: 'SELECT' },
         { grantee: 'refsync_t17_bi', privilege_type: 'SELECT' },
       ]);
-      const { rows: history } = await t.db.query('select data_type, replaced_at is null as current from refdata.list_columns where list_key = $1 and field = $2 order by id', ['accessorials', 'id']);
+      const { rows: history } = await t.db.query(
+        'select data_type, replaced_at is null as current from refdata.list_columns where list_key = $1 and field = $2 order by id',
+        ['accessorials', 'id'],
+      );
       expect(history).toEqual([
         { data_type: 'bigint', current: false },
         { data_type: 'text', current: true },
       ]);
-      const { rows: alerts } = await t.db.query<{ payload: { columns: unknown } }>("select payload from refdata.alerts where snapshot_id = $1 and kind = 'schema_changed'", [run.outcomes[0]!.snapshotId]);
+      const { rows: alerts } = await t.db.query<{ payload: { columns: unknown } }>(
+        "select payload from refdata.alerts where snapshot_id = $1 and kind = 'schema_changed'",
+        [run.outcomes[0]!.snapshotId],
+      );
       expect(alerts[0]!.payload.columns).toEqual([{ field: 'id', column: 'id', change: 'widened', from: 'bigint', to: 'text' }]);
     } finally {
       await t.db.query('revoke all on refdata.accessorials from refsync_t17_bi');
@@ -225,9 +256,10 @@ describe('typed columns of the per-list views', () => {
 
   it('an unchanged sync, and a changed one with the same columns, take no DDL and no lock on the views', async () => {
     const definition = () =>
-      t.db.query(`select c.oid::int, c.xmin::text as class_xmin, r.xmin::text as rule_xmin from pg_class c join pg_rewrite r on r.ev_class = c.oid where c.oid = any($1::regclass[]) order by c.oid`, [
-        catalog.flatMap((l) => [`refdata.${l.key}`, `refdata.${l.key}_history`]),
-      ]);
+      t.db.query(
+        `select c.oid::int, c.xmin::text as class_xmin, r.xmin::text as rule_xmin from pg_class c join pg_rewrite r on r.ev_class = c.oid where c.oid = any($1::regclass[]) order by c.oid`,
+        [catalog.flatMap((l) => [`refdata.${l.key}`, `refdata.${l.key}_history`])],
+      );
     const before = (await definition()).rows;
     const holder = await connect();
     await holder.query('begin');
@@ -255,8 +287,36 @@ describe('typed columns of the per-list views', () => {
 
   it('every inferred type reads back through the view exactly as served', async () => {
     const added = [
-      { code: 'A', description: 'a', flag: true, n: 9007199254740991, x: 1.5, d: '2000-02-29', ts: '2024-06-11T10:00:00+05:30', local: '2024-06-11T10:00:00', o: { a: 1 }, mixed: 1, bools: true, nothing: null, 'Odd Name': 'x' },
-      { code: 'B', description: 'b', flag: false, n: -5, x: 2, d: '2024-06-11', ts: '2024-06-11T10:00:00.123456Z', local: 'later', o: [1, 'two'], mixed: 'one', bools: 'yes', nothing: null, 'Odd Name': 'y' },
+      {
+        code: 'A',
+        description: 'a',
+        flag: true,
+        n: 9007199254740991,
+        x: 1.5,
+        d: '2000-02-29',
+        ts: '2024-06-11T10:00:00+05:30',
+        local: '2024-06-11T10:00:00',
+        o: { a: 1 },
+        mixed: 1,
+        bools: true,
+        nothing: null,
+        'Odd Name': 'x',
+      },
+      {
+        code: 'B',
+        description: 'b',
+        flag: false,
+        n: -5,
+        x: 2,
+        d: '2024-06-11',
+        ts: '2024-06-11T10:00:00.123456Z',
+        local: 'later',
+        o: [1, 'two'],
+        mixed: 'one',
+        bools: 'yes',
+        nothing: null,
+        'Odd Name': 'y',
+      },
     ];
     for (const entry of added) sb.control.addEntry('piece_types', entry);
     expect((await sync(['piece_types'])).outcomes[0]!.status).toBe('changed');
@@ -279,7 +339,15 @@ describe('typed columns of the per-list views', () => {
 
   it('Postgres casts every string the inference calls a date or a timestamptz', async () => {
     const { valueType } = await import('../../src/columns/column-type.ts');
-    const samples = ['2000-02-29', '0001-01-01', '9999-12-31', '2024-06-11T10:00Z', '2024-06-11T10:00+0530', '2024-06-11 23:59:59.999999999-15:59', '2024-06-11T00:00:00+14'];
+    const samples = [
+      '2000-02-29',
+      '0001-01-01',
+      '9999-12-31',
+      '2024-06-11T10:00Z',
+      '2024-06-11T10:00+0530',
+      '2024-06-11 23:59:59.999999999-15:59',
+      '2024-06-11T00:00:00+14',
+    ];
     for (const s of samples) {
       const type = valueType(s);
       expect(['date', 'timestamptz'], s).toContain(type);

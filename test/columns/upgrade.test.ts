@@ -17,7 +17,9 @@ describe('typed columns at the upgrade', () => {
     // As a database of the previous release had it: no recorded columns, the seven-column view, no
     // typed as-of function.
     await t.db.query('delete from refdata.list_columns');
-    await t.db.query('drop function refdata.accessorials_diff(timestamptz, timestamptz, text, text), refdata.accessorials_as_of(timestamptz, text, text, boolean)');
+    await t.db.query(
+      'drop function refdata.accessorials_diff(timestamptz, timestamptz, text, text), refdata.accessorials_as_of(timestamptz, text, text, boolean)',
+    );
     await t.db.query('drop view refdata.accessorials_history');
     await t.db.query('drop view refdata.accessorials');
     await t.db.query(`create view refdata.accessorials as
@@ -25,7 +27,9 @@ describe('typed columns at the upgrade', () => {
       from refdata.current_entries where list_key = 'accessorials'`);
 
     await migrateDatabase(t.db);
-    const { rows } = await t.db.query('select field, data_type, first_snapshot_id from refdata.list_columns where list_key = $1 order by field', ['accessorials']);
+    const { rows } = await t.db.query('select field, data_type, first_snapshot_id from refdata.list_columns where list_key = $1 order by field', [
+      'accessorials',
+    ]);
     expect(rows).toEqual([
       { field: 'code', data_type: 'text', first_snapshot_id: null },
       { field: 'description', data_type: 'text', first_snapshot_id: null },
@@ -39,8 +43,10 @@ describe('typed columns at the upgrade', () => {
     expect(typed[0]!.n).toBe(84);
 
     const definition = async () =>
-      (await t.db.query(`select c.oid::int, c.xmin::text, r.xmin::text as rule from pg_class c join pg_rewrite r on r.ev_class = c.oid
-                         where c.relnamespace = 'refdata'::regnamespace and c.relkind = 'v' order by c.oid`)).rows;
+      (
+        await t.db.query(`select c.oid::int, c.xmin::text, r.xmin::text as rule from pg_class c join pg_rewrite r on r.ev_class = c.oid
+                         where c.relnamespace = 'refdata'::regnamespace and c.relkind = 'v' order by c.oid`)
+      ).rows;
     const before = await definition();
     await migrateDatabase(t.db);
     expect(await definition()).toEqual(before);

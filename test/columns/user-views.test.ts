@@ -27,18 +27,26 @@ describe("a user's views on a list", () => {
 
   const viewType = async (view: string, column: string) =>
     (
-      await t.db.query<{ type: string }>(
-        `select format_type(atttypid, atttypmod) as type from pg_attribute where attrelid = $1::regclass and attname = $2`,
-        [`refdata.${view}`, column],
-      )
+      await t.db.query<{ type: string }>(`select format_type(atttypid, atttypmod) as type from pg_attribute where attrelid = $1::regclass and attname = $2`, [
+        `refdata.${view}`,
+        column,
+      ])
     ).rows[0]?.type;
   const recordedType = async () =>
-    (await t.db.query<{ data_type: string }>(`select data_type from refdata.list_columns where list_key = $1 and field = 'length_ft' and replaced_at is null`, [LIST])).rows[0]!
-      .data_type;
+    (
+      await t.db.query<{ data_type: string }>(
+        `select data_type from refdata.list_columns where list_key = $1 and field = 'length_ft' and replaced_at is null`,
+        [LIST],
+      )
+    ).rows[0]!.data_type;
   const snapshot = async (id: number | undefined) =>
     (await t.db.query<{ status: string; error: string | null }>('select status, error from refdata.snapshots where id = $1', [id])).rows[0]!;
   const alertsOf = async (id: number | undefined) =>
-    (await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1 order by kind', [id])).rows;
+    (
+      await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1 order by kind', [
+        id,
+      ])
+    ).rows;
   const userViewsRead = async () => {
     for (const v of ['h33_long_equipment', 'h33_length_history', 'h33_long_count']) await t.db.query(`select * from public.${v}`);
   };
@@ -64,9 +72,13 @@ describe("a user's views on a list", () => {
     const outcome = run.outcomes[0]!;
     expect(outcome.status).toBe('changed');
     const served = sb.control.getEntries(LIST) as Array<{ machine_readable: string; length_ft: unknown }>;
-    const { rows: stored } = await t.db.query<{ entry_key: string; length: unknown }>(`select entry_key, payload -> 'length_ft' as length from refdata.${LIST}`);
+    const { rows: stored } = await t.db.query<{ entry_key: string; length: unknown }>(
+      `select entry_key, payload -> 'length_ft' as length from refdata.${LIST}`,
+    );
     expect(new Map(stored.map((r) => [r.entry_key, r.length]))).toEqual(new Map(served.map((e) => [e.machine_readable, e.length_ft])));
-    const { rows: changes } = await t.db.query<{ n: number }>('select count(*)::int as n from refdata.entry_changes where snapshot_id = $1', [outcome.snapshotId]);
+    const { rows: changes } = await t.db.query<{ n: number }>('select count(*)::int as n from refdata.entry_changes where snapshot_id = $1', [
+      outcome.snapshotId,
+    ]);
     expect(changes[0]!.n).toBe(served.length);
     const { status, error } = await snapshot(outcome.snapshotId);
     expect(status).toBe('ok');
@@ -79,11 +91,16 @@ describe("a user's views on a list", () => {
     const schema = (await alertsOf(outcome.snapshotId)).find((a) => a.kind === 'schema_changed')!;
     expect(schema.payload).toMatchObject({
       columns: [{ field: 'length_ft', column: 'length_ft', change: 'widened', from: 'bigint', to: 'text' }],
-      views_waiting: { views: [`refdata.${LIST}`, `refdata.${LIST}_history`], dependents: ['view public.h33_length_history', 'view public.h33_long_equipment'] },
+      views_waiting: {
+        views: [`refdata.${LIST}`, `refdata.${LIST}_history`],
+        dependents: ['view public.h33_length_history', 'view public.h33_long_equipment'],
+      },
     });
     await userViewsRead();
     // The typed column reads the values that still fit its type; the others are listed.
-    const { rows } = await t.db.query<{ length_ft: string | null; nonconforming: Record<string, unknown> | null }>(`select length_ft, nonconforming from refdata.${LIST}`);
+    const { rows } = await t.db.query<{ length_ft: string | null; nonconforming: Record<string, unknown> | null }>(
+      `select length_ft, nonconforming from refdata.${LIST}`,
+    );
     expect(rows.every((r) => r.length_ft === null && r.nonconforming !== null)).toBe(true);
   });
 
@@ -122,10 +139,14 @@ describe("a user's views on a list", () => {
     );
     await t.db.query('create view public.h33_hazmat as select code from refdata.hazmat');
     await migrateDatabase(t.db);
-    const { rows } = await t.db.query<{ views: string[]; dependents: string[] }>(`select views, dependents from refdata.list_views_waiting where list_key = 'hazmat'`);
+    const { rows } = await t.db.query<{ views: string[]; dependents: string[] }>(
+      `select views, dependents from refdata.list_views_waiting where list_key = 'hazmat'`,
+    );
     expect(rows).toEqual([{ views: ['refdata.hazmat'], dependents: ['view public.h33_hazmat'] }]);
     const waiting = (await fx.sync(t.db, ['hazmat'])).outcomes[0]!;
-    expect((await snapshot(waiting.snapshotId)).error).toMatch(/^the new shape of the views waits: refdata\.hazmat must be re-created, and view public\.h33_hazmat depends on them/);
+    expect((await snapshot(waiting.snapshotId)).error).toMatch(
+      /^the new shape of the views waits: refdata\.hazmat must be re-created, and view public\.h33_hazmat depends on them/,
+    );
     await t.db.query('drop view public.h33_hazmat');
     const applied = (await fx.sync(t.db, ['hazmat'])).outcomes[0]!;
     expect(await snapshot(applied.snapshotId)).toEqual({ status: 'ok', error: null });

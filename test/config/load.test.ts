@@ -21,7 +21,6 @@ const file = (name: string, contents: string) => {
 
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
 
-
 describe('configuration from the environment', () => {
   it('applies the contract defaults', () => {
     const [source] = loadConfig(base).sources;
@@ -53,7 +52,12 @@ describe('configuration from the environment', () => {
   });
 
   it('expands carriers and charge-code versions into targets', () => {
-    const [source] = loadConfig({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', REFSYNC_CARRIERS: 'fedex,ups', REFSYNC_LISTS: 'charge_codes,carrier_package_types' }).sources;
+    const [source] = loadConfig({
+      ...base,
+      REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned',
+      REFSYNC_CARRIERS: 'fedex,ups',
+      REFSYNC_LISTS: 'charge_codes,carrier_package_types',
+    }).sources;
     const targets = targetsFor(source!).map((t) => [t.list.key, t.variant, t.path, t.serviceVersion]);
     expect(targets).toEqual([
       ['charge_codes', '2024-06-11', '/reference-data/charge-codes/', '2024-06-11'],
@@ -65,7 +69,9 @@ describe('configuration from the environment', () => {
 
   it('names the setting and the bad value in one line, never a secret', () => {
     expect(configError({ ...base, REFSYNC_BASE_URL: '' })).toBe('REFSYNC_BASE_URL: is required');
-    expect(configError({ ...base, REFSYNC_BASE_URL: 'http://api.vendor.example' })).toMatch(/^REFSYNC_BASE_URL: 'http:\/\/api.vendor.example' — plain http:\/\/ is refused/);
+    expect(configError({ ...base, REFSYNC_BASE_URL: 'http://api.vendor.example' })).toMatch(
+      /^REFSYNC_BASE_URL: 'http:\/\/api.vendor.example' — plain http:\/\/ is refused/,
+    );
     expect(configError({ ...base, REFSYNC_BASE_URL: 'https://api.vendor.example/v2' })).toMatch(/^REFSYNC_BASE_URL: .*no path/);
     expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of/);
     expect(configError({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-02-30' })).toMatch(/^REFSYNC_CHARGE_CODE_VERSIONS\[0\]: '2024-02-30'/);
@@ -76,7 +82,9 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: '2' })).toMatch(/^REFSYNC_MAX_REMOVED_FRACTION:/);
     expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
     expect(configError({ REFSYNC_BASE_URL: 'https://api.vendor.example' })).toMatch(/credentials are missing/);
-    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'https://hooks.example/x', REFSYNC_WEBHOOK_SECRET: 'not-a-whsec' })).toMatch(/^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret/);
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'https://hooks.example/x', REFSYNC_WEBHOOK_SECRET: 'not-a-whsec' })).toMatch(
+      /^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret/,
+    );
     const withSecret = configError({ ...base, REFSYNC_API_KEY_SCHEME: 'pw-secret-1' });
     expect(withSecret).toMatch(/^REFSYNC_API_KEY_SCHEME:/);
     expect(configError({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: '' }).includes('pw-secret-1')).toBe(false);
@@ -87,8 +95,12 @@ describe('configuration from the environment', () => {
     const [source] = loadConfig({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: passwordFile }).sources;
     expect(source!.password).toBe('from-file');
     expect(configError({ ...base, REFSYNC_PASSWORD_FILE: passwordFile })).toBe('REFSYNC_PASSWORD and REFSYNC_PASSWORD_FILE are both set; set only one');
-    expect(configError({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: join(dir, 'missing') })).toMatch(/^REFSYNC_PASSWORD_FILE: cannot read .* \(ENOENT\)$/);
-    expect(loadConfig({ ...base, DATABASE_URL: '', DATABASE_URL_FILE: file('db', 'postgres://u:p@db/refsync\n') }).databaseUrl).toBe('postgres://u:p@db/refsync');
+    expect(configError({ ...base, REFSYNC_PASSWORD: '', REFSYNC_PASSWORD_FILE: join(dir, 'missing') })).toMatch(
+      /^REFSYNC_PASSWORD_FILE: cannot read .* \(ENOENT\)$/,
+    );
+    expect(loadConfig({ ...base, DATABASE_URL: '', DATABASE_URL_FILE: file('db', 'postgres://u:p@db/refsync\n') }).databaseUrl).toBe(
+      'postgres://u:p@db/refsync',
+    );
     expect(configError({ ...base, NODE_TLS_REJECT_UNAUTHORIZED: '0' })).toMatch(/^NODE_TLS_REJECT_UNAUTHORIZED=0 is refused/);
   });
 
@@ -108,8 +120,20 @@ describe('several sources from REFSYNC_CONFIG', () => {
         'sources.json',
         JSON.stringify({
           sources: [
-            { name: 'prod-acme', environment: 'production-acme', baseUrl: 'https://api.vendor.example', email: 'a@acme.example', passwordFile: file('acme', 'acme-pw') },
-            { environment: 'sandbox', baseUrl: 'https://sandbox-api.vendor.example:8443', apiKey: 'sandbox-key', lists: ['charge_codes'], chargeCodeVersions: ['2024-06-11'] },
+            {
+              name: 'prod-acme',
+              environment: 'production-acme',
+              baseUrl: 'https://api.vendor.example',
+              email: 'a@acme.example',
+              passwordFile: file('acme', 'acme-pw'),
+            },
+            {
+              environment: 'sandbox',
+              baseUrl: 'https://sandbox-api.vendor.example:8443',
+              apiKey: 'sandbox-key',
+              lists: ['charge_codes'],
+              chargeCodeVersions: ['2024-06-11'],
+            },
           ],
           catalog: { charge_codes: { basePath: '' } },
         }),
@@ -140,16 +164,24 @@ describe('several sources from REFSYNC_CONFIG', () => {
 
   it('names the source and the field of an error', () => {
     const bad = (sources: unknown[]) => configError({ REFSYNC_CONFIG: file(`bad-${Math.random()}.json`, JSON.stringify({ sources })) });
-    expect(bad([{ name: 'acme', environment: 'prod-acme', baseUrl: 'http://x.example', apiKey: 'k' }])).toMatch(/^REFSYNC_CONFIG sources\[0\] \(acme\)\.baseUrl: .*plain http/);
-    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', colour: 'blue' }])).toBe('REFSYNC_CONFIG sources[0] (a).colour: is not a setting refsync knows');
+    expect(bad([{ name: 'acme', environment: 'prod-acme', baseUrl: 'http://x.example', apiKey: 'k' }])).toMatch(
+      /^REFSYNC_CONFIG sources\[0\] \(acme\)\.baseUrl: .*plain http/,
+    );
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', colour: 'blue' }])).toBe(
+      'REFSYNC_CONFIG sources[0] (a).colour: is not a setting refsync knows',
+    );
     expect(
       bad([
         { environment: 'same', baseUrl: 'https://x.example', apiKey: 'k' },
         { name: 'other', environment: 'same', baseUrl: 'https://y.example', apiKey: 'k' },
       ]),
     ).toBe("REFSYNC_CONFIG: two sources share the environment 'same'; each must be unique");
-    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', apiKeyFile: file('k', 'k2') }])).toBe('REFSYNC_CONFIG sources[0] (a).apiKey and REFSYNC_CONFIG sources[0] (a).apiKeyFile are both set; set only one');
-    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKeyFile: join(dir, 'missing') }])).toMatch(/^REFSYNC_CONFIG sources\[0\] \(a\)\.apiKeyFile: cannot read/);
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKey: 'k', apiKeyFile: file('k', 'k2') }])).toBe(
+      'REFSYNC_CONFIG sources[0] (a).apiKey and REFSYNC_CONFIG sources[0] (a).apiKeyFile are both set; set only one',
+    );
+    expect(bad([{ environment: 'a', baseUrl: 'https://x.example', apiKeyFile: join(dir, 'missing') }])).toMatch(
+      /^REFSYNC_CONFIG sources\[0\] \(a\)\.apiKeyFile: cannot read/,
+    );
     expect(configError({ REFSYNC_CONFIG: file('broken.json', '{"sources": [') })).toMatch(/^REFSYNC_CONFIG: '.*broken.json' is not valid JSON/);
   });
 });
@@ -157,7 +189,10 @@ describe('several sources from REFSYNC_CONFIG', () => {
 describe('a REFSYNC_CONFIG file with only catalog overrides', () => {
   it('applies them to the one source the environment defines', () => {
     const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_API_KEY: 'k-0001' };
-    const config = loadConfig({ ...base, REFSYNC_CONFIG: file('catalog-only.json', JSON.stringify({ catalog: { hazmat: { basePath: '', path: '/v3/hazmat/' } } })) });
+    const config = loadConfig({
+      ...base,
+      REFSYNC_CONFIG: file('catalog-only.json', JSON.stringify({ catalog: { hazmat: { basePath: '', path: '/v3/hazmat/' } } })),
+    });
     expect(config.sources).toHaveLength(1);
     expect(targetsFor(config.sources[0]!, ['hazmat']).map((t) => [t.list.basePath, t.path])).toEqual([['', '/v3/hazmat/']]);
   });
@@ -165,7 +200,9 @@ describe('a REFSYNC_CONFIG file with only catalog overrides', () => {
 
 describe('settings users get wrong first', () => {
   it('refuses an unknown LOG_LEVEL, naming it and the levels', () => {
-    expect(configError({ ...base, LOG_LEVEL: 'verbose' })).toBe("LOG_LEVEL: 'verbose' is not a log level; one of: fatal, error, warn, info, debug, trace, silent");
+    expect(configError({ ...base, LOG_LEVEL: 'verbose' })).toBe(
+      "LOG_LEVEL: 'verbose' is not a log level; one of: fatal, error, warn, info, debug, trace, silent",
+    );
     expect(loadConfig({ ...base, LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
   });
 
@@ -173,7 +210,9 @@ describe('settings users get wrong first', () => {
     expect(configError({ ...base, REFSYNC_SCHEDULE: '99 99 * * *' })).toBe(
       "REFSYNC_SCHEDULE: '99 99 * * *' — Constraint error, got value 99 expected range 0-59 (in time zone UTC)",
     );
-    expect(configError({ ...base, REFSYNC_SCHEDULE: '0 0 31 2 *', REFSYNC_TIMEZONE: 'Europe/Paris' })).toMatch(/^REFSYNC_SCHEDULE: '0 0 31 2 \*' — .*\(in time zone Europe\/Paris\)$/);
+    expect(configError({ ...base, REFSYNC_SCHEDULE: '0 0 31 2 *', REFSYNC_TIMEZONE: 'Europe/Paris' })).toMatch(
+      /^REFSYNC_SCHEDULE: '0 0 31 2 \*' — .*\(in time zone Europe\/Paris\)$/,
+    );
     expect(loadConfig({ ...base, REFSYNC_SCHEDULE: '30 6 * * MON-FRI', REFSYNC_TIMEZONE: 'America/Chicago' }).sources[0]!.schedule).toBe('30 6 * * MON-FRI');
   });
 
@@ -191,7 +230,9 @@ describe('settings users get wrong first', () => {
     const message = configError({ REFSYNC_CONFIG: file('token.json', '{"sources": [\n  { "apiKey": "s3cret-value" }, oops\n]}') });
     expect(message).toMatch(/^REFSYNC_CONFIG: '.*token.json' is not valid JSON \(Unexpected token 'o'\)$/);
     expect(message).not.toContain('s3cret');
-    expect(configError({ REFSYNC_CONFIG: file('comma.json', '{"sources": [{"a": 1,}]}') })).toMatch(/is not valid JSON \(Expected double-quoted property name in JSON at position 21 \(line 1 column 22\)\)$/);
+    expect(configError({ REFSYNC_CONFIG: file('comma.json', '{"sources": [{"a": 1,}]}') })).toMatch(
+      /is not valid JSON \(Expected double-quoted property name in JSON at position 21 \(line 1 column 22\)\)$/,
+    );
   });
 });
 
@@ -227,7 +268,12 @@ describe('unknown REFSYNC_* variables', () => {
 describe('Redis Cluster settings', () => {
   it('REDIS_CLUSTER_NODES gives the seed nodes; with it the queue prefix is hash-tagged, without it left as it is', () => {
     const config = loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:6379, r2:7000' });
-    expect(config.redisCluster).toEqual({ nodes: [{ host: 'r1', port: 6379 }, { host: 'r2', port: 7000 }] });
+    expect(config.redisCluster).toEqual({
+      nodes: [
+        { host: 'r1', port: 6379 },
+        { host: 'r2', port: 7000 },
+      ],
+    });
     expect(queueKeyPrefix(config, 'refsync')).toBe('{refsync}');
     expect(queueKeyPrefix(config, '{team-a}:refsync')).toBe('{team-a}:refsync');
     expect(queueKeyPrefix(loadConfig(base), 'refsync')).toBe('refsync');
@@ -237,13 +283,17 @@ describe('Redis Cluster settings', () => {
     expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1' })).toThrow(
       new ConfigError('REDIS_CLUSTER_NODES: expected host:port of each cluster node, comma-separated (e.g. r1:6379,r2:6379)'),
     );
-    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:6379', REDIS_SENTINELS: 's1:26379' })).toThrow(/^REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS/);
+    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:6379', REDIS_SENTINELS: 's1:26379' })).toThrow(
+      /^REDIS_CLUSTER_NODES: is set together with REDIS_SENTINELS/,
+    );
   });
 
   it('takes only credentials and TLS from REDIS_URL, and refuses a database other than 0', () => {
     const reach = { redisCaPem: 'PEM', redisCluster: { nodes: [{ host: 'r1', port: 6379 }] } };
     expect(nodeOptionsFromUrl('rediss://app:p%40ss@ignored:6380', reach)).toEqual({ username: 'app', password: 'p@ss', tls: { ca: 'PEM' } });
     expect(nodeOptionsFromUrl('redis://:secret@ignored/0', reach)).toEqual({ password: 'secret' });
-    expect(() => nodeOptionsFromUrl('redis://ignored/2', reach)).toThrow(/^REDIS_URL: names database 2, but a Redis Cluster \(REDIS_CLUSTER_NODES\) has only database 0$/);
+    expect(() => nodeOptionsFromUrl('redis://ignored/2', reach)).toThrow(
+      /^REDIS_URL: names database 2, but a Redis Cluster \(REDIS_CLUSTER_NODES\) has only database 0$/,
+    );
   });
 });

@@ -25,7 +25,6 @@ const bad = (i: number) => `abc${secret}${controls[i % controls.length]}X`;
 /** A password travels only in the login's JSON body, where a tab is ordinary: its bad values are the others. */
 const badFor = (name: string, i: number) => (/password/i.test(name) && bad(i).includes('\t') ? `abc${secret}\nX` : bad(i));
 
-
 /** [setting named in the error, environment that carries the bad value there]. */
 const envCases: Array<[string, (value: string) => Record<string, string>]> = [
   ['REFSYNC_API_KEY', (v) => ({ ...base, REFSYNC_API_KEY: v })],
@@ -59,8 +58,7 @@ const fileCases: Array<[string, (value: string) => Record<string, string>]> = [
   ['webhookSecretFile', (v) => ({ ...source, webhookUrl: 'https://hooks.example/x', webhookSecretFile: file(`whsec_${v}`) })],
 ];
 
-const expected = (name: string) =>
-  `${name}: holds a control character (CR, LF, NUL or the like), which cannot be sent; remove it`;
+const expected = (name: string) => `${name}: holds a control character (CR, LF, NUL or the like), which cannot be sent; remove it`;
 
 describe('settings that cannot be sent are refused at start', () => {
   it.each(envCases.map(([name, env], i) => [name, env, i] as const))('%s', (name, env, i) => {

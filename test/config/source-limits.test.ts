@@ -11,7 +11,6 @@ const dir = mkdtempSync(join(tmpdir(), 'refsync-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
 
-
 describe('deadlines and list limits', () => {
   it('default to 600 s, 3600 s, 32 MiB per entry, 10,000,000 entries and 4 GiB per list', () => {
     expect(loadConfig(base).sources[0]).toMatchObject({
@@ -27,7 +26,15 @@ describe('deadlines and list limits', () => {
     const env = { ...base, REFSYNC_REQUEST_DEADLINE_S: '30', REFSYNC_TARGET_DEADLINE_S: '0.5', REFSYNC_MAX_LIST_ENTRIES: '2000000' };
     expect(loadConfig(env).sources[0]).toMatchObject({ requestDeadlineS: 30, targetDeadlineS: 0.5, maxListEntries: 2_000_000 });
     const path = join(dir, 'sources.json');
-    writeFileSync(path, JSON.stringify({ sources: [{ name: 'a', environment: 'a', apiKey: 'key-a', targetDeadlineS: 120, maxListBytes: 10_000_000 }, { name: 'b', environment: 'b', apiKey: 'key-b' }] }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        sources: [
+          { name: 'a', environment: 'a', apiKey: 'key-a', targetDeadlineS: 120, maxListBytes: 10_000_000 },
+          { name: 'b', environment: 'b', apiKey: 'key-b' },
+        ],
+      }),
+    );
     const [a, b] = loadConfig({ ...env, REFSYNC_CONFIG: path }).sources;
     expect(a).toMatchObject({ requestDeadlineS: 30, targetDeadlineS: 120, maxListBytes: 10_000_000, maxListEntries: 2_000_000 });
     expect(b).toMatchObject({ requestDeadlineS: 30, targetDeadlineS: 0.5, maxListBytes: 4 * 2 ** 30 });
@@ -41,5 +48,4 @@ describe('deadlines and list limits', () => {
     writeFileSync(path, JSON.stringify({ sources: [{ name: 'a', environment: 'a', apiKey: 'key-a', maxListEntries: -3 }] }));
     expect(configError({ ...base, REFSYNC_CONFIG: path })).toMatch(/^REFSYNC_CONFIG sources\[0\] \(a\)\.maxListEntries: /);
   });
-
 });

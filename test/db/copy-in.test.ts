@@ -23,7 +23,11 @@ describe('copyIn', () => {
   it('lands every row', async () => {
     await t.db.query('create table copy_in_rows (id int primary key, label text not null)');
     await t.db.withConnection((conn) =>
-      copyIn(conn, 'copy copy_in_rows (id, label) from stdin', rows(5_000, 400, (id) => `row ${id} `.padEnd(100, '.'))),
+      copyIn(
+        conn,
+        'copy copy_in_rows (id, label) from stdin',
+        rows(5_000, 400, (id) => `row ${id} `.padEnd(100, '.')),
+      ),
     );
     const { rows: found } = await t.db.query<{ n: number; label: string }>(
       'select (select count(*)::int from copy_in_rows) as n, label from copy_in_rows where id = 4321',
@@ -36,16 +40,12 @@ describe('copyIn', () => {
    * pool of its own; then checks what the deadline leaves behind: the COPY failed with
    * CopyStalledError, the dead session left the pool, its backend ended and no row landed.
    */
-  async function expectStallCleanedUp(
-    table: string,
-    run: (conn: Queryable, copy: (q: Queryable) => Promise<unknown>) => Promise<unknown>,
-  ): Promise<void> {
+  async function expectStallCleanedUp(table: string, run: (conn: Queryable, copy: (q: Queryable) => Promise<unknown>) => Promise<unknown>): Promise<void> {
     await t.db.query(`create table ${table} (id int, filler text)`);
     const logs = captureLogs();
     const db = await openDatabase({ url: t.url, poolSize: 2, logger: logs.logger });
     try {
-      const copy = (q: Queryable) =>
-        copyIn(q, `copy ${table} (id, filler) from stdin`, twentyMegabytes(), { stallMs: 500 }).catch((err: unknown) => err);
+      const copy = (q: Queryable) => copyIn(q, `copy ${table} (id, filler) from stdin`, twentyMegabytes(), { stallMs: 500 }).catch((err: unknown) => err);
       const failure = await db.withConnection((conn) => run(conn, copy));
       expect(failure).toBeInstanceOf(CopyStalledError);
       expect((failure as Error).message).toContain(`COPY into ${table} made no progress`);

@@ -97,7 +97,10 @@ describe('drizzle-kit meta', () => {
       const config = join(dir, 'drizzle.config.mjs');
       rmSync(dir, { recursive: true, force: true });
       cpSync(join(root, 'package.json'), join(dir, 'package.json'));
-      writeFileSync(config, `export default ${JSON.stringify({ dialect: 'postgresql', out: './out', schemaFilter: ['refdata'], dbCredentials: { url: t.url } })};\n`);
+      writeFileSync(
+        config,
+        `export default ${JSON.stringify({ dialect: 'postgresql', out: './out', schemaFilter: ['refdata'], dbCredentials: { url: t.url } })};\n`,
+      );
       await run(process.execPath, [drizzleKit, 'pull', '--config', config], { cwd: dir });
       const database = JSON.parse(readFileSync(join(dir, 'out/meta/0000_snapshot.json'), 'utf8')) as Snapshot;
       const { generateDrizzleJson } = await import('drizzle-kit/api');

@@ -63,9 +63,7 @@ describe('migrations', () => {
     try {
       await migrateDatabase(db);
       await migrateDatabase(db);
-      const { rows } = await db.query<{ n: number }>(
-        "select count(*)::int as n from information_schema.views where table_schema = 'refdata'",
-      );
+      const { rows } = await db.query<{ n: number }>("select count(*)::int as n from information_schema.views where table_schema = 'refdata'");
       // current_entries, list_sync_times, and per list its view and its typed history view.
       expect(rows[0]?.n).toBe(2 * catalog.length + 2);
     } finally {

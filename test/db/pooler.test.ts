@@ -148,7 +148,7 @@ describe.skipIf(!installed)('through PgBouncer in transaction mode', () => {
     await locker.connect();
     try {
       await locker.query('begin');
-      await locker.query("select pg_advisory_xact_lock(hashtextextended($1, 7302611))", [['pooled-killed', 'shipment_modes', ''].join('\u001f')]);
+      await locker.query('select pg_advisory_xact_lock(hashtextextended($1, 7302611))', [['pooled-killed', 'shipment_modes', ''].join('\u001f')]);
       const killed = spawnCli(['sync'], env('shipment_modes'));
       await waitFor(
         async () => (await t.db.query(`select 1 from pg_locks where ${thisDatabase} and locktype = 'advisory' and not granted`)).rows.length > 0,

@@ -10,7 +10,8 @@ import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from '../faults/servers.ts';
 import { runCli } from '../helpers/cli.ts';
 
-if (!canStartPrivatePostgres) console.warn('[tests] skipping test/db/postgres-tls.test.ts: needs root and /usr/lib/postgresql/15/bin to start a private Postgres');
+if (!canStartPrivatePostgres)
+  console.warn('[tests] skipping test/db/postgres-tls.test.ts: needs root and /usr/lib/postgresql/15/bin to start a private Postgres');
 
 let server: PrivatePostgres;
 let caFile: string;
@@ -66,7 +67,9 @@ describe.skipIf(!canStartPrivatePostgres)('TLS to Postgres', () => {
     const wrongCa = await runCli(['migrate'], { env: { DATABASE_URL: urlFor('localhost', 'sslmode=verify-full'), PGSSLROOTCERT: otherCaFile } });
     expect(wrongCa.code).toBe(1);
     expect(wrongCa.stderr.trim().split('\n')).toHaveLength(1);
-    expect(wrongCa.stderr).toMatch(/^refsync: cannot reach the database: the Postgres server's TLS certificate is not signed by a trusted CA \(\w+\); set PGSSLROOTCERT/);
+    expect(wrongCa.stderr).toMatch(
+      /^refsync: cannot reach the database: the Postgres server's TLS certificate is not signed by a trusted CA \(\w+\); set PGSSLROOTCERT/,
+    );
 
     const wrongHost = await runCli(['migrate'], { env: { DATABASE_URL: urlFor('127.0.0.1', 'sslmode=verify-full'), PGSSLROOTCERT: caFile } });
     expect(wrongHost.code).toBe(1);

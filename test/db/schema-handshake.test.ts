@@ -48,7 +48,11 @@ describe('on Postgres', () => {
       const before = await schemaFootprint(db);
       for (const args of [['migrate'], ['sync'], ['worker'], ['status'], ['changes'], ['alerts'], ['prune'], ['export-dbt']]) {
         const res = await runCli(args, { env: env(url) });
-        expect({ args, code: res.code, stderr: res.stderr }).toEqual({ args, code: 2, stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n` });
+        expect({ args, code: res.code, stderr: res.stderr }).toEqual({
+          args,
+          code: 2,
+          stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n`,
+        });
       }
       expect(await schemaFootprint(db)).toEqual(before);
     } finally {
@@ -91,7 +95,11 @@ describe('on embedded PGlite', () => {
     await db.close();
     for (const args of [['sync'], ['migrate'], ['status']]) {
       const res = await runCli(args, { env: embeddedEnv(), cwd: join(dir, 'ahead') });
-      expect({ args, code: res.code, stderr: res.stderr }).toEqual({ args, code: 2, stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n` });
+      expect({ args, code: res.code, stderr: res.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n`,
+      });
     }
     db = await pglite('ahead');
     expect(await schemaFootprint(db)).toEqual(before);

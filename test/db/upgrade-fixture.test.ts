@@ -93,7 +93,9 @@ describe('an install of refsync 1905028, upgraded', () => {
     // The handshake: an older schema is refused for sync, naming `refsync migrate`.
     const refused = await cli(['sync']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`database schema version 4, this refsync ships schema version ${shippedMigrations().length}); run \`refsync migrate\` first`);
+    expect(refused.stderr).toContain(
+      `database schema version 4, this refsync ships schema version ${shippedMigrations().length}); run \`refsync migrate\` first`,
+    );
     expect(await cli(['migrate'])).toMatchObject({ code: 0 });
 
     await serveWhatTheFixtureHolds();
@@ -112,7 +114,7 @@ describe('an install of refsync 1905028, upgraded', () => {
     expect(await asOf(beforeUpgrade), 'as of just before the upgrade').toEqual(asOfBefore);
 
     // Typed views: every synced list has its recorded columns and its two views, typed.
-    expect(await count("(select distinct list_key from refdata.list_columns where replaced_at is null) l")).toBe(5);
+    expect(await count('(select distinct list_key from refdata.list_columns where replaced_at is null) l')).toBe(5);
     const { rows: typed } = await db.query<{ data_type: string }>(
       `select data_type from information_schema.columns where table_schema = 'refdata' and table_name = 'equipment_types' and column_name = 'id'`,
     );
@@ -122,7 +124,9 @@ describe('an install of refsync 1905028, upgraded', () => {
     // A real change afterwards is recorded once, with its alert, and a further sync adds nothing.
     sb.control.modifyEntry('shipment_modes', 'FTL', { description: 'Full Truckload (dedicated)' });
     expect((await cli(['sync'])).code).toBe(0);
-    const { rows: recorded } = await db.query('select entry_key, change, changed_fields from refdata.entry_changes where id > (select max(id) - 1 from refdata.entry_changes) order by id');
+    const { rows: recorded } = await db.query(
+      'select entry_key, change, changed_fields from refdata.entry_changes where id > (select max(id) - 1 from refdata.entry_changes) order by id',
+    );
     expect(await count('refdata.entry_changes')).toBe(changes + 1);
     expect(recorded).toEqual([{ entry_key: 'FTL', change: 'modified', changed_fields: ['description'] }]);
     expect(await count('refdata.alerts')).toBe(alerts + 1);

@@ -18,13 +18,18 @@ describe('docs/architecture.md', () => {
   it('names functions and classes their files define', () => {
     const missing = refs
       .filter((r) => r.name !== undefined)
-      .filter((r) => !new RegExp(`(?:function|class|const|interface)\\s+${r.name}\\b|^\\s+(?:async\\s+)?${r.name}\\(`, 'm').test(readFileSync(`${root}${r.path}`, 'utf8')))
+      .filter(
+        (r) =>
+          !new RegExp(`(?:function|class|const|interface)\\s+${r.name}\\b|^\\s+(?:async\\s+)?${r.name}\\(`, 'm').test(readFileSync(`${root}${r.path}`, 'utf8')),
+      )
       .map((r) => `${r.path}#${r.name}`);
     expect(missing).toEqual([]);
   });
 
   it('has a paragraph for every folder under src/', () => {
-    const folders = readdirSync(`${root}src`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = readdirSync(`${root}src`, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(folders.filter((f) => !doc.includes(`- **src/${f}/**`))).toEqual([]);
   });
 });

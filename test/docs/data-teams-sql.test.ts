@@ -40,30 +40,50 @@ describe('docs/data-teams.md: every SQL block runs', () => {
 
   it('the guide has the everyday tasks as SQL', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(14);
-    for (const task of ['refdata.charge_codes', '_as_of(', 'entries_diff(', 'entry_changes', 'charge_code_version_diff(', 'list_sync_times', 'orphans(', 'listen refdata_changes', "source('refdata'", 'nmfc_codes']) {
-      expect(blocks.some((b) => b.includes(task)), task).toBe(true);
+    for (const task of [
+      'refdata.charge_codes',
+      '_as_of(',
+      'entries_diff(',
+      'entry_changes',
+      'charge_code_version_diff(',
+      'list_sync_times',
+      'orphans(',
+      'listen refdata_changes',
+      "source('refdata'",
+      'nmfc_codes',
+    ]) {
+      expect(
+        blocks.some((b) => b.includes(task)),
+        task,
+      ).toBe(true);
     }
   });
 
-  it.each(blocks.map((sql, i) => [i, sql.split('\n').find((l) => l.trim() && !l.startsWith('--'))!.slice(0, 60), sql]))(
-    'block %i runs (%s)',
-    async (_i, _first, sql) => {
-      const client = new pg.Client({ connectionString: t.url });
-      await client.connect();
-      try {
-        await client.query('begin');
-        // Roles a block grants to or creates its members in: rolled back with the block.
-        await client.query(`do $$ begin
+  it.each(
+    blocks.map((sql, i) => [
+      i,
+      sql
+        .split('\n')
+        .find((l) => l.trim() && !l.startsWith('--'))!
+        .slice(0, 60),
+      sql,
+    ]),
+  )('block %i runs (%s)', async (_i, _first, sql) => {
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query('begin');
+      // Roles a block grants to or creates its members in: rolled back with the block.
+      await client.query(`do $$ begin
           if not exists (select 1 from pg_roles where rolname = 'etl_loader') then create role etl_loader; end if;
           if not exists (select 1 from pg_roles where rolname = 'refsync') then create role refsync; end if;
         end $$`);
-        await client.query(rendered(sql));
-      } finally {
-        await client.query('rollback').catch(() => undefined);
-        await client.end();
-      }
-    },
-  );
+      await client.query(rendered(sql));
+    } finally {
+      await client.query('rollback').catch(() => undefined);
+      await client.end();
+    }
+  });
 
   it('the examples return what they say on the synced data', async () => {
     const one = async (needle: string) => {
@@ -71,7 +91,7 @@ describe('docs/data-teams.md: every SQL block runs', () => {
       const statement = sql.split(';').find((s) => s.includes(needle))!;
       return (await t.db.query(statement)).rows;
     };
-    expect((await one("is_active\norder by category")).length).toBeGreaterThan(10);
+    expect((await one('is_active\norder by category')).length).toBeGreaterThan(10);
     const asOf = await one("charge_codes_as_of(s.charged_at, '2024-06-11', 'production')");
     expect(asOf.filter((r) => r.description !== null).length).toBeGreaterThan(0);
     expect((await one('n.item = f.nmfc_item')).length).toBe(2);

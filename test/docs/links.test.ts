@@ -8,7 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The text outside fenced code blocks and inline code spans. */
 function prose(markdown: string): string {
@@ -54,7 +59,9 @@ function brokenLink(page: string, link: string): string | undefined {
   if (!existsSync(target)) return `${page}: ${link}: no such file ${relative(root, target)}`;
   if (fragment === undefined || fragment === '') return undefined;
   if (statSync(target).isDirectory() || !target.endsWith('.md')) return `${page}: ${link}: an anchor into a file that is not Markdown`;
-  return anchorsOf(target).has(decodeURIComponent(fragment).toLowerCase()) ? undefined : `${page}: ${link}: no heading #${fragment} in ${relative(root, target)}`;
+  return anchorsOf(target).has(decodeURIComponent(fragment).toLowerCase())
+    ? undefined
+    : `${page}: ${link}: no heading #${fragment} in ${relative(root, target)}`;
 }
 
 describe('relative links in README.md and docs/', () => {
@@ -68,7 +75,7 @@ describe('relative links in README.md and docs/', () => {
     expect(broken).toEqual([]);
   });
 
-  it("reads anchors as GitHub makes them", () => {
+  it('reads anchors as GitHub makes them', () => {
     expect(slug('Runbook: a held list')).toBe('runbook-a-held-list');
     expect(slug('Secrets via `*_FILE`')).toBe('secrets-via-_file');
     expect(slug('Redis: TLS, ACL users, Sentinel, Cluster')).toBe('redis-tls-acl-users-sentinel-cluster');

@@ -193,4 +193,3 @@ describe("20. the worker's clock 10 minutes off", () => {
     });
   }
 });
-

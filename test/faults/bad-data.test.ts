@@ -160,7 +160,12 @@ describe('past a limit, or refused by Postgres, only that list fails: recorded, 
       code: 'limit',
       message: /nests deeper than 64 levels/,
     },
-    { name: 'an object key of 10,240 characters', faults: { badValue: { list: LIST, kind: 'longKey' } }, code: 'limit', message: /holds an object key of 10240 characters \(limit 1024\)$/ },
+    {
+      name: 'an object key of 10,240 characters',
+      faults: { badValue: { list: LIST, kind: 'longKey' } },
+      code: 'limit',
+      message: /holds an object key of 10240 characters \(limit 1024\)$/,
+    },
     {
       name: 'a number Postgres cannot hold (SQLSTATE 22003)',
       faults: { badValue: { list: LIST, json: '1e1000000' } },

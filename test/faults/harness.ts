@@ -25,9 +25,7 @@ import { expectConsistentHistory, expectWholeStates, footprint, servedState, typ
 /** Every client and dispatcher of this file logs here (trace, no redaction). */
 export const fileLogs = captureLogs('trace');
 /** Secrets that must never appear in fileLogs: the accounts', whatever a test adds, every Authorization value sent. */
-export const secrets = new Set<string>(
-  DEFAULT_ACCOUNTS.flatMap((a) => [a.password, ...(a.apiKey ? [a.apiKey] : [])]),
-);
+export const secrets = new Set<string>(DEFAULT_ACCOUNTS.flatMap((a) => [a.password, ...(a.apiKey ? [a.apiKey] : [])]));
 const sent = watchAuthorization();
 const clients: UpstreamClient[] = [];
 
@@ -68,12 +66,7 @@ export interface FaultSource {
 export const SMALL_LISTS = 'shipment_modes,equipment_types,piece_types';
 
 /** A source on the sandbox, its own environment, a few small lists unless REFSYNC_LISTS says otherwise. */
-export function faultSource(
-  sb: Sandbox,
-  db: Database,
-  env: Record<string, string> = {},
-  clientOptions: Partial<UpstreamClientOptions> = {},
-): FaultSource {
+export function faultSource(sb: Sandbox, db: Database, env: Record<string, string> = {}, clientOptions: Partial<UpstreamClientOptions> = {}): FaultSource {
   const source = sandboxSource(sb, {
     REFSYNC_ENVIRONMENT: uniqueEnvironment('faults'),
     REFSYNC_LISTS: SMALL_LISTS,
@@ -174,7 +167,10 @@ export async function expectRerunAddsNothing(db: Database, fx: FaultSource): Pro
   const before = await footprint(db, fx.source.environment);
   const run = await fx.sync();
   expect(run.status).toBe('succeeded');
-  expect(run.outcomes.every((o) => o.status === 'unchanged'), run.outcomes.map((o) => `${o.target.list.key}:${o.status}`).join(',')).toBe(true);
+  expect(
+    run.outcomes.every((o) => o.status === 'unchanged'),
+    run.outcomes.map((o) => `${o.target.list.key}:${o.status}`).join(','),
+  ).toBe(true);
   expect(await footprint(db, fx.source.environment)).toEqual(before);
   await expectConsistentHistory(db, fx.source);
 }
@@ -239,10 +235,15 @@ export function workerProbes(at: () => { db: Database; url: string }) {
     runOf,
     /** Waits until the slot's run is no longer running, and returns it. */
     async runFinished(source: SourceConfig, slot: string, what: string, timeoutMs: number) {
-      return waitFor(async () => {
-        const r = await runOf(source, slot);
-        return r && r.status !== 'running' && r;
-      }, what, timeoutMs, 250);
+      return waitFor(
+        async () => {
+          const r = await runOf(source, slot);
+          return r && r.status !== 'running' && r;
+        },
+        what,
+        timeoutMs,
+        250,
+      );
     },
     async snapshotsOfRun(runId: number) {
       const { rows } = await db().query<{ id: number; list_key: string; status: string; changed: boolean }>(

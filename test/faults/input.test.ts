@@ -8,7 +8,16 @@ import { SANDBOX_MACHINE_ACCOUNT } from '../../src/sandbox/index.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { collect, failure, json, tinyServer, type TinyServer } from '../upstream/fixtures.ts';
-import { changeList, expectFailedThenRecovered, expectRerunAddsNothing, faultSource, SMALL_LISTS, secrets, sourceFixture, uniqueEnvironment } from './harness.ts';
+import {
+  changeList,
+  expectFailedThenRecovered,
+  expectRerunAddsNothing,
+  faultSource,
+  SMALL_LISTS,
+  secrets,
+  sourceFixture,
+  uniqueEnvironment,
+} from './harness.ts';
 import { expectConsistentHistory, expectListState, expectWholeStates, footprint, servedList } from './invariants.ts';
 
 const t = useTestDatabase();
@@ -42,17 +51,16 @@ describe('11. answers that never come', () => {
   // at once, spread over four clients (16 connections each).
   it('200 stalled headers and bodies time out and leave no socket behind', async () => {
     const modes = { basePath: '/v2', path: '/shipments/shipment-modes/' };
-    const clients = Array.from({ length: 4 }, () =>
-      faultSource(sb, t.db, {}, { timeouts: { connectMs: 2000, headersMs: 100, bodyMs: 100 }, retry: { attempts: 1 } }).client,
+    const clients = Array.from(
+      { length: 4 },
+      () => faultSource(sb, t.db, {}, { timeouts: { connectMs: 2000, headersMs: 100, bodyMs: 100 }, retry: { attempts: 1 } }).client,
     );
     for (const c of clients) await c.me();
     await settle(50);
     const before = sockets();
     sb.control.resetRequestLog();
     sb.control.setFaults({ stallHeaders: { count: 100 }, stallBody: { count: 100 }, paths: ['shipment_modes'] });
-    const errors = await Promise.all(
-      clients.flatMap((c) => Array.from({ length: 50 }, () => failure(collect(c.pages(modes))))),
-    );
+    const errors = await Promise.all(clients.flatMap((c) => Array.from({ length: 50 }, () => failure(collect(c.pages(modes))))));
     sb.control.clearFaults();
     expect(errors.map((e) => e.code)).toEqual(Array(200).fill('timeout'));
     // Both kinds of stall were met; on a loaded machine a stalled body's headers can be late
@@ -185,7 +193,12 @@ describe('18. data that changed shape or cannot be trusted', () => {
     const fx = faultSource(sb, t.db, { REFSYNC_LISTS: 'equipment_types', REFSYNC_ALERT_ON: 'schema_changed,nonconforming' });
     await fx.sync();
     const drifts: Array<[string, () => void, string, Record<string, unknown>]> = [
-      ['renamed', () => sb.control.renameField('equipment_types', 'name', 'display_name'), 'schema_changed', { fields_added: ['display_name:string'], fields_removed: ['name:string'] }],
+      [
+        'renamed',
+        () => sb.control.renameField('equipment_types', 'name', 'display_name'),
+        'schema_changed',
+        { fields_added: ['display_name:string'], fields_removed: ['name:string'] },
+      ],
       ['removed', () => sb.control.removeField('equipment_types', 'length_ft'), 'schema_changed', { fields_added: [], fields_removed: ['length_ft:number'] }],
       // The typed views are shared by every environment: the other sources of this database still
       // serve booleans, so the column keeps its type and this source's strings are nonconforming.
@@ -205,12 +218,17 @@ describe('18. data that changed shape or cannot be trusted', () => {
         'select a.kind, a.payload from refdata.alerts a where a.snapshot_id = $1',
         [run.outcomes[0]!.snapshotId],
       );
-      expect(rows.map((r) => r.kind), what).toEqual([kind]);
+      expect(
+        rows.map((r) => r.kind),
+        what,
+      ).toEqual([kind]);
       expect(rows[0]!.payload, what).toMatchObject(expected);
       await expectWholeStates(t.db, fx.source, [after]);
       await expectConsistentHistory(t.db, fx.source);
     }
-    const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where environment = $1 and kind = 'schema_changed'", [fx.source.environment]);
+    const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where environment = $1 and kind = 'schema_changed'", [
+      fx.source.environment,
+    ]);
     expect(rows[0]!.n).toBe(2);
     await expectRerunAddsNothing(t.db, fx);
   });

@@ -87,7 +87,10 @@ export async function expectWholeStates(db: Database, source: SourceConfig, stat
     const current = await currentList(db, target);
     const candidates = states.map((s) => s.get(label)).filter((s): s is ListState => s !== undefined);
     const index = candidates.findIndex((s) => sameState(current, s));
-    expect(index, `${label}: current rows are not one whole served state: ${candidates.map((c) => describeDiff(current, c)).join(' | ')}`).toBeGreaterThanOrEqual(0);
+    expect(
+      index,
+      `${label}: current rows are not one whole served state: ${candidates.map((c) => describeDiff(current, c)).join(' | ')}`,
+    ).toBeGreaterThanOrEqual(0);
     matched.set(label, index);
   }
   return matched;
@@ -178,10 +181,7 @@ export async function expectConsistentHistory(db: Database, source: SourceConfig
     'select distinct snapshot_id, list_key, change from refdata.entry_changes where environment = $1',
     [env],
   );
-  const alerts = await db.query<{ snapshot_id: number; kind: string }>(
-    'select snapshot_id, kind from refdata.alerts where environment = $1',
-    [env],
-  );
+  const alerts = await db.query<{ snapshot_id: number; kind: string }>('select snapshot_id, kind from refdata.alerts where environment = $1', [env]);
   const alertKeys = new Set(alerts.rows.map((a) => `${a.snapshot_id}:${a.kind}`));
   const missing = changeKinds.rows
     .filter((c) => wantsAlert(source, c.change, c.list_key))

@@ -49,9 +49,30 @@ describe('no fixed body cap on a streamed list', () => {
 
 describe('what still stops a hostile body', () => {
   const cases = [
-    { what: 'an endless bare array', setting: 'REFSYNC_MAX_LIST_ENTRIES', value: '5000', shape: 'array' as const, fault: 'endless', names: /the list has more than 5000 entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused/ },
-    { what: 'an endless results array', setting: 'REFSYNC_MAX_LIST_BYTES', value: '1000000', shape: 'envelope' as const, fault: 'endless', names: /the list's answers exceed 1000000 bytes in all, the limit of REFSYNC_MAX_LIST_BYTES; refused/ },
-    { what: 'one huge entry', setting: 'REFSYNC_MAX_ENTRY_BYTES', value: '65536', shape: 'array' as const, fault: 'huge', names: /an entry is longer than 65536 bytes, the limit of REFSYNC_MAX_ENTRY_BYTES; refused/ },
+    {
+      what: 'an endless bare array',
+      setting: 'REFSYNC_MAX_LIST_ENTRIES',
+      value: '5000',
+      shape: 'array' as const,
+      fault: 'endless',
+      names: /the list has more than 5000 entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused/,
+    },
+    {
+      what: 'an endless results array',
+      setting: 'REFSYNC_MAX_LIST_BYTES',
+      value: '1000000',
+      shape: 'envelope' as const,
+      fault: 'endless',
+      names: /the list's answers exceed 1000000 bytes in all, the limit of REFSYNC_MAX_LIST_BYTES; refused/,
+    },
+    {
+      what: 'one huge entry',
+      setting: 'REFSYNC_MAX_ENTRY_BYTES',
+      value: '65536',
+      shape: 'array' as const,
+      fault: 'huge',
+      names: /an entry is longer than 65536 bytes, the limit of REFSYNC_MAX_ENTRY_BYTES; refused/,
+    },
   ];
   it.each(cases)('$what is stopped at $setting; the list keeps its last good data; the next run heals', async ({ setting, value, shape, fault, names }) => {
     sb.control.setPaging('piece_types', shape);

@@ -39,11 +39,32 @@ async function startNode(dir: string, password: string): Promise<{ port: number;
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
       // A replica may always take over (validity factor 0): on a loaded machine its link to the
       // primary can look stale for longer than the node timeout allows by default.
-      '--cluster-node-timeout', '2000', '--cluster-replica-validity-factor', '0', '--save', '', '--appendonly', 'no', '--dir', dir,
-      '--requirepass', password, '--masterauth', password],
+      '--cluster-node-timeout',
+      '2000',
+      '--cluster-replica-validity-factor',
+      '0',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--requirepass',
+      password,
+      '--masterauth',
+      password,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -68,10 +89,13 @@ async function clusterNodes(ports: number[], alive: (port: number) => boolean, p
   try {
     await client.connect();
     const text = (await client.cluster('NODES')) as string;
-    return text.trim().split('\n').map((line) => {
-      const [id, address, flags, , , , , , ...slots] = line.split(' ');
-      return { id: id!, port: Number(/:(\d+)@/.exec(address!)?.[1]), flags: flags!.split(','), slots };
-    });
+    return text
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [id, address, flags, , , , , , ...slots] = line.split(' ');
+        return { id: id!, port: Number(/:(\d+)@/.exec(address!)?.[1]), flags: flags!.split(','), slots };
+      });
   } finally {
     client.disconnect();
   }
@@ -91,7 +115,9 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
   const started = await Promise.all(Array.from({ length: 6 }, () => startNode(dir, password)));
   const ports = started.map((s) => s.port);
   const addresses = ports.map((p) => `127.0.0.1:${p}`);
-  await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 60_000 });
+  await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
+    timeout: 60_000,
+  });
   const alive = (port: number) => {
     const child = started.find((s) => s.port === port)!.child;
     return child.exitCode === null && child.signalCode === null;
@@ -132,21 +158,26 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
       }
     },
     async healthy(timeoutMs = 60_000) {
-      await waitFor(async () => {
-        for (const port of ports.filter(alive)) {
-          const client = new Redis({ port, host: '127.0.0.1', password, maxRetriesPerRequest: 1, lazyConnect: true });
-          client.on('error', () => undefined);
-          try {
-            await client.connect();
-            if (!/cluster_state:ok/.test((await client.cluster('INFO')) as string)) return false;
-          } catch {
-            return false;
-          } finally {
-            client.disconnect();
+      await waitFor(
+        async () => {
+          for (const port of ports.filter(alive)) {
+            const client = new Redis({ port, host: '127.0.0.1', password, maxRetriesPerRequest: 1, lazyConnect: true });
+            client.on('error', () => undefined);
+            try {
+              await client.connect();
+              if (!/cluster_state:ok/.test((await client.cluster('INFO')) as string)) return false;
+            } catch {
+              return false;
+            } finally {
+              client.disconnect();
+            }
           }
-        }
-        return true;
-      }, 'the cluster to be ok on every live node', timeoutMs, 200);
+          return true;
+        },
+        'the cluster to be ok on every live node',
+        timeoutMs,
+        200,
+      );
     },
   };
   await cluster.healthy();

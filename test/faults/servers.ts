@@ -51,7 +51,10 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
   let opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   if (options.tls) {
     // Postgres refuses a key file others can read; it must belong to the server's user.
-    for (const [file, pem] of [['server.crt', options.tls.certPem], ['server.key', options.tls.keyPem]] as const) {
+    for (const [file, pem] of [
+      ['server.crt', options.tls.certPem],
+      ['server.key', options.tls.keyPem],
+    ] as const) {
       writeFileSync(join(dir, file), pem, { mode: 0o600 });
       chownSync(join(dir, file), uidOf('postgres'), gidOf('postgres'));
     }

@@ -32,7 +32,10 @@ describe('10. 500s, then 429 with Retry-After', () => {
     sb.control.clearFaults();
     expect(run.status, run.outcomes.map((o) => o.error).join('; ')).toBe('succeeded');
     expect(elapsed).toBeGreaterThanOrEqual(1000);
-    const statuses = sb.control.requestLog().filter((r) => r.path === '/v2/shipments/shipment-modes/').map((r) => r.status);
+    const statuses = sb.control
+      .requestLog()
+      .filter((r) => r.path === '/v2/shipments/shipment-modes/')
+      .map((r) => r.status);
     expect(statuses).toEqual([429, 500, 500, 200]);
     await expectWholeStates(t.db, fx.source, [after]);
     await expectConsistentHistory(t.db, fx.source);

@@ -58,7 +58,8 @@ describe('Redis Cluster', () => {
     expect(await (await fetch(`${worker.httpUrl}/metrics`)).text()).toMatch(/^refsync_queue_jobs\{[^}]*state="completed"[^}]*\} [1-9]/m);
     const status = await runCli(['status', '--json'], env, 60_000);
     expect(status.code, status.stderr).toBe(0);
-    const queueState = (JSON.parse(status.stdout) as { queue: { counts?: Record<string, number>; schedulers?: Array<{ source: string }>; error?: string } }).queue;
+    const queueState = (JSON.parse(status.stdout) as { queue: { counts?: Record<string, number>; schedulers?: Array<{ source: string }>; error?: string } })
+      .queue;
     expect(queueState.error).toBeUndefined();
     expect(queueState.counts?.completed).toBeGreaterThan(0);
     expect(queueState.schedulers?.map((s) => s.source)).toEqual([fx.source.name]);
@@ -105,5 +106,4 @@ describe('Redis Cluster', () => {
     expectNoSecretsIn(worker);
     expect(`${worker.output().stdout}${worker.output().stderr}`).not.toContain(cluster.password);
   }, 300_000);
-
 });

@@ -27,7 +27,13 @@ describe('a dripping upstream in the worker', () => {
     changeList(sb, 'piece_types');
     changeList(sb, 'equipment_types');
     const after = fx.served();
-    const config = workerConfig(sb, t.url, { REFSYNC_ENVIRONMENT: fx.source.environment, REFSYNC_LISTS: SMALL_LISTS, REFSYNC_ALERT_ON: fx.source.alertOn.join(','), REFSYNC_CONCURRENCY: '1', [setting]: seconds });
+    const config = workerConfig(sb, t.url, {
+      REFSYNC_ENVIRONMENT: fx.source.environment,
+      REFSYNC_LISTS: SMALL_LISTS,
+      REFSYNC_ALERT_ON: fx.source.alertOn.join(','),
+      REFSYNC_CONCURRENCY: '1',
+      [setting]: seconds,
+    });
     const worker = await startTestWorker(config, testQueuePrefix());
     sb.control.setFaults({ drip: { list: 'piece_types', intervalMs: 200 } });
     try {

@@ -117,8 +117,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
         async () =>
-          (await snapshotsOfRun(run.id)).length === targets &&
-          (await workerBackendsWaiting("a.query ilike '%from refdata.sync_runs%for update%'")) === targets,
+          (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%from refdata.sync_runs%for update%'")) === targets,
         'every target committed and waiting to update the run record',
         60_000,
       );

@@ -40,40 +40,64 @@ describe('19. a scheduled run and a manual trigger at once, two worker processes
     const keys = fx.source.lists.map((l) => [fx.source.environment, l, ''].join('\u001f'));
     const locks = await holdLock('select pg_advisory_xact_lock(hashtextextended(k, 7302611)) from unnest($1::text[]) k', [keys]);
     const [w1, w2] = await Promise.all([startWorkerProcess(env), startWorkerProcess(env)]);
-    const scheduled = await waitFor(async () => {
-      const { rows } = await t.db.query<{ slot: string }>("select slot from refdata.sync_runs where source = $1 and trigger = 'schedule' order by id limit 1", [
-        fx.source.name,
-      ]);
-      return rows[0]?.slot;
-    }, 'a scheduled run', 60_000, 50);
+    const scheduled = await waitFor(
+      async () => {
+        const { rows } = await t.db.query<{ slot: string }>(
+          "select slot from refdata.sync_runs where source = $1 and trigger = 'schedule' order by id limit 1",
+          [fx.source.name],
+        );
+        return rows[0]?.slot;
+      },
+      'a scheduled run',
+      60_000,
+      50,
+    );
     await enqueueManualRuns(queue, [fx.source], { slot: 'manual-race' });
     // Both runs' target jobs have fetched and wait to apply (the pipeline's lock_timeout is 30 s).
     await waitFor(async () => (await workerBackendsWaiting("l.locktype = 'advisory'")) >= 2 * targets, 'both runs to wait on the target locks', 25_000, 50);
     await locks.release();
 
-    const sched = await waitFor(async () => {
-      const r = await runOf(fx.source, scheduled);
-      return r && r.status !== 'running' && r;
-    }, 'the scheduled run to finish', 90_000, 250);
-    const manual = await waitFor(async () => {
-      const r = await runOf(fx.source, 'manual-race');
-      return r && r.status !== 'running' && r;
-    }, 'the manual run to finish', 90_000, 250);
+    const sched = await waitFor(
+      async () => {
+        const r = await runOf(fx.source, scheduled);
+        return r && r.status !== 'running' && r;
+      },
+      'the scheduled run to finish',
+      90_000,
+      250,
+    );
+    const manual = await waitFor(
+      async () => {
+        const r = await runOf(fx.source, 'manual-race');
+        return r && r.status !== 'running' && r;
+      },
+      'the manual run to finish',
+      90_000,
+      250,
+    );
     expect([sched.status, manual.status]).toEqual(['succeeded', 'succeeded']);
 
     // Stop the schedule and let any later scheduled run end before checking the history.
     await queue.removeJobScheduler(`source-${fx.source.name}`);
-    await waitFor(async () => {
-      const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = $1 and status = 'running'", [fx.source.name]);
-      return rows.length === 0;
-    }, 'the runs in flight to end', 60_000, 250);
+    await waitFor(
+      async () => {
+        const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = $1 and status = 'running'", [fx.source.name]);
+        return rows.length === 0;
+      },
+      'the runs in flight to end',
+      60_000,
+      250,
+    );
     expect(await w1.stop()).toBe(0);
     expect(await w2.stop()).toBe(0);
 
     const both = [...(await snapshotsOfRun(sched.id)), ...(await snapshotsOfRun(manual.id))];
     expect(both.filter((s) => s.status === 'ok')).toHaveLength(2 * targets);
     for (const list of fx.source.lists) {
-      expect(both.filter((s) => s.list_key === list && s.changed), `${list}: one changed snapshot of the two runs`).toHaveLength(1);
+      expect(
+        both.filter((s) => s.list_key === list && s.changed),
+        `${list}: one changed snapshot of the two runs`,
+      ).toHaveLength(1);
     }
     const now = await footprint(t.db, fx.source.environment);
     const grew = (k: string) => Number(now[k]) - Number(baseline[k]);

@@ -31,10 +31,15 @@ const { runOf } = workerProbes(() => ({ db: t.db, url: t.url }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function finished(source: SourceConfig, slot: string, timeoutMs = 90_000) {
-  return waitFor(async () => {
-    const r = await runOf(source, slot);
-    return r && r.status !== 'running' && r;
-  }, `run ${slot} of ${source.name} to finish`, timeoutMs, 250);
+  return waitFor(
+    async () => {
+      const r = await runOf(source, slot);
+      return r && r.status !== 'running' && r;
+    },
+    `run ${slot} of ${source.name} to finish`,
+    timeoutMs,
+    250,
+  );
 }
 
 describe('4. Redis stopped, then back with its data', () => {
@@ -118,10 +123,15 @@ describe('5. Redis flushed or restarted empty', () => {
   }
 
   async function scheduledRunAfter(sources: SourceConfig[], after: number[]): Promise<number[]> {
-    return waitFor(async () => {
-      const ids = await Promise.all(sources.map(lastScheduled));
-      return ids.every((id, i) => id > after[i]!) && ids;
-    }, 'a scheduled run of every source', 90_000, 250);
+    return waitFor(
+      async () => {
+        const ids = await Promise.all(sources.map(lastScheduled));
+        return ids.every((id, i) => id > after[i]!) && ids;
+      },
+      'a scheduled run of every source',
+      90_000,
+      250,
+    );
   }
 
   async function flush(url: string): Promise<void> {
@@ -159,10 +169,15 @@ describe('5. Redis flushed or restarted empty', () => {
     const w1 = await startWorkerProcess(env);
     const first = await scheduledRunAfter(sources, [0, 0]);
     // Between two slots (every 10 s), so no run is in flight when the data goes.
-    await waitFor(async () => {
-      const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = any($1) and status = 'running'", [sources.map((s) => s.name)]);
-      return rows.length === 0;
-    }, 'no run in flight', 30_000, 100);
+    await waitFor(
+      async () => {
+        const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = any($1) and status = 'running'", [sources.map((s) => s.name)]);
+        return rows.length === 0;
+      },
+      'no run in flight',
+      30_000,
+      100,
+    );
     // A key of the test's own shows the data is gone. (Asking for the schedulers instead would race
     // the running worker's watchdog, which reinstalls them within seconds of Redis coming back.)
     const probe = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
@@ -191,10 +206,15 @@ describe('5. Redis flushed or restarted empty', () => {
 
     // Stop the schedules, let runs in flight end, then check every source's history.
     for (const s of sources) await queue.removeJobScheduler(`source-${s.name}`);
-    await waitFor(async () => {
-      const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = any($1) and status = 'running'", [sources.map((s) => s.name)]);
-      return rows.length === 0;
-    }, 'the runs in flight to end', 60_000, 250);
+    await waitFor(
+      async () => {
+        const { rows } = await t.db.query("select 1 from refdata.sync_runs where source = any($1) and status = 'running'", [sources.map((s) => s.name)]);
+        return rows.length === 0;
+      },
+      'the runs in flight to end',
+      60_000,
+      250,
+    );
     expect(await w2.stop()).toBe(0);
     for (const s of sources) await expectConsistentHistory(t.db, s);
     expectNoSecretsIn(w1);
@@ -207,7 +227,11 @@ describe('6. an evicting Redis', () => {
     const redis = await startRedisServer(['--maxmemory-policy', 'allkeys-lru']);
     const prefix = testQueuePrefix();
     const fx = faultSource(sb, t.db);
-    const result = await runCli(['worker'], workerEnv(sb, fx.source, { DATABASE_URL: t.url, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix, REFSYNC_HTTP_PORT: '0' }), 60_000);
+    const result = await runCli(
+      ['worker'],
+      workerEnv(sb, fx.source, { DATABASE_URL: t.url, REDIS_URL: redis.url, REFSYNC_QUEUE_PREFIX: prefix, REFSYNC_HTTP_PORT: '0' }),
+      60_000,
+    );
     expect(result.code).toBe(2);
     const lines = result.stderr.trim().split('\n');
     expect(lines, result.stderr).toHaveLength(1);

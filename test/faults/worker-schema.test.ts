@@ -51,7 +51,10 @@ describe('a newer migration while the worker runs', () => {
     expect(await worker.exited).not.toBe(0);
     const held = await runFinished(fx.source, 'held', 'the held run to finish', 30_000);
     const shipmentModes = (await snapshotsOfRun(held.id)).filter((s) => s.list_key === 'shipment_modes');
-    expect(shipmentModes.map((s) => [s.status, s.changed]), 'the held job finished and committed').toEqual([['ok', true]]);
+    expect(
+      shipmentModes.map((s) => [s.status, s.changed]),
+      'the held job finished and committed',
+    ).toEqual([['ok', true]]);
     expect(await runOf(fx.source, 'after')).toBeUndefined();
     expect(await (await queue.getJob(runJobId(fx.source.name, 'after')))?.getState()).toBe('waiting');
 

@@ -52,7 +52,12 @@ async function tracedSetup(collectorUrl: string, extra: Record<string, string> =
   const source = sandboxSource(sb, { REFSYNC_ENVIRONMENT: uniqueEnvironment('traces'), REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS });
   const redisUrl = `redis://:${redisPassword}@127.0.0.1:${redis.port}`;
   const env = {
-    ...workerEnv(sb, source, { DATABASE_URL: t.url, REDIS_URL: redisUrl, REFSYNC_QUEUE_PREFIX: testQueuePrefix(), REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS }),
+    ...workerEnv(sb, source, {
+      DATABASE_URL: t.url,
+      REDIS_URL: redisUrl,
+      REFSYNC_QUEUE_PREFIX: testQueuePrefix(),
+      REFSYNC_CHARGE_CODE_VERSIONS: ALL_CHARGE_CODE_VERSIONS,
+    }),
     REFSYNC_EMAIL: SANDBOX_KEYED_ACCOUNT.email,
     REFSYNC_PASSWORD: SANDBOX_KEYED_ACCOUNT.password,
     REFSYNC_API_KEY: SANDBOX_KEYED_ACCOUNT.apiKey!,
@@ -83,10 +88,15 @@ describe('tracing', () => {
     const run = await runFinished(source, 'traced', 'the traced run to finish', 120_000);
     expect(run.status).toBe('succeeded');
 
-    const spans = await waitFor(() => {
-      const all = receiver.spans();
-      return byName(all, 'refsync.target').length >= targets && byName(all, 'refsync.run').length >= 1 && all;
-    }, 'the workers to export the run', 60_000, 200);
+    const spans = await waitFor(
+      () => {
+        const all = receiver.spans();
+        return byName(all, 'refsync.target').length >= targets && byName(all, 'refsync.run').length >= 1 && all;
+      },
+      'the workers to export the run',
+      60_000,
+      200,
+    );
 
     const [runSpan, ...moreRuns] = byName(spans, 'refsync.run');
     expect(moreRuns).toEqual([]);
@@ -123,7 +133,11 @@ describe('tracing', () => {
       expect(c.attributes['url.path']).toMatch(/^\//);
       expect(c.attributes['http.response.status_code']).toBe(200);
     }
-    for (const id of targetIds) expect(clients.some((c) => c.parentSpanId === id), 'every target fetched under its span').toBe(true);
+    for (const id of targetIds)
+      expect(
+        clients.some((c) => c.parentSpanId === id),
+        'every target fetched under its span',
+      ).toBe(true);
 
     for (const w of workers) expect(await w.stop()).toBe(0);
     // The collector saw its header; no body holds it or any other secret.
@@ -157,7 +171,10 @@ describe('tracing', () => {
     // Several exports have failed by now (one batch every 200 ms while the runs went on).
     await waitFor(() => sockets.size >= 3, 'several export attempts', 30_000, 100);
     expect(await worker.stop()).toBe(0);
-    const warnings = worker.output().stderr.split('\n').filter((l) => l.includes('cannot export traces'));
+    const warnings = worker
+      .output()
+      .stderr.split('\n')
+      .filter((l) => l.includes('cannot export traces'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).not.toContain(COLLECTOR_TOKEN);
   }, 300_000);

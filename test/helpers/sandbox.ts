@@ -9,13 +9,7 @@
 // the top level of the test file); closing earlier yourself is fine (close() is idempotent).
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { Agent, request } from 'undici';
-import {
-  SANDBOX_MACHINE_ACCOUNT,
-  startSandbox,
-  type Sandbox,
-  type SandboxAccount,
-  type SandboxOptions,
-} from '../../src/sandbox/index.ts';
+import { SANDBOX_MACHINE_ACCOUNT, startSandbox, type Sandbox, type SandboxAccount, type SandboxOptions } from '../../src/sandbox/index.ts';
 
 export { SANDBOX_KEYED_ACCOUNT, SANDBOX_MACHINE_ACCOUNT } from '../../src/sandbox/index.ts';
 export type { Sandbox } from '../../src/sandbox/index.ts';
@@ -87,7 +81,7 @@ export async function sandboxRequest(
     status: res.statusCode,
     headers: res.headers,
     text,
-    json: <T,>() => JSON.parse(text) as T,
+    json: <T>() => JSON.parse(text) as T,
   };
 }
 

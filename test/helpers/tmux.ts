@@ -54,7 +54,9 @@ export async function refsyncInPane(args: string[], options: PaneOptions): Promi
     '#!/bin/sh',
     `while [ ! -e ${quote(join(dir, 'go'))} ]; do sleep 0.05; done`,
     'echo pane ready',
-    `env -i TERM="$TERM" ${Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join(' ')} ${quote(process.execPath)} ${quote(refsyncBin)} ${args.map(quote).join(' ')} ${options.redirect ?? ''}`,
+    `env -i TERM="$TERM" ${Object.entries(vars)
+      .map(([k, v]) => `${k}=${quote(v)}`)
+      .join(' ')} ${quote(process.execPath)} ${quote(refsyncBin)} ${args.map(quote).join(' ')} ${options.redirect ?? ''}`,
     `echo $? > ${quote(join(dir, 'status'))}`,
     // The pane stays open, so its last screen can be read after the command ended.
     'exec sleep 600',

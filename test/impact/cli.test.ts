@@ -105,7 +105,10 @@ describe('refsync impact orphans', () => {
   it('refuses a bad --at in one line, exit 2', async () => {
     const env = userEnv('impact-o2', '2024-06-11', [{ list: 'charge_codes', column: 'public.x.y' }]);
     const result = await runCli(['impact', 'orphans', '--at', 'yesterday'], { env });
-    expect([result.code, result.stderr]).toEqual([2, "refsync: impact orphans: --at 'yesterday' is not an ISO-8601 date or time (e.g. 2026-11-01 or 2026-11-01T12:00:00Z)\n"]);
+    expect([result.code, result.stderr]).toEqual([
+      2,
+      "refsync: impact orphans: --at 'yesterday' is not an ISO-8601 date or time (e.g. 2026-11-01 or 2026-11-01T12:00:00Z)\n",
+    ]);
   });
 });
 
@@ -174,11 +177,16 @@ describe('impact tables show values exactly', () => {
 });
 
 describe('usage configuration', () => {
-  const load = (usage: unknown[], extra: Record<string, string> = {}) => () =>
-    loadConfig(sandboxEnv(sb, { REFSYNC_CONFIG: usageConfig(usage), REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', ...extra }));
+  const load =
+    (usage: unknown[], extra: Record<string, string> = {}) =>
+    () =>
+      loadConfig(sandboxEnv(sb, { REFSYNC_CONFIG: usageConfig(usage), REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned', ...extra }));
 
   it('resolves the variant (charge codes: the first configured version) and the recentDays default', () => {
-    const source = load([{ list: 'charge_codes', column: 'public.shipments.charge_code' }, { list: 'hazmat', column: 'ops.loads.hazmat_code', at: 'loaded_at' }])().sources[0]!;
+    const source = load([
+      { list: 'charge_codes', column: 'public.shipments.charge_code' },
+      { list: 'hazmat', column: 'ops.loads.hazmat_code', at: 'loaded_at' },
+    ])().sources[0]!;
     expect(source.usage).toEqual([
       { list: 'charge_codes', variant: '2024-06-11', column: 'public.shipments.charge_code', recentDays: 90 },
       { list: 'hazmat', variant: '', column: 'ops.loads.hazmat_code', at: 'loaded_at', recentDays: 90 },

@@ -110,7 +110,9 @@ describe('a sync that retires or modifies codes in use', () => {
 
     // The change event carries the impact too: on each change row whose code is in use, and only there.
     const changes = await impactsOf('impact-a');
-    expect(changes.map((c) => [c.code, c.change, c.impact === null ? null : (c.impact as Array<{ column: string; rows: number }>).map((i) => [i.column, i.rows])])).toEqual([
+    expect(
+      changes.map((c) => [c.code, c.change, c.impact === null ? null : (c.impact as Array<{ column: string; rows: number }>).map((i) => [i.column, i.rows])]),
+    ).toEqual([
       ['DTW', 'removed', null],
       ['NOA', 'removed', null],
       ['SOC', 'modified', [['public.shipments_a.charge_code', 2]]],

@@ -60,7 +60,12 @@ function composeValidator() {
         items: {
           oneOf: [
             { type: 'string' },
-            { type: 'object', additionalProperties: false, required: ['path'], properties: { path: { type: 'string' }, required: { type: 'boolean' }, format: { type: 'string' } } },
+            {
+              type: 'object',
+              additionalProperties: false,
+              required: ['path'],
+              properties: { path: { type: 'string' }, required: { type: 'boolean' }, format: { type: 'string' } },
+            },
           ],
         },
       },
@@ -109,11 +114,11 @@ describe('docker-compose.yml', () => {
   it('maps and health-checks the port REFSYNC_HTTP_PORT sets, on both sides', () => {
     expect(s.worker!.ports).toEqual(['127.0.0.1:${REFSYNC_HTTP_PORT:-9464}:${REFSYNC_HTTP_PORT:-9464}']);
     const check = s.worker!.healthcheck!.test!.join(' ');
-    expect(check).toContain("process.env.REFSYNC_HTTP_PORT||9464");
+    expect(check).toContain('process.env.REFSYNC_HTTP_PORT||9464');
     expect(check).not.toMatch(/127\.0\.0\.1:9464/);
   });
 
-  it('limits every service\'s memory and rotates its logs', () => {
+  it("limits every service's memory and rotates its logs", () => {
     for (const [name, service] of Object.entries(s)) {
       expect(service.mem_limit, name).toMatch(/^(\d+[mg]|\$\{[A-Z_]+:-\d+[mg]\})$/);
       expect(service.logging, name).toEqual({ driver: 'json-file', options: { 'max-size': '10m', 'max-file': '5' } });
@@ -221,12 +226,37 @@ describe('.env.example', () => {
   it('names every variable of the contract', () => {
     const text = read('.env.example');
     const contract = [
-      'DATABASE_URL', 'REDIS_URL', 'REFSYNC_BASE_URL', 'REFSYNC_ENVIRONMENT', 'REFSYNC_EMAIL', 'REFSYNC_PASSWORD',
-      'REFSYNC_API_KEY', 'REFSYNC_API_KEY_SCHEME', 'REFSYNC_CHARGE_CODE_VERSIONS', 'REFSYNC_CARRIERS', 'REFSYNC_LISTS',
-      'REFSYNC_SCHEDULE', 'REFSYNC_TIMEZONE', 'REFSYNC_CA_FILE', 'REFSYNC_WEBHOOK_URL', 'REFSYNC_WEBHOOK_SECRET',
-      'REFSYNC_WEBHOOK_FORMAT', 'REFSYNC_ALERT_ON', 'REFSYNC_MAX_REMOVED_FRACTION', 'REFSYNC_HTTP_PORT', 'REFSYNC_CONFIG', 'LOG_LEVEL',
-      'REFSYNC_HTTP_HOST', 'REFSYNC_DASHBOARD_PASSWORD', 'REFSYNC_CONCURRENCY', 'REFSYNC_QUEUE_PREFIX', 'REFSYNC_SHUTDOWN_TIMEOUT_MS',
-      'REFSYNC_REQUEST_DEADLINE_S', 'REFSYNC_TARGET_DEADLINE_S', 'REFSYNC_DASHBOARD_WRITE', 'REFSYNC_HTTP_ALLOWED_HOSTS',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'REFSYNC_BASE_URL',
+      'REFSYNC_ENVIRONMENT',
+      'REFSYNC_EMAIL',
+      'REFSYNC_PASSWORD',
+      'REFSYNC_API_KEY',
+      'REFSYNC_API_KEY_SCHEME',
+      'REFSYNC_CHARGE_CODE_VERSIONS',
+      'REFSYNC_CARRIERS',
+      'REFSYNC_LISTS',
+      'REFSYNC_SCHEDULE',
+      'REFSYNC_TIMEZONE',
+      'REFSYNC_CA_FILE',
+      'REFSYNC_WEBHOOK_URL',
+      'REFSYNC_WEBHOOK_SECRET',
+      'REFSYNC_WEBHOOK_FORMAT',
+      'REFSYNC_ALERT_ON',
+      'REFSYNC_MAX_REMOVED_FRACTION',
+      'REFSYNC_HTTP_PORT',
+      'REFSYNC_CONFIG',
+      'LOG_LEVEL',
+      'REFSYNC_HTTP_HOST',
+      'REFSYNC_DASHBOARD_PASSWORD',
+      'REFSYNC_CONCURRENCY',
+      'REFSYNC_QUEUE_PREFIX',
+      'REFSYNC_SHUTDOWN_TIMEOUT_MS',
+      'REFSYNC_REQUEST_DEADLINE_S',
+      'REFSYNC_TARGET_DEADLINE_S',
+      'REFSYNC_DASHBOARD_WRITE',
+      'REFSYNC_HTTP_ALLOWED_HOSTS',
     ];
     for (const name of contract) expect(text, name).toMatch(new RegExp(`^#?${name}=`, 'm'));
   });

@@ -72,7 +72,12 @@ describe('the memory budget of one worker', () => {
     const during = first.slice(at(`admitted ${a}`), at(`released ${a}`)).filter((e) => SMALL.some((s) => e === `synced ${s}`));
     expect(during.length).toBeGreaterThan(0);
     expect(first.filter((e) => e.startsWith('waiting ')).map((e) => e.split(' ')[1])).toEqual([b]);
-    expect(first.filter((e) => e.startsWith('synced ')).map((e) => e.split(' ')[1]).sort()).toEqual([...LARGE, ...SMALL].sort());
+    expect(
+      first
+        .filter((e) => e.startsWith('synced '))
+        .map((e) => e.split(' ')[1])
+        .sort(),
+    ).toEqual([...LARGE, ...SMALL].sort());
 
     // The second slot: both lists are known at 3,000 entries, ask before their fetch, and fit together.
     logs.lines.length = 0;

@@ -31,10 +31,14 @@ describe('Redis as deployed', () => {
     const certs = await generateCertificates(['localhost', '127.0.0.1']);
     const tlsPort = await freePort();
     await startRedisServer([
-      '--tls-port', String(tlsPort),
-      '--tls-cert-file', write('redis.crt', certs.certPem),
-      '--tls-key-file', write('redis.key', certs.keyPem),
-      '--tls-auth-clients', 'no',
+      '--tls-port',
+      String(tlsPort),
+      '--tls-cert-file',
+      write('redis.crt', certs.certPem),
+      '--tls-key-file',
+      write('redis.key', certs.keyPem),
+      '--tls-auth-clients',
+      'no',
     ]);
     const url = `rediss://127.0.0.1:${tlsPort}`;
     const caFile = write('redis-ca.pem', certs.caPem);
@@ -75,7 +79,10 @@ describe('Redis as deployed', () => {
   it('Sentinel: REDIS_SENTINELS and REDIS_SENTINEL_NAME find the primary; REDIS_URL then gives no host that is used', async () => {
     const primary = await startRedisServer();
     const sentinelPort = await freePort();
-    const conf = write(`sentinel-${sentinelPort}.conf`, `port ${sentinelPort}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor refsync-primary 127.0.0.1 ${primary.port} 1\n`);
+    const conf = write(
+      `sentinel-${sentinelPort}.conf`,
+      `port ${sentinelPort}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor refsync-primary 127.0.0.1 ${primary.port} 1\n`,
+    );
     const sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
     onCleanup(async () => {
       sentinel.kill('SIGKILL');

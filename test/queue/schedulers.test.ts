@@ -45,9 +45,7 @@ describe('job schedulers', () => {
     expect((await queue.getJobSchedulers(0, -1, true)).map((s) => s.id ?? s.key)).toEqual(['source-alpha']);
 
     const summary = await queueSummary(config, { prefix });
-    expect(summary.schedulers).toEqual([
-      { source: 'alpha', pattern: '0 3 * * *', tz: 'Europe/Berlin', next: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
-    ]);
+    expect(summary.schedulers).toEqual([{ source: 'alpha', pattern: '0 3 * * *', tz: 'Europe/Berlin', next: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
     expect(summary.counts).toHaveProperty('delayed');
   });
 

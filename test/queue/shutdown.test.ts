@@ -21,7 +21,12 @@ async function entriesOf(environment: string) {
 describe('graceful shutdown', () => {
   for (const scenario of [
     { name: 'a running job finishes before the worker exits', environment: 'stop-finish', timeoutMs: '20000', finishes: true },
-    { name: 'a job still running at the deadline is aborted, leaves nothing, and is retried cleanly', environment: 'stop-abort', timeoutMs: '300', finishes: false },
+    {
+      name: 'a job still running at the deadline is aborted, leaves nothing, and is retried cleanly',
+      environment: 'stop-abort',
+      timeoutMs: '300',
+      finishes: false,
+    },
   ]) {
     it(scenario.name, async () => {
       const sb = await useSandbox({ latencyMs: 1_500 });

@@ -17,10 +17,9 @@ const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'equipment_types', 'accessorials', 'piece_types'];
 
 async function runsOf(slot: string) {
-  const { rows } = await tdb.db.query<{ source: string; status: string }>(
-    'select source, status from refdata.sync_runs where slot = $1 order by source',
-    [slot],
-  );
+  const { rows } = await tdb.db.query<{ source: string; status: string }>('select source, status from refdata.sync_runs where slot = $1 order by source', [
+    slot,
+  ]);
   return Object.fromEntries(rows.map((r) => [r.source, r.status]));
 }
 
@@ -33,7 +32,7 @@ async function snapshotsOf(source: string) {
 }
 
 describe('sources as failure domains (two worker processes)', () => {
-  it("a 429 with Retry-After: 30 cools down that source only, for both workers; a slow source takes no more than its share of the slots", async () => {
+  it('a 429 with Retry-After: 30 cools down that source only, for both workers; a slow source takes no more than its share of the slots', async () => {
     const [slow, limited, calm] = await Promise.all([useSandbox(), useSandbox(), useSandbox()]);
     // Every answer of `slow` takes 10 s: without a per-source limit its jobs would take all four
     // slots (2 workers x 2) for 20 s (login, then the list), and `calm` would wait behind them.

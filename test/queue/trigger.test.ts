@@ -107,10 +107,7 @@ describe('refsync trigger', () => {
 
     // Two triggers for one slot, at once: one run record, each target fetched and recorded once.
     sb.control.resetRequestLog();
-    const [a, b] = await Promise.all([
-      runCli(['trigger', '--slot', 'deploy-42'], env),
-      runCli(['trigger', '--slot', 'deploy-42'], env),
-    ]);
+    const [a, b] = await Promise.all([runCli(['trigger', '--slot', 'deploy-42'], env), runCli(['trigger', '--slot', 'deploy-42'], env)]);
     expect([a.code, b.code]).toEqual([0, 0]);
     const [again] = await waitFor(async () => {
       const rows = await runOf('trigger-env', 'deploy-42');
@@ -166,7 +163,9 @@ describe('failures', () => {
     const extra = { REFSYNC_ENVIRONMENT: 'dup-env', REFSYNC_LISTS: 'shipment_modes,equipment_types' };
     const worker = await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
     sb.control.setFaults({ duplicateKey: { list: 'shipment_modes', mode: 'conflicting' } });
-    const [queued] = await (await import('../../src/queue/jobs.ts')).enqueueManualRuns(worker.queue, workerConfig(sb, tdb.url, extra).sources, { slot: 'dup-1' });
+    const [queued] = await (await import('../../src/queue/jobs.ts')).enqueueManualRuns(worker.queue, workerConfig(sb, tdb.url, extra).sources, {
+      slot: 'dup-1',
+    });
     expect(queued!.added).toBe(true);
     const [run] = await waitFor(async () => {
       const rows = await runOf('dup-env', 'dup-1');
@@ -201,7 +200,10 @@ describe('failures', () => {
       return rows[0] && rows[0].status !== 'running' && rows;
     }, 'the rate-limited run to close');
     expect(run!.status).toBe('succeeded');
-    const statuses = sb.control.requestLog().filter((r) => r.path.includes('shipment-modes')).map((r) => r.status);
+    const statuses = sb.control
+      .requestLog()
+      .filter((r) => r.path.includes('shipment-modes'))
+      .map((r) => r.status);
     expect(statuses).toEqual([429, 429, 200]);
     const job = await testQueue(prefix).getJob('target~rl-env~shipment_modes~~rl-1');
     // Started twice, but only the successful attempt counts: the 429 put it back without using

@@ -24,8 +24,22 @@ describe('several sources', () => {
       file,
       JSON.stringify({
         sources: [
-          { name: 'prod-acme', environment: 'production-acme', baseUrl: acme.url, email: SANDBOX_MACHINE_ACCOUNT.email, passwordFile: secret, caFile: acme.caFile },
-          { name: 'prod-globex', environment: 'production-globex', baseUrl: globex.url, apiKey: SANDBOX_KEYED_ACCOUNT.apiKey, apiKeyScheme: 'apikey', caFile: globex.caFile },
+          {
+            name: 'prod-acme',
+            environment: 'production-acme',
+            baseUrl: acme.url,
+            email: SANDBOX_MACHINE_ACCOUNT.email,
+            passwordFile: secret,
+            caFile: acme.caFile,
+          },
+          {
+            name: 'prod-globex',
+            environment: 'production-globex',
+            baseUrl: globex.url,
+            apiKey: SANDBOX_KEYED_ACCOUNT.apiKey,
+            apiKeyScheme: 'apikey',
+            caFile: globex.caFile,
+          },
         ],
       }),
     );
@@ -49,7 +63,12 @@ describe('several sources', () => {
 
     const schemes = (log: { authScheme: string | null; path: string }[]) => new Set(log.filter((r) => r.path.includes('shipment')).map((r) => r.authScheme));
     // acme: logged in with its email and password, then used the token; never an API key.
-    expect(acme.control.requestLog().filter((r) => r.path === '/v2/auth/token/').map((r) => r.status)).toEqual([200]);
+    expect(
+      acme.control
+        .requestLog()
+        .filter((r) => r.path === '/v2/auth/token/')
+        .map((r) => r.status),
+    ).toEqual([200]);
     expect(schemes(acme.control.requestLog())).toEqual(new Set(['token']));
     // globex: its API key only; no login was ever attempted there.
     expect(globex.control.requestLog().filter((r) => r.path === '/v2/auth/token/')).toEqual([]);

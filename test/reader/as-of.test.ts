@@ -5,8 +5,7 @@ import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { syncSandbox, V2024, V2025 } from './fixture.ts';
 
 type Code = { code: string; description: string };
-const codes = (sb: Sandbox, version: string) =>
-  (sb.control.getEntries('charge_codes', { version }) as Code[]).map((e) => [e.code, e.description]).sort();
+const codes = (sb: Sandbox, version: string) => (sb.control.getEntries('charge_codes', { version }) as Code[]).map((e) => [e.code, e.description]).sort();
 
 describe('as-of reads', () => {
   const t = useTestDatabase();

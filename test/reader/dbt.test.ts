@@ -71,7 +71,7 @@ describe('dbt sources.yml', () => {
     expect(readFileSync(out, 'utf8')).toBe(committed());
   });
 
-  it('with DATABASE_URL: names every view of schema refdata with every column, in order, with the words of the COMMENTs and the typed columns\' data_type', async () => {
+  it("with DATABASE_URL: names every view of schema refdata with every column, in order, with the words of the COMMENTs and the typed columns' data_type", async () => {
     const exported = await refsync(['export-dbt'], { DATABASE_URL: t.url });
     expect(exported.stderr).toBe('');
     const doc = parse(exported.stdout);
@@ -93,14 +93,19 @@ describe('dbt sources.yml', () => {
       where c.table_schema = 'refdata'
       order by c.table_name, c.ordinal_position`);
 
-    const views = relations.filter((r) => r.kind === 'v').map((r) => r.name).sort();
+    const views = relations
+      .filter((r) => r.kind === 'v')
+      .map((r) => r.name)
+      .sort();
     const described = tables.map((x) => x.name);
     for (const view of views) expect(described, `view ${view}`).toContain(view);
     const accessorials = tables.find((x) => x.name === 'accessorials')!;
     expect(accessorials.columns.find((c) => c.name === 'is_charge_code')).toEqual({
       name: 'is_charge_code',
       data_type: 'boolean',
-      description: expect.stringMatching(/^Field "is_charge_code" as served, typed boolean \(inferred from its values\); since \d{4}-\d{2}-\d{2} \(snapshot \d+\)\.$/),
+      description: expect.stringMatching(
+        /^Field "is_charge_code" as served, typed boolean \(inferred from its values\); since \d{4}-\d{2}-\d{2} \(snapshot \d+\)\.$/,
+      ),
     });
     expect(tables.find((x) => x.name === 'charge_codes_history')!.columns.find((c) => c.name === 'is_active')?.data_type).toBe('boolean');
     expect(described).toContain('entries');
@@ -111,7 +116,10 @@ describe('dbt sources.yml', () => {
       expect(relation, `${table.name} exists`).toBeDefined();
       expect(table.description, `${table.name} description`).toBe(relation!.description);
       const dbColumns = columns.filter((c) => c.table_name === table.name);
-      expect(table.columns.map((c) => c.name), `${table.name} columns`).toEqual(dbColumns.map((c) => c.column_name));
+      expect(
+        table.columns.map((c) => c.name),
+        `${table.name} columns`,
+      ).toEqual(dbColumns.map((c) => c.column_name));
       for (const column of table.columns) {
         const db = dbColumns.find((c) => c.column_name === column.name)!;
         expect(column.description, `${table.name}.${column.name}`).toBe(db.description);
@@ -154,7 +162,9 @@ describe('dbt sources.yml', () => {
         const body = (test as Named)['dbt_utils.unique_combination_of_columns']!;
         const columns = (argsOf(body).combination_of_columns as string[]).map(q).join(', ');
         const where = (body.config as { where?: string } | undefined)?.where;
-        const { rows } = await t.db.query(`select ${columns} from refdata.${q(table.name)} ${where ? `where ${where}` : ''} group by ${columns} having count(*) > 1`);
+        const { rows } = await t.db.query(
+          `select ${columns} from refdata.${q(table.name)} ${where ? `where ${where}` : ''} group by ${columns} having count(*) > 1`,
+        );
         expect(rows, `${table.name} ${JSON.stringify(test)}`).toEqual([]);
         checked++;
       }
@@ -170,9 +180,11 @@ describe('dbt sources.yml', () => {
     expect(checked).toBeGreaterThan(200);
     // nmfc_codes is keyed by item and sub (code alone repeats): the export tests that key.
     const nmfc = tables.find((x) => x.name === 'nmfc_codes')!;
-    expect(nmfc.data_tests).toContainEqual({ 'dbt_utils.unique_combination_of_columns': { arguments: { combination_of_columns: ['environment', 'variant', 'item', 'sub'] } } });
+    expect(nmfc.data_tests).toContainEqual({
+      'dbt_utils.unique_combination_of_columns': { arguments: { combination_of_columns: ['environment', 'variant', 'item', 'sub'] } },
+    });
     expect(nmfc.columns.map((c) => c.name)).toEqual(expect.arrayContaining(['item', 'sub']));
-    const { rows: repeated } = await t.db.query("select code from refdata.nmfc_codes group by environment, code having count(*) > 1");
+    const { rows: repeated } = await t.db.query('select code from refdata.nmfc_codes group by environment, code having count(*) > 1');
     expect(repeated.length).toBeGreaterThan(0);
     expect(relationships.sort()).toEqual(['entries.first_snapshot_id', 'entries.last_snapshot_id', 'entry_changes.snapshot_id', 'snapshots.run_id']);
     // Sources for the operational tables behind the history, with their keys.
@@ -189,8 +201,7 @@ describe('dbt sources.yml', () => {
     const modes = lists.find((x) => x.name === 'shipment_modes')!;
     expect(modes.config!.freshness).toEqual({ warn_after: { count: 2, period: 'hour' }, error_after: { count: 4, period: 'hour' } });
     // What dbt source freshness runs: max(<loaded_at_field>) over the list's view.
-    const loadedAt = async () =>
-      (await t.db.query<{ at: Date }>(`select max(${modes.config!.loaded_at_field}) as at from refdata.shipment_modes`)).rows[0]!.at;
+    const loadedAt = async () => (await t.db.query<{ at: Date }>(`select max(${modes.config!.loaded_at_field}) as at from refdata.shipment_modes`)).rows[0]!.at;
     const before = await loadedAt();
     expect(before).toBeInstanceOf(Date);
     await syncSandbox(t.db, sbForChanges, ['shipment_modes']);
@@ -213,7 +224,10 @@ describe('dbt sources.yml', () => {
     expect(hazmat.freshness).toBeDefined();
     expect(hazmat.loaded_at_field).toContain("list_key = 'hazmat'");
     expect(hazmat.data_tests![0]).toEqual({ 'dbt_utils.unique_combination_of_columns': { combination_of_columns: ['environment', 'variant', 'entry_key'] } });
-    for (const args of [['export-dbt', '--dbt-version', '1.7'], ['export-dbt', '--schedule', 'every hour']]) {
+    for (const args of [
+      ['export-dbt', '--dbt-version', '1.7'],
+      ['export-dbt', '--schedule', 'every hour'],
+    ]) {
       const res = await refsync(args, {});
       expect(res.code, args.join(' ')).toBe(2);
       expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

@@ -70,7 +70,11 @@ describe('refdata.entries_diff and refsync diff', () => {
     const json = await refsync([...args, '--json'], { DATABASE_URL: t.url });
     const report = JSON.parse(json.stdout) as { list_key: string; changes: Array<{ change: string; code: string }> };
     expect(report.list_key).toBe('accessorials');
-    expect(report.changes.map((c) => [c.change, c.code]).sort()).toEqual([['added', 'ZDIFF'], ['modified', 'APPTDEL'], ['removed', 'LGDEL']]);
+    expect(report.changes.map((c) => [c.change, c.code]).sort()).toEqual([
+      ['added', 'ZDIFF'],
+      ['modified', 'APPTDEL'],
+      ['removed', 'LGDEL'],
+    ]);
   });
 
   it('bad arguments are one line and exit 2', async () => {

@@ -21,7 +21,12 @@ describe('on embedded PGlite', () => {
     const { rows } = await db.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
     expect(rows[0]!.n).toBeGreaterThanOrEqual(3);
     const diff = await chargeCodeVersionDiff(db, V2024, V2025);
-    expect(diff.filter((r) => r.change === 'removed').map((r) => r.code).sort()).toEqual(['DTW', 'NOA', 'TON']);
+    expect(
+      diff
+        .filter((r) => r.change === 'removed')
+        .map((r) => r.code)
+        .sort(),
+    ).toEqual(['DTW', 'NOA', 'TON']);
     expect(diff.find((r) => r.code === 'DET')?.changed_fields).toEqual(['description']);
     const now = await entriesAsOf(db, 'charge_codes', new Date(), { variant: V2025 });
     expect(now.length).toBe(46);

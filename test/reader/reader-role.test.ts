@@ -64,7 +64,11 @@ describe('the refdata_reader role', () => {
 
   it('cannot write, create or grant anything', async () => {
     const denied = '42501';
-    expect(await attempt("insert into refdata.entries (environment, list_key, entry_key, payload, entry_hash, valid_from, first_snapshot_id) values ('x', 'hazmat', 'k', '{}', 'h', now(), 1)")).toBe(denied);
+    expect(
+      await attempt(
+        "insert into refdata.entries (environment, list_key, entry_key, payload, entry_hash, valid_from, first_snapshot_id) values ('x', 'hazmat', 'k', '{}', 'h', now(), 1)",
+      ),
+    ).toBe(denied);
     expect(await attempt("update refdata.entries set description = 'x'")).toBe(denied);
     expect(await attempt('delete from refdata.entry_changes')).toBe(denied);
     expect(await attempt('truncate refdata.alerts')).toBe(denied);

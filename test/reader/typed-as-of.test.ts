@@ -86,11 +86,16 @@ describe('typed as-of functions', () => {
        from refdata.equipment_types_diff($1, $2) order by entry_key`,
       [afterFirst, await clock()],
     );
-    expect(rows).toEqual([
-      { entry_key: key, change: 'modified', changed_fields: ['length_ft'], before_length: firstLength, after_length: 99, after_name: expect.any(String) },
-      { entry_key: 'LATE_ONE', change: 'added', changed_fields: null, before_length: null, after_length: 12, after_name: 'Added later' },
-    ].sort((a, b) => (a.entry_key < b.entry_key ? -1 : 1)));
-    const { rows: cc } = await t.db.query<Row>("select change, (after).code as code, version from refdata.charge_codes_diff($1, now(), $2)", [afterFirst, V2024]);
+    expect(rows).toEqual(
+      [
+        { entry_key: key, change: 'modified', changed_fields: ['length_ft'], before_length: firstLength, after_length: 99, after_name: expect.any(String) },
+        { entry_key: 'LATE_ONE', change: 'added', changed_fields: null, before_length: null, after_length: 12, after_name: 'Added later' },
+      ].sort((a, b) => (a.entry_key < b.entry_key ? -1 : 1)),
+    );
+    const { rows: cc } = await t.db.query<Row>('select change, (after).code as code, version from refdata.charge_codes_diff($1, now(), $2)', [
+      afterFirst,
+      V2024,
+    ]);
     expect(cc).toEqual([{ change: 'added', code: 'ZLATE', version: V2024 }]);
   });
 
@@ -122,7 +127,7 @@ describe('typed as-of functions', () => {
       sb.control.modifyEntry('equipment_types', e.machine_readable, { axles: `${e.machine_readable}-axles` });
     }
     await syncSandbox(t.db, sb, ['equipment_types']);
-    const { rows } = await t.db.query<{ t: string }>("select pg_typeof(axles)::text as t from refdata.equipment_types_as_of(now()) limit 1");
+    const { rows } = await t.db.query<{ t: string }>('select pg_typeof(axles)::text as t from refdata.equipment_types_as_of(now()) limit 1');
     expect(rows[0]!.t).toBe('text');
     expect((await asOf('equipment_types', await clock())).find((r) => r.entry_key === 'LATE_ONE')!.axles).toBe('LATE_ONE-axles');
   });

@@ -16,9 +16,7 @@ function expectedDiff(sb: Sandbox, a: string, b: string) {
     const other = eb.get(code);
     if (!other) rows.push({ code, change: 'removed', changed_fields: null });
     else {
-      const fields = [...new Set([...Object.keys(entry), ...Object.keys(other)])]
-        .filter((f) => JSON.stringify(entry[f]) !== JSON.stringify(other[f]))
-        .sort();
+      const fields = [...new Set([...Object.keys(entry), ...Object.keys(other)])].filter((f) => JSON.stringify(entry[f]) !== JSON.stringify(other[f])).sort();
       if (fields.length) rows.push({ code, change: 'modified', changed_fields: fields });
     }
   }
@@ -53,8 +51,16 @@ describe('charge-code version diff', () => {
     expect(ton).toMatchObject({ change: 'removed', description_b: null, payload_b: null, changed_fields: null });
     // Swapping the versions mirrors the result.
     const back = await chargeCodeVersionDiff(t.db, V2025, V2024);
-    expect(back.filter((r) => r.change === 'added').map((r) => r.code).sort()).toEqual(
-      rows.filter((r) => r.change === 'removed').map((r) => r.code).sort(),
+    expect(
+      back
+        .filter((r) => r.change === 'added')
+        .map((r) => r.code)
+        .sort(),
+    ).toEqual(
+      rows
+        .filter((r) => r.change === 'removed')
+        .map((r) => r.code)
+        .sort(),
     );
     expect(await chargeCodeVersionDiff(t.db, V2024, V2024)).toEqual([]);
   });

@@ -27,13 +27,17 @@ describe('CHANGELOG.md', () => {
 
 describe('the npm package', () => {
   it('holds bin/, src/, migrations/, README, CHANGELOG and LICENSE; no tests, .env, certificates or bench data', async () => {
-    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, env: { ...process.env, npm_config_loglevel: 'silent' } });
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: root,
+      env: { ...process.env, npm_config_loglevel: 'silent' },
+    });
     const files = (JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
     for (const path of ['bin/refsync.js', 'src/cli/main.ts', 'migrations/meta/_journal.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'package.json']) {
       expect(files, path).toContain(path);
     }
     const forbidden = files.filter(
-      (f) => /^(test|bench|\.ci|\.refsync|deploy|docs|scripts)\//.test(f) || /(^|\/)\.env/.test(f) || /\.(pem|key|crt|p12|pfx)$/.test(f) || /\.test\.ts$/.test(f),
+      (f) =>
+        /^(test|bench|\.ci|\.refsync|deploy|docs|scripts)\//.test(f) || /(^|\/)\.env/.test(f) || /\.(pem|key|crt|p12|pfx)$/.test(f) || /\.test\.ts$/.test(f),
     );
     expect(forbidden).toEqual([]);
   }, 60_000);

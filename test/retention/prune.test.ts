@@ -32,7 +32,9 @@ async function snapshotsOf(environment: string) {
 async function age(environment: string, days: number) {
   const shift = `make_interval(days => ${days})`;
   await t.db.query(`update refdata.snapshots set fetched_at = fetched_at - ${shift} where environment = $1`, [environment]);
-  await t.db.query(`update refdata.sync_runs set started_at = started_at - ${shift}, finished_at = finished_at - ${shift} where environment = $1`, [environment]);
+  await t.db.query(`update refdata.sync_runs set started_at = started_at - ${shift}, finished_at = finished_at - ${shift} where environment = $1`, [
+    environment,
+  ]);
   await t.db.query(`update refdata.alerts set created_at = created_at - ${shift} where environment = $1`, [environment]);
 }
 

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  SANDBOX_KEYED_ACCOUNT,
-  SANDBOX_MACHINE_ACCOUNT,
-  sandboxLogin,
-  sandboxRequest,
-  useSandbox,
-  type Sandbox,
-} from '../helpers/sandbox.ts';
+import { SANDBOX_KEYED_ACCOUNT, SANDBOX_MACHINE_ACCOUNT, sandboxLogin, sandboxRequest, useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 
 const json = { 'content-type': 'application/json' };
 const key = SANDBOX_KEYED_ACCOUNT.apiKey as string;
@@ -95,7 +88,12 @@ describe('GET /v2/auth/me/ and the four schemes', () => {
       expect(res.status, authorization.split(' ')[0]).toBe(200);
       expect(res.json()).toMatchObject({ id });
     }
-    expect(sb.control.requestLog().map((e) => e.authScheme).slice(-4)).toEqual(['token', 'apikey', 'bearer', 'basic']);
+    expect(
+      sb.control
+        .requestLog()
+        .map((e) => e.authScheme)
+        .slice(-4),
+    ).toEqual(['token', 'apikey', 'bearer', 'basic']);
   });
 
   it('answers 401 with the text Authorization Required to a missing or bad credential', async () => {

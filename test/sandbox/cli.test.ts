@@ -38,7 +38,9 @@ describe('refsync sandbox (CLI)', () => {
       expect(out).toContain('machine@sandbox.test / sandbox-password');
       expect(out).toContain('keyed@sandbox.test / keyed-password');
       expect(out).toContain('control secret: cli-secret');
-      expect(out).toContain(`curl --cacert ${caFile} -X POST ${url}/v2/auth/token/ -H 'content-type: application/json' -d '{"email":"machine@sandbox.test","password":"sandbox-password"}'`);
+      expect(out).toContain(
+        `curl --cacert ${caFile} -X POST ${url}/v2/auth/token/ -H 'content-type: application/json' -d '{"email":"machine@sandbox.test","password":"sandbox-password"}'`,
+      );
       const agent = new Agent({ connect: { ca: readFileSync(caFile as string, 'utf8') } });
       const res = await request(`${url}/v2/shipments/nmfc/`, { headers: { authorization: 'APIkey sandbox-api-key-0001' }, dispatcher: agent });
       expect(((await res.body.json()) as { total_count: number }).total_count).toBe(1234);

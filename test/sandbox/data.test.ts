@@ -38,14 +38,18 @@ describe('data changes', () => {
 
   it('changes one variant: a charge-code version or a carrier', async () => {
     sb.control.removeEntry('charge_codes', 'SOC', { version: '2024-06-11' });
-    expect(await served<{ code: string }>('/reference-data/charge-codes/?page-size=100', { 'x-service-version': '2024-06-11' })).not.toContainEqual(expect.objectContaining({ code: 'SOC' }));
+    expect(await served<{ code: string }>('/reference-data/charge-codes/?page-size=100', { 'x-service-version': '2024-06-11' })).not.toContainEqual(
+      expect.objectContaining({ code: 'SOC' }),
+    );
     expect(await served<{ code: string }>('/reference-data/charge-codes/?page-size=100')).toContainEqual(expect.objectContaining({ code: 'SOC' }));
     sb.control.addEntry('carrier_package_types', { code: 'UPS_NEW', description: 'New UPS box', carrier: 'ups' }, { carrier: 'ups' });
     expect(await served('/v2/quoting/ups/package-types/')).toContainEqual(expect.objectContaining({ code: 'UPS_NEW' }));
     expect(await served('/v2/quoting/fedex/package-types/')).not.toContainEqual(expect.objectContaining({ code: 'UPS_NEW' }));
     // Without a selector: the latest version, the first carrier (fedex).
     sb.control.modifyEntry('charge_codes', 'CLN', { description: 'Cleaning' });
-    expect((sb.control.getEntries('charge_codes', { version: '2025-09-01' }) as { code: string; description: string }[]).find((e) => e.code === 'CLN')?.description).toBe('Cleaning');
+    expect(
+      (sb.control.getEntries('charge_codes', { version: '2025-09-01' }) as { code: string; description: string }[]).find((e) => e.code === 'CLN')?.description,
+    ).toBe('Cleaning');
   });
 
   it('schema drift: addField puts a new field with one value on every entry of every variant', async () => {
@@ -119,7 +123,12 @@ describe('control API over HTTP', () => {
     sb.control.setFaults({ errorCount: 3 });
     const res = await sandboxRequest(sb, '/__sandbox/state', { headers: { 'x-sandbox-control': sb.controlSecret } });
     expect(res.status).toBe(200);
-    expect(res.json()).toMatchObject({ latencyMs: 0, faults: { errorCount: 3 }, chargeCodeVersions: ['2024-06-11', '2025-09-01'], paging: { hazmat: { shape: 'array' } } });
+    expect(res.json()).toMatchObject({
+      latencyMs: 0,
+      faults: { errorCount: 3 },
+      chargeCodeVersions: ['2024-06-11', '2025-09-01'],
+      paging: { hazmat: { shape: 'array' } },
+    });
   });
 
   it('reaches every switch with a JSON body', async () => {
@@ -150,7 +159,11 @@ describe('control API over HTTP', () => {
     await ok('changeGenerated', { listKey: 'nmfc_codes', everyNth: 5 });
     expect(await ok('listKeys')).toHaveLength(18);
     expect(await ok('chargeCodeVersions')).toEqual(['2024-06-11', '2025-09-01']);
-    const page = (await sandboxRequest(sb, '/v2/shipments/hazmat/', { headers: auth })).json<{ page_size: number; next: string; results: Record<string, unknown>[] }>();
+    const page = (await sandboxRequest(sb, '/v2/shipments/hazmat/', { headers: auth })).json<{
+      page_size: number;
+      next: string;
+      results: Record<string, unknown>[];
+    }>();
     expect(page.page_size).toBe(5);
     expect(page.results[0]).toEqual({ code: '1.2', description: { text: 'Explosives with a projection hazard' }, hazard_division: '1.2', is_toxic: true });
     expect(await ok('requestLog')).toEqual(expect.any(Array));

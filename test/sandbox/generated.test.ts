@@ -100,8 +100,17 @@ describe('generated lists', () => {
     sb.control.reset();
     sb.control.setGenerated('equipment_types', 3);
     sb.control.setGenerated('accessorials', 3);
-    expect((sb.control.getEntries('equipment_types') as { machine_readable: string }[]).map((e) => e.machine_readable)).toEqual(['GEN_0000000', 'GEN_0000001', 'GEN_0000002']);
-    expect(sb.control.getEntries('accessorials')[0]).toMatchObject({ id: expect.any(Number), code: 'G0000000', description: expect.any(String), is_charge_code: expect.any(Boolean) });
+    expect((sb.control.getEntries('equipment_types') as { machine_readable: string }[]).map((e) => e.machine_readable)).toEqual([
+      'GEN_0000000',
+      'GEN_0000001',
+      'GEN_0000002',
+    ]);
+    expect(sb.control.getEntries('accessorials')[0]).toMatchObject({
+      id: expect.any(Number),
+      code: 'G0000000',
+      description: expect.any(String),
+      is_charge_code: expect.any(Boolean),
+    });
     sb.control.removeEntry('accessorials', 'G0000001');
     expect(sb.control.getEntries('accessorials')).toHaveLength(2);
   });

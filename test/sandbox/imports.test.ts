@@ -28,7 +28,13 @@ describe('sandbox imports', () => {
       state.set(file, 'open');
       path.push(file);
       for (const next of importsOf(file)) {
-        if (state.get(next) === 'open') circles.push(path.slice(path.indexOf(next)).map((p) => relative(root, p)).join(' -> '));
+        if (state.get(next) === 'open')
+          circles.push(
+            path
+              .slice(path.indexOf(next))
+              .map((p) => relative(root, p))
+              .join(' -> '),
+          );
         else if (!state.has(next)) visit(next);
       }
       path.pop();

@@ -108,14 +108,34 @@ describe('reference lists', () => {
 
   it('has the entry shapes other modules rely on', () => {
     const acc = sb.control.getEntries('accessorials') as Record<string, unknown>[];
-    expect(acc[0]).toMatchObject({ id: expect.any(Number), code: expect.any(String), description: expect.any(String), long_description: expect.any(String), is_charge_code: expect.any(Boolean) });
-    expect((sb.control.getEntries('shipment_modes') as { code: string }[]).map((e) => e.code)).toEqual(['LTL', 'FTL', 'VLTL', 'DRAYAGE', 'PARCEL', 'INTERMODAL', 'RAIL_CAR', 'AIR', 'FCL', 'LCL']);
+    expect(acc[0]).toMatchObject({
+      id: expect.any(Number),
+      code: expect.any(String),
+      description: expect.any(String),
+      long_description: expect.any(String),
+      is_charge_code: expect.any(Boolean),
+    });
+    expect((sb.control.getEntries('shipment_modes') as { code: string }[]).map((e) => e.code)).toEqual([
+      'LTL',
+      'FTL',
+      'VLTL',
+      'DRAYAGE',
+      'PARCEL',
+      'INTERMODAL',
+      'RAIL_CAR',
+      'AIR',
+      'FCL',
+      'LCL',
+    ]);
     const hazmat = (sb.control.getEntries('hazmat') as { code: string }[]).map((e) => e.code);
     expect(hazmat).toEqual(expect.arrayContaining(['1.1', '2.3', '3', '9']));
     const charge = (sb.control.getEntries('charge_codes') as { code: string }[]).map((e) => e.code);
     expect(charge).toEqual(expect.arrayContaining(['SOC', 'CLN', 'VOR', 'LFT', 'RES', 'INS', 'HAZ', 'DET']));
     expect(charge.length).toBeGreaterThanOrEqual(30);
-    expect((sb.control.getEntries('equipment_types') as { machine_readable: string; name: string }[])[0]).toMatchObject({ machine_readable: 'DRY_VAN', name: 'Dry Van' });
+    expect((sb.control.getEntries('equipment_types') as { machine_readable: string; name: string }[])[0]).toMatchObject({
+      machine_readable: 'DRY_VAN',
+      name: 'Dry Van',
+    });
     const nmfc = sb.control.getEntries('nmfc_codes') as { item: string; sub: string }[];
     expect(nmfc.length).toBeGreaterThanOrEqual(200);
     expect(nmfc).toEqual(expect.arrayContaining([expect.objectContaining({ item: '156600', sub: '3' }), expect.objectContaining({ sub: '' })]));
@@ -132,7 +152,13 @@ describe('reference lists', () => {
   }
 
   it('answers 404 without the trailing slash, for unknown paths and unknown carriers', async () => {
-    for (const path of ['/v2/shipments/accessorials', '/reference-data/charge-codes', '/v2/reference-data/charge-codes/', '/shipments/accessorials/', '/v2/nope/']) {
+    for (const path of [
+      '/v2/shipments/accessorials',
+      '/reference-data/charge-codes',
+      '/v2/reference-data/charge-codes/',
+      '/shipments/accessorials/',
+      '/v2/nope/',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
     }

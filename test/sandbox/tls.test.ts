@@ -44,7 +44,12 @@ describe('sandbox certificates and HTTPS', () => {
     expect(leaf.getExtension(x509.KeyUsagesExtension)!.usages).toBe(usage.digitalSignature);
     expect(leaf.getExtension(x509.ExtendedKeyUsageExtension)!.usages).toEqual([x509.ExtendedKeyUsage.serverAuth]);
     const names = leaf.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON();
-    expect(names).toEqual(expect.arrayContaining([{ type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        { type: 'dns', value: 'localhost' },
+        { type: 'ip', value: '127.0.0.1' },
+      ]),
+    );
     expect(leaf.issuer).toBe(ca.subject);
     expect(await leaf.verify({ publicKey: ca.publicKey, signatureOnly: true })).toBe(true);
 

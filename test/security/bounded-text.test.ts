@@ -44,7 +44,10 @@ const hostileBodies: Array<[string, SandboxFaults['errorBody']]> = [
   ['404 with 300 control characters as text', { status: 404, body: controlBody }],
   ['404 with 300 control characters in a JSON detail', { status: 404, body: JSON.stringify({ detail: controlBody }), contentType: 'application/json' }],
   ['400 with 300 four-byte characters as text', { status: 400, body: emojiBody }],
-  ['404 with 300 four-byte characters in a JSON error', { status: 404, body: JSON.stringify({ error: emojiBody, detail: emojiBody }), contentType: 'application/json' }],
+  [
+    '404 with 300 four-byte characters in a JSON error',
+    { status: 404, body: JSON.stringify({ error: emojiBody, detail: emojiBody }), contentType: 'application/json' },
+  ],
 ];
 
 /** Waits until the NOTIFY about `runId` arrived; fails the test when it never does. */
@@ -150,12 +153,30 @@ describe('alert payloads', () => {
 
 describe('the byte bounds themselves', () => {
   const payload = (error: string, lists = 0): RunCompleted => ({
-    run_id: 7, source: 's', environment: 'e', trigger: 'cli', slot: null, status: 'failed',
-    started_at: '2026-01-01T00:00:00Z', finished_at: '2026-01-01T00:00:01Z',
-    targets_total: lists, targets_done: lists, targets_failed: lists, error,
+    run_id: 7,
+    source: 's',
+    environment: 'e',
+    trigger: 'cli',
+    slot: null,
+    status: 'failed',
+    started_at: '2026-01-01T00:00:00Z',
+    finished_at: '2026-01-01T00:00:01Z',
+    targets_total: lists,
+    targets_done: lists,
+    targets_failed: lists,
+    error,
     lists: Array.from({ length: lists }, (_, i) => ({
-      list_key: `list_${i}`, variant: '', status: 'failed', snapshot_id: i, entries: null,
-      added: 0, removed: 0, modified: 0, reappeared: 0, reshaped: 0, error_code: 'http_status',
+      list_key: `list_${i}`,
+      variant: '',
+      status: 'failed',
+      snapshot_id: i,
+      entries: null,
+      added: 0,
+      removed: 0,
+      modified: 0,
+      reappeared: 0,
+      reshaped: 0,
+      error_code: 'http_status',
     })),
   });
 
@@ -171,7 +192,11 @@ describe('the byte bounds themselves', () => {
   });
 
   it('cuts at whole code points, within the bytes as JSON text', () => {
-    for (const [text, max] of [['\u{1F4E6}'.repeat(50), 101], ['\u0001'.repeat(50), 100], ['a\u00e9'.repeat(50), 50]] as const) {
+    for (const [text, max] of [
+      ['\u{1F4E6}'.repeat(50), 101],
+      ['\u0001'.repeat(50), 100],
+      ['a\u00e9'.repeat(50), 50],
+    ] as const) {
       const cut = cutToBytes(text, max);
       expect(jsonTextBytes(cut)).toBeLessThanOrEqual(max);
       expect(cut.endsWith('…')).toBe(true);

@@ -87,13 +87,20 @@ describe('dbt export: upstream strings are inert Jinja', () => {
     const strings = stringsOf(parse(exported.stdout));
     // The hostile names did reach the file (as descriptions of typed columns)...
     for (const field of hostileFields) {
-      expect(strings.some((s) => s.includes(inertJinja(JSON.stringify(field)))), field).toBe(true);
+      expect(
+        strings.some((s) => s.includes(inertJinja(JSON.stringify(field)))),
+        field,
+      ).toBe(true);
     }
     // ...and dbt, rendering it, prints them as served and runs nothing.
     const { out, calls } = renderJinja(strings);
     expect(calls).toEqual([]);
     expect(out.filter((o) => o.startsWith('JINJA ERROR'))).toEqual([]);
-    for (const field of hostileFields) expect(out.some((o) => o.includes(JSON.stringify(field))), field).toBe(true);
+    for (const field of hostileFields)
+      expect(
+        out.some((o) => o.includes(JSON.stringify(field))),
+        field,
+      ).toBe(true);
   });
 });
 
@@ -108,8 +115,15 @@ const hostile = 'see https://evil.example/x *bold* ~strike~ _it_ :skull: #genera
 
 describe('Slack: upstream strings land in code spans', () => {
   const base: Omit<AlertRecord, 'kind' | 'payload'> = {
-    id: 1, snapshotId: 1, runId: null, createdAt: new Date(), retriesFrom: new Date(), attempts: 0,
-    environment: 'production', listKey: 'hazmat', variant: '',
+    id: 1,
+    snapshotId: 1,
+    runId: null,
+    createdAt: new Date(),
+    retriesFrom: new Date(),
+    attempts: 0,
+    environment: 'production',
+    listKey: 'hazmat',
+    variant: '',
   };
   const payloads: Array<[string, Record<string, unknown>]> = [
     ['added', { count: 2, entries: [{ code: hostile, description: hostile }, { entry_key: hostile }] }],
@@ -129,7 +143,9 @@ describe('Slack: upstream strings land in code spans', () => {
       expect(c).not.toMatch(/[\n\r<>]/);
       expect(c).not.toMatch(/&(?!amp;|lt;|gt;)/);
     }
-    expect(body.text).toContain('see https://evil.example/x *bold* ~strike~ _it_ :skull: #general &lt;!channel&gt; &lt;@U1&gt; &amp; \u02cbtick\u02cb \u02cb\u02cb\u02cbblock\u02cb\u02cb\u02cb &gt; quote');
+    expect(body.text).toContain(
+      'see https://evil.example/x *bold* ~strike~ _it_ :skull: #general &lt;!channel&gt; &lt;@U1&gt; &amp; \u02cbtick\u02cb \u02cb\u02cb\u02cbblock\u02cb\u02cb\u02cb &gt; quote',
+    );
   });
 
   it('a sync whose entries carry mrkdwn: the delivered Slack text keeps each code and description in a span', async () => {

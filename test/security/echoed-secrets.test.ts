@@ -67,29 +67,32 @@ describe('a login that echoes the password', () => {
     (['json', 'collapsed', 'text'] as const).map((echo) => [`${name}, echoed as ${echo}`, password, echo] as const),
   );
 
-  it.each(cases)('%s: no 8 characters of it in stdout, stderr (trace logs) or any table', async (_name, password, echo: NonNullable<SandboxFaults['echoLogin']>) => {
-    sb.control.setFaults({ echoLogin: echo });
-    const environment = `echo-${process.pid}-${++envSeq}`;
-    const r = await runCli(['sync', '--list', 'hazmat', '--list', 'shipment_modes'], {
-      env: sandboxEnv(sb, {
-        REFSYNC_PASSWORD: password,
-        REFSYNC_ENVIRONMENT: environment,
-        REFSYNC_ALERT_ON: 'failed,run_completed',
-        DATABASE_URL: t.url,
-        LOG_LEVEL: 'trace',
-      }),
-    });
-    const output = r.stdout + r.stderr;
-    expect(r.code, output.slice(-2000)).toBe(1);
-    // The echo really came back, and was redacted where it stood.
-    expect(output).toContain(`Unable to log in as ${SANDBOX_MACHINE_ACCOUNT.email} with the password '[redacted]'`);
-    expect(leaks(output, password), 'pieces of the password in stdout/stderr').toEqual([]);
+  it.each(cases)(
+    '%s: no 8 characters of it in stdout, stderr (trace logs) or any table',
+    async (_name, password, echo: NonNullable<SandboxFaults['echoLogin']>) => {
+      sb.control.setFaults({ echoLogin: echo });
+      const environment = `echo-${process.pid}-${++envSeq}`;
+      const r = await runCli(['sync', '--list', 'hazmat', '--list', 'shipment_modes'], {
+        env: sandboxEnv(sb, {
+          REFSYNC_PASSWORD: password,
+          REFSYNC_ENVIRONMENT: environment,
+          REFSYNC_ALERT_ON: 'failed,run_completed',
+          DATABASE_URL: t.url,
+          LOG_LEVEL: 'trace',
+        }),
+      });
+      const output = r.stdout + r.stderr;
+      expect(r.code, output.slice(-2000)).toBe(1);
+      // The echo really came back, and was redacted where it stood.
+      expect(output).toContain(`Unable to log in as ${SANDBOX_MACHINE_ACCOUNT.email} with the password '[redacted]'`);
+      expect(leaks(output, password), 'pieces of the password in stdout/stderr').toEqual([]);
 
-    const { rows } = await t.db.query<{ error: string }>(`select error from refdata.snapshots where environment = $1`, [environment]);
-    expect(rows.length).toBe(2);
-    for (const row of rows) expect(row.error).toContain("with the password '[redacted]'");
-    expect(leaks(await everyTable(), password), 'pieces of the password in a table').toEqual([]);
-  });
+      const { rows } = await t.db.query<{ error: string }>(`select error from refdata.snapshots where environment = $1`, [environment]);
+      expect(rows.length).toBe(2);
+      for (const row of rows) expect(row.error).toContain("with the password '[redacted]'");
+      expect(leaks(await everyTable(), password), 'pieces of the password in a table').toEqual([]);
+    },
+  );
 });
 
 describe('the scrubber, on the raw text before the summary', () => {
@@ -100,8 +103,17 @@ describe('the scrubber, on the raw text before the summary', () => {
     ['whitespace collapsed', `bad password ${secret.replace(/\s+/g, ' ')} given`],
     ['whitespace dropped', `bad password ${secret.replace(/\s+/g, '')} given`],
     ['tab written \\t in text', `bad password ${secret.replace('\t', '\\t')} given`],
-    ['HTML-escaped', `<html><title>bad password ${secret.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;').replace('"', '&quot;')} given</title></html>`],
-    ['\\u-escaped', `{"detail": "bad password ${secret.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')} given"}`],
+    [
+      'HTML-escaped',
+      `<html><title>bad password ${secret.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;').replace('"', '&quot;')} given</title></html>`,
+    ],
+    [
+      '\\u-escaped',
+      `{"detail": "bad password ${secret
+        .split('')
+        .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        .join('')} given"}`,
+    ],
   ])('%s: redacted whole', (_name, body) => {
     const summary = summarizeErrorBody(body, 200, secretScrubber([secret]));
     expect(summary).toMatch(/bad password \[redacted\] given/);

@@ -91,7 +91,10 @@ function configFile(content: unknown): string {
 
 /** No raw control character in what reached the terminal: C0 (but tab, newline), DEL, C1, bidi overrides. */
 function expectTerminalSafe(r: CliResult): void {
-  for (const [name, bytes] of [['stdout', r.stdoutBytes], ['stderr', r.stderrBytes]] as const) {
+  for (const [name, bytes] of [
+    ['stdout', r.stdoutBytes],
+    ['stderr', r.stderrBytes],
+  ] as const) {
     const at = bytes.findIndex((b) => (b < 0x20 && b !== 0x09 && b !== 0x0a) || b === 0x7f);
     expect(at, `${name} holds the raw control byte 0x${at >= 0 ? bytes[at]!.toString(16) : ''}`).toBe(-1);
     expect(bytes.toString('utf8'), `${name} holds a raw C1 or bidi control`).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
@@ -173,7 +176,10 @@ describe('configuration that would send the credential elsewhere', () => {
       try {
         const [run] = await runSync({ db: t.db, sources: [source], clientFor: () => client, trigger: 'cli' });
         const outcome = run!.outcomes[0]!;
-        expect(other.requests.map((q) => q.headers.authorization), 'credentials the second origin received').toEqual([]);
+        expect(
+          other.requests.map((q) => q.headers.authorization),
+          'credentials the second origin received',
+        ).toEqual([]);
         // Off-origin URLs fail as origin_mismatch; the rest stay on the configured origin, which
         // answers them as it likes (the afterEach checks the other origin saw nothing).
         const o = override();
@@ -183,7 +189,11 @@ describe('configuration that would send the credential elsewhere', () => {
           expect(outcome).toMatchObject({ status: 'failed', errorCode: 'config' });
         } else if (resolved.origin !== sb.url) {
           expect(outcome).toMatchObject({ status: 'failed', errorCode: 'origin_mismatch' });
-          expect(outcome.error).toMatch(new RegExp(`points to another origin \\(${resolved.origin.replace(/[.]/g, '\\.')}\\), not ${sb.url.replace(/[.]/g, '\\.')}; refused, nothing sent$`));
+          expect(outcome.error).toMatch(
+            new RegExp(
+              `points to another origin \\(${resolved.origin.replace(/[.]/g, '\\.')}\\), not ${sb.url.replace(/[.]/g, '\\.')}; refused, nothing sent$`,
+            ),
+          );
         }
       } finally {
         await client.close();
@@ -197,10 +207,15 @@ describe('upstream answers that try to send the credential elsewhere', () => {
     sb.control.setPaging('hazmat', 'next', { defaultPageSize: 3 });
     sb.control.setFaults({ foreignNext: { list: 'hazmat', url: `${other.url}/v2/shipments/hazmat/?page=2` } });
     const r = await sync('sandbox');
-    expect(other.requests.map((q) => q.headers.authorization), 'credentials the second origin received').toEqual([]);
+    expect(
+      other.requests.map((q) => q.headers.authorization),
+      'credentials the second origin received',
+    ).toEqual([]);
     expect(r.code).toBe(1);
     expect(hazmatLine(r)).toMatch(
-      new RegExp(`^failed .*'next' link points to another origin \\(${other.url.replace(/[.]/g, '\\.')}\\), not ${sb.url.replace(/[.]/g, '\\.')}; refused, nothing sent$`),
+      new RegExp(
+        `^failed .*'next' link points to another origin \\(${other.url.replace(/[.]/g, '\\.')}\\), not ${sb.url.replace(/[.]/g, '\\.')}; refused, nothing sent$`,
+      ),
     );
     expect(await lastSnapshot(lastEnvironment())).toMatchObject({ status: 'failed', error_code: 'origin_mismatch' });
     expectTerminalSafe(r);
@@ -212,7 +227,10 @@ describe('upstream answers that try to send the credential elsewhere', () => {
       res.end();
     };
     const r = await sync('rogue');
-    expect(other.requests.map((q) => q.headers.authorization), 'credentials the second origin received').toEqual([]);
+    expect(
+      other.requests.map((q) => q.headers.authorization),
+      'credentials the second origin received',
+    ).toEqual([]);
     expect(r.code).toBe(1);
     expect(hazmatLine(r)).toMatch(new RegExp(`^failed .*GET /v2/shipments/hazmat/ page 1: answered ${status} redirect; redirects are not followed`));
     expect(await lastSnapshot(lastEnvironment())).toMatchObject({ status: 'failed', error_code: 'protocol' });
@@ -223,9 +241,21 @@ describe('upstream answers that try to send the credential elsewhere', () => {
 
 describe('login answers that would break the Authorization header', () => {
   const cases: Array<[string, () => Record<string, unknown>, RegExp]> = [
-    ['an api_key of 10 MB', () => ({ token: ROGUE_TOKEN, api_key: 'k'.repeat(10 * 2 ** 20) }), /api_key is not a usable credential \(10485760 characters, more than 8192\); refused$/],
-    ['an api_key with control characters', () => ({ token: ROGUE_TOKEN, api_key: 'key\r\nX-Injected: 1\u001b[2J' }), /api_key is not a usable credential \(holds characters other than visible ASCII/],
-    ['a token with a line break', () => ({ token: `${ROGUE_TOKEN}\r\nX-Injected: 1` }), /token is not a usable credential \(holds characters other than visible ASCII/],
+    [
+      'an api_key of 10 MB',
+      () => ({ token: ROGUE_TOKEN, api_key: 'k'.repeat(10 * 2 ** 20) }),
+      /api_key is not a usable credential \(10485760 characters, more than 8192\); refused$/,
+    ],
+    [
+      'an api_key with control characters',
+      () => ({ token: ROGUE_TOKEN, api_key: 'key\r\nX-Injected: 1\u001b[2J' }),
+      /api_key is not a usable credential \(holds characters other than visible ASCII/,
+    ],
+    [
+      'a token with a line break',
+      () => ({ token: `${ROGUE_TOKEN}\r\nX-Injected: 1` }),
+      /token is not a usable credential \(holds characters other than visible ASCII/,
+    ],
   ];
   it.each(cases)('%s: the login is refused, the list fails with one line, nothing is sent with it', async (_name, login, reason) => {
     loginAnswer = login();
@@ -353,8 +383,15 @@ describe('Slack text built from upstream data cannot inject markup', () => {
   it('the Slack escape covers every upstream string of every alert kind', () => {
     const hostile = '<!here> <@U1> & <https://x|y>';
     const base: Omit<AlertRecord, 'kind' | 'payload'> = {
-      id: 1, snapshotId: 1, runId: null, createdAt: new Date(), retriesFrom: new Date(), attempts: 0,
-      environment: hostile, listKey: 'hazmat', variant: '',
+      id: 1,
+      snapshotId: 1,
+      runId: null,
+      createdAt: new Date(),
+      retriesFrom: new Date(),
+      attempts: 0,
+      environment: hostile,
+      listKey: 'hazmat',
+      variant: '',
     };
     const payloads: Array<[string, Record<string, unknown>]> = [
       ['added', { count: 1, entries: [{ code: hostile, description: hostile }] }],

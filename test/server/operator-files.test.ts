@@ -51,8 +51,15 @@ function metricNames(expr: string): string[] {
     .replace(/\$\w+/g, ' ');
   const identifiers = [...selectors.matchAll(/(?<![\w.])[a-zA-Z_:][\w:]*/g)];
   // An identifier followed by '(' is a function.
-  const isFunction = (m: RegExpExecArray) => selectors.slice(m.index + m[0].length).trimStart().startsWith('(');
-  return identifiers.filter((m) => !isFunction(m)).map((m) => m[0]).filter((name) => !NOT_METRICS.has(name));
+  const isFunction = (m: RegExpExecArray) =>
+    selectors
+      .slice(m.index + m[0].length)
+      .trimStart()
+      .startsWith('(');
+  return identifiers
+    .filter((m) => !isFunction(m))
+    .map((m) => m[0])
+    .filter((name) => !NOT_METRICS.has(name));
 }
 
 /** Every series name the worker's /metrics declares (histograms as their _bucket, _sum and _count). */
@@ -67,7 +74,10 @@ function exportedNames(exposition: string): Set<string> {
 
 describe.skipIf(!havePromtool)('deploy/prometheus/refsync-rules.yml with promtool', () => {
   it('is valid and passes its unit tests (refsync-rules.test.yml)', () => {
-    for (const args of [['check', 'rules', 'refsync-rules.yml'], ['test', 'rules', 'refsync-rules.test.yml']]) {
+    for (const args of [
+      ['check', 'rules', 'refsync-rules.yml'],
+      ['test', 'rules', 'refsync-rules.test.yml'],
+    ]) {
       const run = spawnSync('promtool', args, { cwd: RULES_DIR, encoding: 'utf8' });
       expect(run.status, `promtool ${args.join(' ')}:\n${run.stdout}${run.stderr}`).toBe(0);
     }
@@ -84,7 +94,9 @@ describe('rules and dashboard', () => {
     const queries = [
       ...rules.map((r) => ({ where: `rule ${r.alert}`, expr: r.expr })),
       ...queryPanels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel '${p.title}'`, expr: t.expr }))),
-      ...dashboard.templating.list.filter((v) => v.definition).map((v) => ({ where: `variable ${v.name}`, expr: v.definition!.replace(/^label_values\((\w+),.*$/, '$1') })),
+      ...dashboard.templating.list
+        .filter((v) => v.definition)
+        .map((v) => ({ where: `variable ${v.name}`, expr: v.definition!.replace(/^label_values\((\w+),.*$/, '$1') })),
     ];
     const named = new Set<string>();
     for (const { where, expr } of queries) {
@@ -98,8 +110,14 @@ describe('rules and dashboard', () => {
     // The issue's list: syncs by status, durations, changes, queue depth, alert delivery; and the
     // per-target state the rules alert on.
     for (const name of [
-      'refsync_sync_duration_seconds_count', 'refsync_sync_duration_seconds_bucket', 'refsync_entry_changes_total', 'refsync_queue_jobs',
-      'refsync_alerts_pending', 'refsync_list_held', 'refsync_list_consecutive_failures', 'refsync_last_success_timestamp_seconds',
+      'refsync_sync_duration_seconds_count',
+      'refsync_sync_duration_seconds_bucket',
+      'refsync_entry_changes_total',
+      'refsync_queue_jobs',
+      'refsync_alerts_pending',
+      'refsync_list_held',
+      'refsync_list_consecutive_failures',
+      'refsync_last_success_timestamp_seconds',
     ]) {
       expect(named, name).toContain(name);
     }

@@ -51,15 +51,44 @@ function hostileRequests(port: number, auth: Record<string, string>) {
   const rebound = `evil.example:${port}`;
   return [
     // A cross-site fetch with mode no-cors or a form post: a simple request, no preflight.
-    { what: 'text/plain POST from another origin', method: 'POST', path: ADD, headers: { ...auth, origin: EVIL, 'content-type': 'text/plain;charset=UTF-8' }, body: runJob },
-    { what: 'form post from another origin', method: 'POST', path: ADD, headers: { ...auth, origin: EVIL, 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=run' },
-    { what: 'multipart PUT pause from another origin', method: 'PUT', path: PAUSE, headers: { ...auth, origin: EVIL, 'content-type': 'multipart/form-data; boundary=x' }, body: '--x--' },
+    {
+      what: 'text/plain POST from another origin',
+      method: 'POST',
+      path: ADD,
+      headers: { ...auth, origin: EVIL, 'content-type': 'text/plain;charset=UTF-8' },
+      body: runJob,
+    },
+    {
+      what: 'form post from another origin',
+      method: 'POST',
+      path: ADD,
+      headers: { ...auth, origin: EVIL, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=run',
+    },
+    {
+      what: 'multipart PUT pause from another origin',
+      method: 'PUT',
+      path: PAUSE,
+      headers: { ...auth, origin: EVIL, 'content-type': 'multipart/form-data; boundary=x' },
+      body: '--x--',
+    },
     { what: 'bodyless PUT pause from another origin', method: 'PUT', path: PAUSE, headers: { ...auth, origin: EVIL } },
     { what: 'JSON POST from another origin', method: 'POST', path: ADD, headers: { ...auth, origin: EVIL, 'content-type': 'application/json' }, body: runJob },
     { what: "JSON PUT pause from Origin 'null'", method: 'PUT', path: PAUSE, headers: { ...auth, origin: 'null', 'content-type': 'application/json' } },
     // DNS rebinding: the attacker's name now points here, so its page is same-origin with it.
-    { what: 'rebound Host, same-origin JSON POST', method: 'POST', path: ADD, headers: { ...auth, host: rebound, origin: `http://${rebound}`, 'content-type': 'application/json' }, body: runJob },
-    { what: 'rebound Host, same-origin JSON PUT pause', method: 'PUT', path: PAUSE, headers: { ...auth, host: rebound, origin: `http://${rebound}`, 'content-type': 'application/json' } },
+    {
+      what: 'rebound Host, same-origin JSON POST',
+      method: 'POST',
+      path: ADD,
+      headers: { ...auth, host: rebound, origin: `http://${rebound}`, 'content-type': 'application/json' },
+      body: runJob,
+    },
+    {
+      what: 'rebound Host, same-origin JSON PUT pause',
+      method: 'PUT',
+      path: PAUSE,
+      headers: { ...auth, host: rebound, origin: `http://${rebound}`, 'content-type': 'application/json' },
+    },
   ];
 }
 
@@ -111,7 +140,12 @@ describe('the worker HTTP server against a hostile web page', () => {
   it('REFSYNC_DASHBOARD_WRITE=true: cached Basic credentials do not carry a cross-site or rebound request; a same-origin JSON one works', async () => {
     const sb = await useSandbox();
     const worker = await startTestWorker(
-      workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'guard-env', REFSYNC_LISTS: 'shipment_modes', REFSYNC_DASHBOARD_PASSWORD: PASSWORD, REFSYNC_DASHBOARD_WRITE: 'true' }),
+      workerConfig(sb, tdb.url, {
+        REFSYNC_ENVIRONMENT: 'guard-env',
+        REFSYNC_LISTS: 'shipment_modes',
+        REFSYNC_DASHBOARD_PASSWORD: PASSWORD,
+        REFSYNC_DASHBOARD_WRITE: 'true',
+      }),
       testQueuePrefix(),
     );
     const port = worker.http.port;
@@ -141,7 +175,12 @@ describe('the worker HTTP server against a hostile web page', () => {
       /^REFSYNC_DASHBOARD_WRITE: is true, but REFSYNC_DASHBOARD_PASSWORD is not set; a dashboard that can change the queue needs a password$/,
     );
     expect(() => loadConfig({ ...env, REFSYNC_DASHBOARD_WRITE: 'maybe' })).toThrow(/^REFSYNC_DASHBOARD_WRITE: expected true or false/);
-    expect(() => loadConfig({ ...env, REFSYNC_HTTP_ALLOWED_HOSTS: 'ok.example,https://x.example' })).toThrow(/^REFSYNC_HTTP_ALLOWED_HOSTS: 'https:\/\/x.example' is not a host name/);
-    expect(loadConfig({ ...env, REFSYNC_DASHBOARD_WRITE: 'true', REFSYNC_DASHBOARD_PASSWORD: PASSWORD })).toMatchObject({ dashboardWrite: true, allowedHosts: [] });
+    expect(() => loadConfig({ ...env, REFSYNC_HTTP_ALLOWED_HOSTS: 'ok.example,https://x.example' })).toThrow(
+      /^REFSYNC_HTTP_ALLOWED_HOSTS: 'https:\/\/x.example' is not a host name/,
+    );
+    expect(loadConfig({ ...env, REFSYNC_DASHBOARD_WRITE: 'true', REFSYNC_DASHBOARD_PASSWORD: PASSWORD })).toMatchObject({
+      dashboardWrite: true,
+      allowedHosts: [],
+    });
   });
 });

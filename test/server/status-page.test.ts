@@ -100,7 +100,16 @@ async function launchBrowser(): Promise<BrowserContext> {
   const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     httpCredentials: { username: 'admin', password: PASSWORD },
     viewport: { width: 1280, height: 900 },
   });
@@ -257,7 +266,10 @@ describe.skipIf(!haveChromium)('list and run pages in Chromium, at 1280 and 390 
       await listLinks.filter({ hasText: 'shipment_modes' }).click();
       await page.waitForURL(/\/list\?/);
       expect(await page.locator('#attention pre.reason').innerText()).toBe(failed.error);
-      expect(await page.locator('#attention code.command').allInnerTexts()).toEqual(['refsync trigger --list shipment_modes', 'refsync sync --list shipment_modes']);
+      expect(await page.locator('#attention code.command').allInnerTexts()).toEqual([
+        'refsync trigger --list shipment_modes',
+        'refsync sync --list shipment_modes',
+      ]);
       expect(await page.locator('dl.facts').innerText()).toMatch(/failed in a row\s+2/);
       expect(await page.locator('figure.chart path.chart-failed').count()).toBe(2);
       await visit('list-failed');

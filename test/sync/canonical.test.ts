@@ -26,7 +26,7 @@ const samples: unknown[] = [
   { item: '100000', sub: '', description: 'Articles, steel, NOI', class: '100' },
   { description: 'same keys, another order', class: '55', sub: '1', item: '100001' },
   { '10': 'ten', '9': 'nine', a: 'integer-like keys sort as strings', '-1': 'minus' },
-  { 'é': 1, e: 2, E: 3, '': 'empty key', 'key with "quotes"': [1, { z: null, y: [true, false] }] },
+  { é: 1, e: 2, E: 3, '': 'empty key', 'key with "quotes"': [1, { z: null, y: [true, false] }] },
   { nested: { z: { b: [{ d: 1, c: 2 }, 'x'], a: null }, y: [] }, list: [[], [[]], {}] },
   { undefinedValue: undefined, fn: 'kept' },
   [1, undefined, { a: [undefined] }],

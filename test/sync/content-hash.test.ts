@@ -53,7 +53,10 @@ describe('ContentHasher', () => {
   it('sorts an unordered list packed over many arena blocks, a key longer than a block among them', () => {
     const many: Array<[string, string]> = Array.from({ length: 90_000 }, (_, i) => [`K${String(i).padStart(6, '0')}`, digest(i)]);
     many.push([`L${'x'.repeat(5 * 2 ** 20)}`, digest(-2)]);
-    const shuffled = many.map((p, i) => [p, (i * 7919) % many.length] as const).sort((a, b) => a[1] - b[1]).map(([p]) => p);
+    const shuffled = many
+      .map((p, i) => [p, (i * 7919) % many.length] as const)
+      .sort((a, b) => a[1] - b[1])
+      .map(([p]) => p);
     expect(hashed(shuffled)).toEqual(reference(many));
   });
 

@@ -46,10 +46,9 @@ describe('the current-row index', () => {
     expect(stored).toEqual(served);
     expect(await count(t.db, 'entry_changes', 'list_key = $1', [LIST])).toBe(ENTRIES / 1000 + 2);
 
-    const removed = (await t.db.query<{ payload: Record<string, unknown> }>(
-      `select payload from refdata.entries where list_key = $1 and entry_key = 'G0000100'`,
-      [LIST],
-    )).rows[0]!.payload;
+    const removed = (
+      await t.db.query<{ payload: Record<string, unknown> }>(`select payload from refdata.entries where list_key = $1 and entry_key = 'G0000100'`, [LIST])
+    ).rows[0]!.payload;
     g.sb.control.addEntry(LIST, removed);
     const back = await sync();
     expect(back.outcome.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1, reshaped: 0 });
@@ -88,7 +87,10 @@ describe('the current-row index', () => {
        where list_key = $1 and entry_key in ('G0000042', 'G0011990') group by entry_key order by entry_key`,
       [LIST],
     );
-    expect(rows).toEqual([{ entry_key: 'G0000042', n: 2 }, { entry_key: 'G0011990', n: 2 }]);
+    expect(rows).toEqual([
+      { entry_key: 'G0000042', n: 2 },
+      { entry_key: 'G0011990', n: 2 },
+    ]);
   }, 120_000);
 
   it('drops fetched rows that are current as soon as the index is in, without holding them to a spill', async () => {
@@ -142,4 +144,3 @@ describe('the current-row index', () => {
     expect(stored).toEqual(served);
   }, 120_000);
 });
-

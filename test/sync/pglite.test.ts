@@ -38,7 +38,10 @@ describe('the pipeline on embedded PGlite', () => {
     sb.control.removeEntry('equipment_types', sb.control.getEntries('equipment_types').map((e) => (e as { machine_readable: string }).machine_readable)[0]!);
     sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less than truckload (edited)' });
     const run = await fx.sync(db);
-    const changed = run.outcomes.filter((o) => o.status === 'changed').map((o) => `${o.target.list.key}/${o.target.variant}`).sort();
+    const changed = run.outcomes
+      .filter((o) => o.status === 'changed')
+      .map((o) => `${o.target.list.key}/${o.target.variant}`)
+      .sort();
     expect(changed).toEqual(['charge_codes/2025-09-01', 'equipment_types/', 'shipment_modes/']);
     const { rows } = await db.query<{ list_key: string; change: string }>('select list_key, change from refdata.entry_changes order by list_key');
     expect(rows).toEqual([

@@ -13,7 +13,10 @@ let fx: ReturnType<typeof pipelineFixture>;
 
 beforeAll(async () => {
   sb = await useSandbox();
-  fx = pipelineFixture(sb, { REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01,unpinned', REFSYNC_ALERT_ON: 'added,removed,modified,reappeared,schema_changed,held,failed' });
+  fx = pipelineFixture(sb, {
+    REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01,unpinned',
+    REFSYNC_ALERT_ON: 'added,removed,modified,reappeared,schema_changed,held,failed',
+  });
 });
 afterAll(async () => {
   await fx?.client.close();
@@ -24,7 +27,12 @@ describe('a first sync', () => {
     const run = await fx.sync(t.db);
     expect(run.status).toBe('succeeded');
     for (const target of targetsFor(fx.source)) {
-      const selector = target.list.variants === 'carrier' ? { carrier: target.variant } : target.list.variants === 'charge_code_version' && target.variant !== 'unpinned' ? { version: target.variant } : {};
+      const selector =
+        target.list.variants === 'carrier'
+          ? { carrier: target.variant }
+          : target.list.variants === 'charge_code_version' && target.variant !== 'unpinned'
+            ? { version: target.variant }
+            : {};
       const served = sb.control.getEntries(target.list.key, selector);
       const expected = served
         .map((e, i) => normalizeEntry(target.list, e, i))
@@ -35,9 +43,7 @@ describe('a first sync', () => {
         `select entry_key, code, description, payload from refdata.${target.list.key} where environment = 'sandbox' and ${variantColumn} = $1`,
         [target.variant],
       );
-      const actual = rows
-        .map((r) => ({ ...r, payload: canonicalJson(r.payload) }))
-        .sort((a, b) => (a.entry_key < b.entry_key ? -1 : 1));
+      const actual = rows.map((r) => ({ ...r, payload: canonicalJson(r.payload) })).sort((a, b) => (a.entry_key < b.entry_key ? -1 : 1));
       expect(actual.length, `${target.list.key}/${target.variant}`).toBeGreaterThan(0);
       expect(actual, `${target.list.key}/${target.variant}`).toEqual(expected);
     }
@@ -51,7 +57,7 @@ describe('a first sync', () => {
 
   it('keeps two charge-code versions side by side, differing as the sandbox versions do', async () => {
     const { rows } = await t.db.query<{ version: string; n: number }>(
-      "select version, count(*)::int as n from refdata.charge_codes group by version order by version",
+      'select version, count(*)::int as n from refdata.charge_codes group by version order by version',
     );
     expect(rows.map((r) => r.version)).toEqual(['2024-06-11', '2025-09-01', 'unpinned']);
     const n = (v: string) => rows.find((r) => r.version === v)!.n;
@@ -119,9 +125,7 @@ describe('changes', () => {
     sb.control.addEntry('accessorials', { id: 77, code: 'LGDEL', description: 'Liftgate delivery', long_description: 'back', is_charge_code: true });
     const run = await fx.sync(t.db, ['accessorials']);
     expect(run.outcomes[0]!.counts).toEqual({ added: 0, removed: 0, modified: 0, reappeared: 1, reshaped: 0 });
-    const { rows } = await t.db.query<{ change: string }>(
-      "select change from refdata.entry_changes where entry_key = 'LGDEL' order by id",
-    );
+    const { rows } = await t.db.query<{ change: string }>("select change from refdata.entry_changes where entry_key = 'LGDEL' order by id");
     expect(rows.map((r) => r.change)).toEqual(['removed', 'reappeared']);
     expect(await count(t.db, 'entries', "list_key = 'accessorials' and entry_key = 'LGDEL' and valid_to is null")).toBe(1);
   });

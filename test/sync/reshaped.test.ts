@@ -17,7 +17,10 @@ describe('reshaped is not modified', () => {
 
   beforeAll(async () => {
     sb = await useSandbox();
-    sb.control.setEntries(LIST, ['A', 'B', 'C'].map((code) => ({ code, description: `mode ${code}` })));
+    sb.control.setEntries(
+      LIST,
+      ['A', 'B', 'C'].map((code) => ({ code, description: `mode ${code}` })),
+    );
     fx = pipelineFixture(sb, { REFSYNC_ALERT_ON: 'modified,schema_changed' });
     expect((await fx.sync(t.db, [LIST])).status).toBe('succeeded');
     listener = new pg.Client({ connectionString: t.url });
@@ -40,10 +43,9 @@ describe('reshaped is not modified', () => {
     (await t.db.query<{ modified: number; reshaped: number }>('select modified, reshaped from refdata.snapshots where id = $1', [snapshotId])).rows[0];
   const alertsOf = async (snapshotId: number | undefined) =>
     Object.fromEntries(
-      (await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshotId])).rows.map((r) => [
-        r.kind,
-        r.payload,
-      ]),
+      (
+        await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshotId])
+      ).rows.map((r) => [r.kind, r.payload]),
     );
   async function noticeFor(snapshotId: number | undefined): Promise<Record<string, unknown>> {
     for (let i = 0; i < 200; i++) {

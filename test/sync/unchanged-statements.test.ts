@@ -35,7 +35,14 @@ function recording(db: Database, sent: string[]): Database {
       });
     },
   });
-  return { ...db, kind: db.kind, query: (text, params) => db.query(text, params), transaction: (fn) => db.transaction(fn), withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))), close: () => db.close() };
+  return {
+    ...db,
+    kind: db.kind,
+    query: (text, params) => db.query(text, params),
+    transaction: (fn) => db.transaction(fn),
+    withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))),
+    close: () => db.close(),
+  };
 }
 
 describe('an unchanged sync, statement by statement', () => {

@@ -43,8 +43,19 @@ describe('tracing settings', () => {
       sampler: { kind: 'parentbased_always_on' },
       batch: { maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMillis: 5000, exportTimeoutMillis: 30000 },
     });
-    const s = tracingSettings({ OTEL_SERVICE_NAME: 'sync-eu', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25', OTEL_BSP_MAX_QUEUE_SIZE: '100' });
-    expect(s).toMatchObject({ serviceName: 'sync-eu', protocol: 'http/json', sampler: { kind: 'parentbased_traceidratio', ratio: 0.25 }, batch: { maxQueueSize: 100, maxExportBatchSize: 100 } });
+    const s = tracingSettings({
+      OTEL_SERVICE_NAME: 'sync-eu',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    });
+    expect(s).toMatchObject({
+      serviceName: 'sync-eu',
+      protocol: 'http/json',
+      sampler: { kind: 'parentbased_traceidratio', ratio: 0.25 },
+      batch: { maxQueueSize: 100, maxExportBatchSize: 100 },
+    });
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }).protocol).toBe('http/protobuf');
   });
 

@@ -23,7 +23,10 @@ describe('authentication schemes', () => {
       const entries = await collect(c.pages(list));
       expect(entries).toEqual(sb.control.getEntries('shipment_modes'));
       expect(logins()).toHaveLength(1);
-      const schemes = sb.control.requestLog().filter((r) => r.path !== '/v2/auth/token/').map((r) => r.authScheme);
+      const schemes = sb.control
+        .requestLog()
+        .filter((r) => r.path !== '/v2/auth/token/')
+        .map((r) => r.authScheme);
       expect(new Set(schemes)).toEqual(new Set(['token']));
     } finally {
       await c.close();
@@ -76,7 +79,13 @@ describe('authentication schemes', () => {
     const c = client(sb);
     try {
       const keys = ['shipment_modes', 'service_levels', 'piece_types', 'hazmat', 'appointment_types'];
-      const paths = ['/shipments/shipment-modes/', '/shipments/service-levels/', '/shipments/piece-types/', '/shipments/hazmat/', '/shipments/appointment-types/'];
+      const paths = [
+        '/shipments/shipment-modes/',
+        '/shipments/service-levels/',
+        '/shipments/piece-types/',
+        '/shipments/hazmat/',
+        '/shipments/appointment-types/',
+      ];
       const results = await Promise.all(paths.map((path) => collect(c.pages({ basePath: '/v2', path }))));
       results.forEach((entries, i) => {
         expect(entries).toEqual(sb.control.getEntries(keys[i]!));

@@ -46,7 +46,16 @@ async function outcome(options: Partial<UpstreamClientOptions>, work: 'me' | 'li
 }
 
 describe('upstream failures through the client, each with its class and its retries', () => {
-  type Case = [string, Partial<UpstreamClientOptions>, SandboxFaults | undefined, 'me' | 'list' | 'missing', new (...args: never[]) => Error, string, boolean, number];
+  type Case = [
+    string,
+    Partial<UpstreamClientOptions>,
+    SandboxFaults | undefined,
+    'me' | 'list' | 'missing',
+    new (...args: never[]) => Error,
+    string,
+    boolean,
+    number,
+  ];
   const cases: Case[] = [
     ['an API key holding CR LF', { credentials: { apiKey: 'abc\r\nX', apiKeyScheme: 'apikey' } }, undefined, 'me', UpstreamConfigError, 'config', false, 1],
     ['a bearer key holding NUL', { credentials: { apiKey: 'abc\u0000X', apiKeyScheme: 'bearer' } }, undefined, 'me', UpstreamConfigError, 'config', false, 1],

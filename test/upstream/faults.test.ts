@@ -126,7 +126,9 @@ describe('timeouts and connection hygiene', () => {
       const before = sockets();
       for (let round = 0; round < 5; round++) {
         const stallHeaders = round % 2 === 0;
-        sb.control.setFaults(stallHeaders ? { stallHeaders: { count: 10 }, paths: ['shipment_modes'] } : { stallBody: { count: 10 }, paths: ['shipment_modes'] });
+        sb.control.setFaults(
+          stallHeaders ? { stallHeaders: { count: 10 }, paths: ['shipment_modes'] } : { stallBody: { count: 10 }, paths: ['shipment_modes'] },
+        );
         const errors = await Promise.all(Array.from({ length: 10 }, () => failure(collect(c.pages(modes)))));
         for (const err of errors) {
           expect(err).toBeInstanceOf(TimeoutError);

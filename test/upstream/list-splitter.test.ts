@@ -16,7 +16,11 @@ const arrayText = ` \n[ ${entries.map((e) => JSON.stringify(e).replace(/,/g, ', 
 const envelopeText = `{"count": 6, "next": null, "results": ${arrayText}, "total_count": 6, "meta": {"results": [1, 2]}}`;
 
 /** Feeds `text` cut at `cuts` (byte offsets) and returns every element of every batch, and the end. */
-function split(text: string, cuts: number[], limits: BatchLimits = { entries: 1, minBytes: 0, maxBytes: Infinity }): { items: unknown[]; batches: number; end: SplitEnd } {
+function split(
+  text: string,
+  cuts: number[],
+  limits: BatchLimits = { entries: 1, minBytes: 0, maxBytes: Infinity },
+): { items: unknown[]; batches: number; end: SplitEnd } {
   const bytes = Buffer.from(text);
   const splitter = new ListSplitter(limits);
   const items: unknown[] = [];

@@ -137,7 +137,13 @@ describe('paging that cannot be trusted', () => {
   it('a next link to another scheme or with user info is refused', async () => {
     for (const next of [`${sb.url.replace('https:', 'http:')}/v2/x/`, `${sb.url.replace('https://', 'https://user:pw@')}/v2/x/`]) {
       const server = await tinyServer((_req, res) => json(res, 200, { results: [{ code: 'A' }], next }));
-      const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast });
+      const c = new UpstreamClient({
+        baseUrl: server.url,
+        environment: 't',
+        credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' },
+        ca: server.caPem,
+        ...fast,
+      });
       try {
         const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/hazmat/' })));
         expect(err).toBeInstanceOf(OriginError);
@@ -155,7 +161,14 @@ describe('paging that cannot be trusted', () => {
       const results = page === 1 ? [{ code: 'A' }, { code: 'B' }] : [{ code: 'C' }];
       json(res, 200, { results, total_count: 4, total_pages: 2, page_size: 2 });
     });
-    const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, pageSize: 2, ...fast });
+    const c = new UpstreamClient({
+      baseUrl: server.url,
+      environment: 't',
+      credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' },
+      ca: server.caPem,
+      pageSize: 2,
+      ...fast,
+    });
     try {
       const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/nmfc/' })));
       expect(err).toBeInstanceOf(PagingError);
@@ -170,7 +183,14 @@ describe('paging that cannot be trusted', () => {
   it('a Content-Length over the bytes-per-list limit is refused before the body is read', async () => {
     const big = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ code: `C${i}`, description: 'x'.repeat(20) })));
     const server = await tinyServer((_req, res) => json(res, 200, big));
-    const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, listLimits: { maxListBytes: 1000 }, ...fast });
+    const c = new UpstreamClient({
+      baseUrl: server.url,
+      environment: 't',
+      credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' },
+      ca: server.caPem,
+      listLimits: { maxListBytes: 1000 },
+      ...fast,
+    });
     try {
       const err = await failure(collect(c.pages({ basePath: '/v2', path: '/shipments/hazmat/' })));
       expect(err.code).toBe('size');
@@ -194,7 +214,13 @@ describe('paging that cannot be trusted', () => {
         res.end();
       }
     });
-    const c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast });
+    const c = new UpstreamClient({
+      baseUrl: server.url,
+      environment: 't',
+      credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' },
+      ca: server.caPem,
+      ...fast,
+    });
     try {
       for (const path of ['/proto/', '/ctor/']) {
         const err = await failure(collect(c.pages({ basePath: '/v2', path })));

@@ -43,7 +43,14 @@ afterEach(async () => {
 
 async function serve(answer: (page: number, res: ServerResponse) => void, options: Partial<UpstreamClientOptions> = {}): Promise<UpstreamClient> {
   server = await tinyServer((req, res) => answer(Number(new URL(req.url ?? '/', 'https://x').searchParams.get('page')), res));
-  c = new UpstreamClient({ baseUrl: server.url, environment: 't', credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' }, ca: server.caPem, ...fast, ...options });
+  c = new UpstreamClient({
+    baseUrl: server.url,
+    environment: 't',
+    credentials: { apiKey: 'k-0000', apiKeyScheme: 'apikey' },
+    ca: server.caPem,
+    ...fast,
+    ...options,
+  });
   return c;
 }
 
@@ -83,7 +90,8 @@ describe('a list answer larger than a page streams in batches', () => {
 
   it('a results envelope: the entries stream, and the members after them still page the list', async () => {
     const client = await serve((page, res) => {
-      if (page === 1) writeInPieces(res, `{"results":${arrayText},"total_count":${ENTRIES + 1},"total_pages":2,"next":"/v2/shipments/nmfc/?page=2&page-size=1000"}`);
+      if (page === 1)
+        writeInPieces(res, `{"results":${arrayText},"total_count":${ENTRIES + 1},"total_pages":2,"next":"/v2/shipments/nmfc/?page=2&page-size=1000"}`);
       else writeInPieces(res, `{"next":null,"results":[{"code":"LAST"}],"total_count":${ENTRIES + 1}}`);
     });
     const got = await batches(client);
@@ -126,9 +134,13 @@ describe('a list answer larger than a page streams in batches', () => {
   });
 
   it('a list past the entries-per-list limit is cut there; the read whole-answer cap does not apply to lists', async () => {
-    const err = await failure(batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 1024, listLimits: { maxListEntries: ENTRIES - 1 } })));
+    const err = await failure(
+      batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 1024, listLimits: { maxListEntries: ENTRIES - 1 } })),
+    );
     expect(err).toBeInstanceOf(SizeError);
-    expect(err.message).toMatch(new RegExp(`^GET /v2/shipments/nmfc/ page 1: the list has more than ${ENTRIES - 1} entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused$`));
+    expect(err.message).toMatch(
+      new RegExp(`^GET /v2/shipments/nmfc/ page 1: the list has more than ${ENTRIES - 1} entries, the limit of REFSYNC_MAX_LIST_ENTRIES; refused$`),
+    );
   });
 
   it('a list of exactly the entries-per-list limit is read whole, far past the whole-answer cap', async () => {

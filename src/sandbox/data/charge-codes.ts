@@ -78,10 +78,7 @@ function entries(rows: Row[]): Entry[] {
 
 /** The bundled versions, oldest first. */
 export function chargeCodesByVersion(): Map<string, Entry[]> {
-  const later: Row[] = [
-    ...v2024.filter(([code]) => !retiredIn2025.has(code)).map(([code, d, c]): Row => [code, rewordedIn2025[code] ?? d, c]),
-    ...addedIn2025,
-  ];
+  const later: Row[] = [...v2024.filter(([code]) => !retiredIn2025.has(code)).map(([code, d, c]): Row => [code, rewordedIn2025[code] ?? d, c]), ...addedIn2025];
   return new Map([
     [CHARGE_CODE_VERSION_2024, entries(v2024)],
     [CHARGE_CODE_VERSION_2025, entries(later)],

@@ -246,9 +246,7 @@ export function carrierPackageTypes(): Map<string, Entry[]> {
       ['DHL_TUBE', 'DHL Tube'],
     ],
   };
-  return new Map(
-    Object.entries(perCarrier).map(([carrier, rows]) => [carrier, coded(rows, () => ({ carrier }))]),
-  );
+  return new Map(Object.entries(perCarrier).map(([carrier, rows]) => [carrier, coded(rows, () => ({ carrier }))]));
 }
 
 export function pieceTypes(): Entry[] {

@@ -55,9 +55,7 @@ function entryKey(list: ListDefinition, entry: Record<string, unknown>, index: n
   if (found) return key;
   const fallback = firstText(entry, list.codeFields);
   if (fallback !== null) return fallback;
-  throw new EntryShapeError(
-    `${list.key}: entry ${index} has none of the key fields ${list.keyFields.join(', ')} nor a code (${list.codeFields.join(', ')})`,
-  );
+  throw new EntryShapeError(`${list.key}: entry ${index} has none of the key fields ${list.keyFields.join(', ')} nor a code (${list.codeFields.join(', ')})`);
 }
 
 /** Names an entry in an error: its key when it has a readable one, else its position. */

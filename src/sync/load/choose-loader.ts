@@ -49,9 +49,7 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
   return setup.conn.transaction(async (tx) => {
     const txn = await TargetTransaction.within(tx, setup.target);
-    const loader = txn.state.firstLoad
-      ? FirstLoad.open(txn, setup.rule)
-      : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
     return { loader, result: await loader.finish(collected, options) };
   });
 }

@@ -108,7 +108,13 @@ async function holdIfTooManyRemoved(
   const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, state.now, { status: 'held', changed: false, counts, error }));
   const heldBefore = state.last?.status === 'held' && state.last.contentHash === collected.contentHash;
   if (!heldBefore && wantsAlert(target.source, 'held', target.list.key)) {
-    const digest = { current_count: current, fetched_count: collected.entryCount, would_remove: counts.removed, max_removed_fraction: maxFraction, message: error };
+    const digest = {
+      current_count: current,
+      fetched_count: collected.entryCount,
+      would_remove: counts.removed,
+      max_removed_fraction: maxFraction,
+      message: error,
+    };
     await writeAlert(tx, alertFor(target, 'held', snapshotId, digest));
   }
   return { status: 'held', snapshotId, counts, baseline: false, error };
@@ -166,7 +172,10 @@ async function writeNonconformingAlert(tx: Queryable, target: Target, diff: stri
   if (values.length === 0) return;
   const entries = values.slice(0, ALERT_ENTRY_CAP);
   const count = Math.max(rows[0]!.total_values, values.length);
-  await writeAlert(tx, alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }));
+  await writeAlert(
+    tx,
+    alertFor(target, 'nonconforming', snapshotId, { count, entries, more: count - entries.length, snapshot_nonconforming: plan.nonconforming }),
+  );
 }
 
 /** The schema_changed digest: fields that came and went (with their JSON types) and the view columns added or widened. */

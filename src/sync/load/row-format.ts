@@ -41,13 +41,7 @@ export function unnestRows(rows: readonly NormalizedEntry[], first: number): Row
   const $ = (i: number) => `$${first + i}`;
   return {
     from: `unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::jsonb[], ${$(4)}::text[]) as s(entry_key, code, description, payload, entry_hash)`,
-    params: [
-      rows.map((r) => r.entryKey),
-      rows.map((r) => r.code),
-      rows.map((r) => r.description),
-      rows.map((r) => r.payload),
-      rows.map((r) => r.digest),
-    ],
+    params: [rows.map((r) => r.entryKey), rows.map((r) => r.code), rows.map((r) => r.description), rows.map((r) => r.payload), rows.map((r) => r.digest)],
     rows: rows.length,
   };
 }

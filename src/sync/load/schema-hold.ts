@@ -67,7 +67,14 @@ export async function holdForSchema(
   if (options.acceptSchema) return { accepted: changes };
   const key = target.list.key;
   const error = `held by schema policy ${policy}: ${changes.map(heldLabel).join(', ')}; run refsync sync --list ${key} --accept-schema to apply it`;
-  const snapshot = snapshotOf(collected, options, state.now, { status: 'held', changed: false, counts, error, errorCode: SCHEMA_HELD, nonconforming: plan.nonconforming });
+  const snapshot = snapshotOf(collected, options, state.now, {
+    status: 'held',
+    changed: false,
+    counts,
+    error,
+    errorCode: SCHEMA_HELD,
+    nonconforming: plan.nonconforming,
+  });
   const snapshotId = await insertSnapshot(tx, target, snapshot);
   const heldBefore = state.last?.status === 'held' && state.last.contentHash === collected.contentHash;
   if (!heldBefore && wantsAlert(target.source, 'held', key)) {

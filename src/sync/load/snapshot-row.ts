@@ -7,7 +7,13 @@ export function snapshotOf(
   collected: CollectedList,
   options: ApplyOptions,
   now: Date,
-  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & { id?: number; error?: string; errorCode?: string; nonconforming?: number; schemaAccepted?: boolean },
+  row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & {
+    id?: number;
+    error?: string;
+    errorCode?: string;
+    nonconforming?: number;
+    schemaAccepted?: boolean;
+  },
 ): SnapshotRow {
   const snapshot: SnapshotRow = {
     runId: options.runId,

@@ -65,10 +65,7 @@ export class StagingTable {
       return;
     }
     const source = unnestRows(rows, 1);
-    await q.query(
-      `insert into ${this.name} (${ENTRY_ROW_COLUMNS}) select * from ${source.from}`,
-      source.params,
-    );
+    await q.query(`insert into ${this.name} (${ENTRY_ROW_COLUMNS}) select * from ${source.from}`, source.params);
   }
 
   /**

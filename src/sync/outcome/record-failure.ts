@@ -26,22 +26,13 @@ export async function recordOutcomeFailure(db: Database, outcome: TargetOutcome,
  * Records a failed (or unavailable) fetch as a snapshot row and, when the target was not already
  * failing, a `failed` alert. The target's entries are not touched: its last good data stays current.
  */
-export async function recordFailure(
-  db: Database,
-  target: Target,
-  runId: number | null,
-  err: Error & { code?: string },
-  durationMs: number,
-): Promise<number> {
+export async function recordFailure(db: Database, target: Target, runId: number | null, err: Error & { code?: string }, durationMs: number): Promise<number> {
   return (await recordFailureUnlessDone(db, target, runId, err, durationMs, false))!;
 }
 
 /** Whether the run already has a snapshot of the target (it ran to the end, ok or not). */
 export async function syncedInRun(q: Queryable, runId: number, target: Target): Promise<boolean> {
-  const { rows } = await q.query(
-    `select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`,
-    [runId, ...targetParams(target)],
-  );
+  const { rows } = await q.query(`select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`, [runId, ...targetParams(target)]);
   return rows.length > 0;
 }
 
@@ -85,10 +76,7 @@ export async function recordFailureUnlessDone(
     });
     const alreadyFailing = last?.status === status;
     if (!alreadyFailing && wantsAlert(target.source, 'failed', listKey)) {
-      await writeAlert(
-        tx,
-        alertFor(target, 'failed', snapshotId, { status, error_code: err.code ?? 'error', error: message }),
-      );
+      await writeAlert(tx, alertFor(target, 'failed', snapshotId, { status, error_code: err.code ?? 'error', error: message }));
     }
     return snapshotId;
   });

@@ -31,10 +31,7 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
     [options.source.environment, options.source.name, options.trigger, options.slot ?? null, options.targetsTotal],
   );
   if (rows[0]) return { id: Number(rows[0].id), created: true };
-  const existing = await q.query<{ id: number }>('select id from refdata.sync_runs where source = $1 and slot = $2', [
-    options.source.name,
-    options.slot,
-  ]);
+  const existing = await q.query<{ id: number }>('select id from refdata.sync_runs where source = $1 and slot = $2', [options.source.name, options.slot]);
   return { id: Number(existing.rows[0]!.id), created: false };
 }
 
@@ -143,10 +140,9 @@ export class RunClaim {
  * by their own jobs and retries, so they are left alone.
  */
 export async function closeAbandonedRuns(db: Database, source: SourceConfig): Promise<number> {
-  const { rows } = await db.query<{ id: number }>(
-    "select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'",
-    [source.name],
-  );
+  const { rows } = await db.query<{ id: number }>("select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'", [
+    source.name,
+  ]);
   let closed = 0;
   for (const { id } of rows) {
     if (liveRuns.has(Number(id))) continue;

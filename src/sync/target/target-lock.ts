@@ -2,8 +2,7 @@ import type { Queryable } from '../../db/database.ts';
 
 /** One 64-bit advisory lock key per target (environment, list, variant). */
 const LOCK_KEY = 'hashtextextended($1, 7302611)';
-const lockName = (environment: string, listKey: string, variant: string) =>
-  [environment, listKey, variant].join('\u001f');
+const lockName = (environment: string, listKey: string, variant: string) => [environment, listKey, variant].join('\u001f');
 
 /**
  * Serialises writers of one target (environment, list, variant) across processes for the rest of
@@ -16,8 +15,6 @@ export async function lockTarget(tx: Queryable, environment: string, listKey: st
 
 /** The same lock, taken only if it is free right now: whether it was. */
 export async function tryLockTarget(tx: Queryable, environment: string, listKey: string, variant: string): Promise<boolean> {
-  const { rows } = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(${LOCK_KEY}) as locked`, [
-    lockName(environment, listKey, variant),
-  ]);
+  const { rows } = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(${LOCK_KEY}) as locked`, [lockName(environment, listKey, variant)]);
   return rows[0]?.locked === true;
 }
