@@ -174,8 +174,9 @@ export async function reconcileListViews(q: Queryable, key: ListKey, typed: read
     if (dependents.length) return { changed: false, waiting: { views: recreated.map((v) => `refdata.${v}`), dependents } };
   }
   for (const step of steps) await runStep(q, key, typed, step);
-  // Re-declared whenever the history view changed (its row type did), or missing after an upgrade.
-  const functions = steps.some((s) => s.history) || !(await listFunctionsExist(q, key));
+  // Re-declared after a re-created history view (its row type went with it) or when missing after an
+  // upgrade. Columns only appended leave them as they are: they return the view's row type, which follows.
+  const functions = steps.some((s) => s.history && s.action === 'recreate') || !(await listFunctionsExist(q, key));
   if (functions) await q.query(inOneRoundTrip(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name)));
   return { changed: steps.length > 0 || functions };
 }
