@@ -14,6 +14,9 @@ export function sandboxEnv(sandbox: Sandbox, extra: Record<string, string> = {})
     REFSYNC_CA_FILE: sandbox.caFile,
     REFSYNC_ENVIRONMENT: 'sandbox',
     LOG_LEVEL: 'warn',
+    // A worker a test starts must not run its schedule mid-test: the hourly default fired at the top
+    // of the hour during a fault test and synced the list its manual run was about to change.
+    REFSYNC_SCHEDULE: '0 0 1 1 *',
     ...extra,
   };
 }
