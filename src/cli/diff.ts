@@ -3,6 +3,7 @@
 // removed, modified. Like `versions diff` it reads DATABASE_URL and nothing else.
 import { entriesDiff, type ListDiffRow } from '../db/functions.ts';
 import type { Queryable } from '../db/database.ts';
+import { fieldChanges } from '../read/field-changes.ts';
 import { formatTime } from '../read/format-time.ts';
 import { parseCommandArgs, UsageError } from './args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from './database.ts';
@@ -11,24 +12,21 @@ import { formatTable } from './table.ts';
 import { parseTimeArg } from './time-arg.ts';
 
 const usage = 'diff --list KEY --from ISO-8601 [--to ISO-8601] [--variant V] [--environment E] [--json]';
+/** How much of a value a table cell shows. */
 const VALUE_WIDTH = 40;
 
-/** A field's value as one short line: JSON, cut to fit a table cell. */
-function shortValue(value: unknown): string {
-  const text = value === undefined ? '(absent)' : JSON.stringify(value);
-  return text.length > VALUE_WIDTH ? `${text.slice(0, VALUE_WIDTH - 1)}…` : text;
-}
-
 /** `field: before → after` for each changed field of a modified entry. */
-export function fieldChanges(row: ListDiffRow): string {
-  return (row.changed_fields ?? []).map((f) => `${f}: ${shortValue(row.before?.[f])} → ${shortValue(row.after?.[f])}`).join('; ');
+function changedFieldsLine(row: ListDiffRow): string {
+  return fieldChanges(row, VALUE_WIDTH)
+    .map((c) => `${c.field}: ${c.before} → ${c.after}`)
+    .join('; ');
 }
 
 /** When the list was first synced in the selection: before that, the history holds nothing to compare. */
 async function firstSyncedAt(db: Queryable, listKey: string, variant: string | undefined, environment: string | undefined): Promise<Date | null> {
   const { rows } = await db.query<{ at: Date | null }>(
-    `select min(fetched_at) as at from refdata.snapshots
-     where list_key = $1 and status = 'ok' and ($2::text is null or variant = $2) and ($3::text is null or environment = $3)`,
+    `select min(first_synced_at) as at from refdata.list_sync_times
+     where list_key = $1 and ($2::text is null or variant = $2) and ($3::text is null or environment = $3)`,
     [listKey, variant ?? null, environment ?? null],
   );
   return rows[0]?.at ?? null;
@@ -46,7 +44,7 @@ function printDiff(listKey: string, from: Date, to: Date, rows: ListDiffRow[]): 
       change === 'modified'
         ? formatTable(
             [...heads, 'before → after'],
-            of.map((r) => [...lead(r), fieldChanges(r)]),
+            of.map((r) => [...lead(r), changedFieldsLine(r)]),
           )
         : formatTable(
             [...heads, 'description'],

@@ -10,7 +10,7 @@ import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, red
 import { schemaChangesFromEnv } from './schema-changes.ts';
 import { readSecret } from './secrets.ts';
 import { limitEnvNames, limitsFromEnv, limitsOf } from './source-limits.ts';
-import { refuseControlCharacters } from './sendable.ts';
+import { inLoginBody, refuseControlCharacters } from './sendable.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
@@ -88,7 +88,7 @@ function sourceFromEnv(env: Env): Record<string, unknown> {
     environment,
     baseUrl: nonEmpty(env.REFSYNC_BASE_URL),
     email: nonEmpty(env.REFSYNC_EMAIL),
-    password: readSecret('REFSYNC_PASSWORD', env.REFSYNC_PASSWORD, env.REFSYNC_PASSWORD_FILE),
+    password: readSecret('REFSYNC_PASSWORD', env.REFSYNC_PASSWORD, env.REFSYNC_PASSWORD_FILE, 'REFSYNC_PASSWORD_FILE', inLoginBody),
     apiKey: readSecret('REFSYNC_API_KEY', env.REFSYNC_API_KEY, env.REFSYNC_API_KEY_FILE),
     apiKeyScheme: nonEmpty(env.REFSYNC_API_KEY_SCHEME)?.toLowerCase() ?? defaults.apiKeyScheme,
     chargeCodeVersions: nonEmpty(env.REFSYNC_CHARGE_CODE_VERSIONS) ?? defaults.chargeCodeVersions,
@@ -276,7 +276,7 @@ function sourcesFromFile(file: ConfigFile, envSource: Record<string, unknown>): 
       const filePath = raw[`${field}File`];
       if (value !== undefined && typeof value !== 'string') throw new ConfigError(`${describe(field)}: must be a string`);
       if (filePath !== undefined && typeof filePath !== 'string') throw new ConfigError(`${describe(`${field}File`)}: must be a string`);
-      merged[field] = readSecret(describe(field), value, filePath, describe(`${field}File`));
+      merged[field] = readSecret(describe(field), value, filePath, describe(`${field}File`), field === 'password' ? inLoginBody : {});
     }
     if (raw.environment !== undefined && raw.name === undefined) merged.name = raw.environment;
     merged.listOverrides = { ...file.catalog, ...(raw.listOverrides as object | undefined) };

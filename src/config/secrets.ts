@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.ts';
-import { refuseControlCharacters } from './sendable.ts';
+import { refuseControlCharacters, type Sendable } from './sendable.ts';
 
 /**
  * Reads a secret given either as NAME or as NAME_FILE (a path whose contents are the value).
@@ -8,13 +8,19 @@ import { refuseControlCharacters } from './sendable.ts';
  * not be sent; the error names NAME or NAME_FILE, whichever gave it). The value never appears in an
  * error message.
  */
-export function readSecret(name: string, value: string | undefined, file: string | undefined, fileName = `${name}_FILE`): string | undefined {
+export function readSecret(
+  name: string,
+  value: string | undefined,
+  file: string | undefined,
+  fileName = `${name}_FILE`,
+  sendable: Sendable = {},
+): string | undefined {
   const hasValue = value !== undefined && value !== '';
   const hasFile = file !== undefined && file !== '';
   if (hasValue && hasFile) throw new ConfigError(`${name} and ${fileName} are both set; set only one`);
   if (!hasFile) {
     if (!hasValue) return undefined;
-    refuseControlCharacters(name, value);
+    refuseControlCharacters(name, value, sendable);
     return value;
   }
   let contents: string;
@@ -27,6 +33,6 @@ export function readSecret(name: string, value: string | undefined, file: string
   // Files written by editors and secret stores usually end in a newline that is not part of the value.
   const trimmed = contents.replace(/\r?\n$/, '');
   if (trimmed === '') throw new ConfigError(`${fileName}: '${file}' is empty`);
-  refuseControlCharacters(fileName, trimmed);
+  refuseControlCharacters(fileName, trimmed, sendable);
   return trimmed;
 }

@@ -14,15 +14,20 @@ const controlCharacter = /[\u0000-\u001f\u007f]/;
  */
 const controlCharacterButTab = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
-/** Settings sent only inside a JSON body, where a tab is ordinary: the password, top level or per source. */
-export const bodyOnly = (name: string): boolean => /(^|\.)(REFSYNC_PASSWORD|password)(_FILE|File)?$/.test(name);
+export interface Sendable {
+  /** The value travels only inside a JSON body, where a tab is ordinary (the login's password). */
+  allowTab?: boolean;
+}
+
+/** How the password is sent: in the login's JSON body only. */
+export const inLoginBody: Sendable = { allowTab: true };
 
 /**
  * Refuses a setting whose value holds a control character, naming the setting (`name`, which
  * says the source and whether the value came from a file) and never the value, which may be secret.
  */
-export function refuseControlCharacters(name: string, value: unknown): void {
-  const refused = bodyOnly(name) ? controlCharacterButTab : controlCharacter;
+export function refuseControlCharacters(name: string, value: unknown, sendable: Sendable = {}): void {
+  const refused = sendable.allowTab ? controlCharacterButTab : controlCharacter;
   if (typeof value === 'string' && refused.test(value)) {
     throw new ConfigError(`${name}: holds a control character (CR, LF, NUL or the like), which cannot be sent; remove it`);
   }

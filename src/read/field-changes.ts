@@ -12,15 +12,18 @@ export interface FieldChange {
   after: string;
 }
 
-function shown(payload: unknown, field: string): string {
+function shown(payload: unknown, field: string, width: number): string {
   if (payload === null || typeof payload !== 'object' || !(field in payload)) return '(none)';
   const text = JSON.stringify((payload as Record<string, unknown>)[field]) ?? 'null';
-  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
-/** The changed fields of a modification, each with before and after; [] for other changes. */
-export function fieldChanges(change: { changed_fields: string[] | null; before: unknown; after: unknown }): FieldChange[] {
-  return (change.changed_fields ?? []).map((field) => ({ field, before: shown(change.before, field), after: shown(change.after, field) }));
+/**
+ * The changed fields of a modification, each with before and after; [] for other changes. `width`
+ * cuts each value (a table cell wants less than a page).
+ */
+export function fieldChanges(change: { changed_fields: string[] | null; before: unknown; after: unknown }, width = VALUE_CHARS): FieldChange[] {
+  return (change.changed_fields ?? []).map((field) => ({ field, before: shown(change.before, field, width), after: shown(change.after, field, width) }));
 }
 
 /** What an added, removed or reappeared entry is: its description or name, else its fields cut short. */
