@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeAll } from 'vitest';
+import { afterEach, beforeAll, expect } from 'vitest';
 import type { AppConfig, SourceConfig } from '../../src/config/types.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { createAlertDispatcher, type AlertDispatcherOptions, type DrainResult } from '../../src/alerts/dispatcher.ts';
@@ -155,3 +155,28 @@ export async function alertsOf(db: Database, environment: string): Promise<Alert
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What Slack receives for one new charge code served with `entry`: a baseline sync, the code added
+ * upstream, a second sync, and the one alert delivered in Slack format to `receiver` (the test's
+ * own, from ./receiver.ts). Returns the delivered text and the kinds in the outbox.
+ */
+export async function slackTextOfNewCode(
+  receiver: { url: string; caPem: string; requests: Array<{ body: string }> },
+  db: Database,
+  dbUrl: string,
+  sandbox: Sandbox,
+  entry: Record<string, unknown>,
+): Promise<{ text: string; kinds: string[] }> {
+  const fx = alertFixture(db, dbUrl, sandbox, { REFSYNC_WEBHOOK_URL: receiver.url, REFSYNC_WEBHOOK_FORMAT: 'slack', REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  try {
+    await fx.sync();
+    sandbox.control.addEntry('charge_codes', entry, { version: VERSION });
+    await fx.sync();
+    expect(await drainWithTestDispatcher(db, fx.config, receiver.caPem)).toMatchObject({ delivered: 1 });
+    const kinds = (await alertsOf(db, fx.source.environment)).map((a) => a.kind);
+    return { text: (JSON.parse(receiver.requests[0]!.body) as { text: string }).text, kinds };
+  } finally {
+    await fx.close();
+  }
+}

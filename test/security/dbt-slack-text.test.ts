@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { slackBody, type AlertRecord } from '../../src/alerts/format.ts';
 import { inertJinja } from '../../src/dbt/jinja.ts';
-import { alertFixture, alertsOf, testDispatcher } from '../alerts/fixture.ts';
+import { slackTextOfNewCode } from '../alerts/fixture.ts';
 import { startReceiver } from '../alerts/receiver.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -149,24 +149,12 @@ describe('Slack: upstream strings land in code spans', () => {
   });
 
   it('a sync whose entries carry mrkdwn: the delivered Slack text keeps each code and description in a span', async () => {
-    const receiver = await startReceiver();
-    const fx = alertFixture(t.db, t.url, sb, { REFSYNC_WEBHOOK_URL: receiver.url, REFSYNC_WEBHOOK_FORMAT: 'slack', REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true' });
-    try {
-      await fx.sync();
-      sb.control.addEntry('charge_codes', { code: '*URGENT*', description: 'visit https://evil.example/pay ~now~' }, { version: '2024-06-11' });
-      await fx.sync();
-      const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-      try {
-        expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 1 });
-      } finally {
-        await dispatcher.stop();
-      }
-      expect((await alertsOf(t.db, fx.source.environment)).map((a) => a.kind)).toEqual(['added']);
-      const text = (JSON.parse(receiver.requests[0]!.body) as { text: string }).text;
-      expect(text).toContain('`*URGENT*` — `visit https://evil.example/pay ~now~`');
-      expect(spans(text).outside).not.toMatch(/https?:|URGENT|now|[*~]/);
-    } finally {
-      await fx.close();
-    }
+    const { text, kinds } = await slackTextOfNewCode(await startReceiver(), t.db, t.url, sb, {
+      code: '*URGENT*',
+      description: 'visit https://evil.example/pay ~now~',
+    });
+    expect(kinds).toEqual(['added']);
+    expect(text).toContain('`*URGENT*` — `visit https://evil.example/pay ~now~`');
+    expect(spans(text).outside).not.toMatch(/https?:|URGENT|now|[*~]/);
   });
 });

@@ -12,7 +12,7 @@ import { slackBody, type AlertRecord } from '../../src/alerts/format.ts';
 import type { ListOverride } from '../../src/config/types.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
-import { alertFixture, alertsOf, testDispatcher } from '../alerts/fixture.ts';
+import { slackTextOfNewCode } from '../alerts/fixture.ts';
 import { startReceiver } from '../alerts/receiver.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -355,29 +355,13 @@ describe('upstream text never becomes terminal control', () => {
 
 describe('Slack text built from upstream data cannot inject markup', () => {
   it('entries with <, > and & reach Slack escaped: no link, mention or tag survives', async () => {
-    const receiver = await startReceiver();
-    const fx = alertFixture(t.db, t.url, sb, {
-      REFSYNC_WEBHOOK_URL: receiver.url,
-      REFSYNC_WEBHOOK_FORMAT: 'slack',
-      REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true',
+    const { text, kinds } = await slackTextOfNewCode(await startReceiver(), t.db, t.url, sb, {
+      code: '<!channel>',
+      description: '<https://evil.example|click> & <script>x</script>',
     });
-    try {
-      await fx.sync();
-      sb.control.addEntry('charge_codes', { code: '<!channel>', description: '<https://evil.example|click> & <script>x</script>' }, { version: '2024-06-11' });
-      await fx.sync();
-      const dispatcher = testDispatcher(t.db, fx.config, receiver.caPem);
-      try {
-        expect(await dispatcher.drainOnce()).toMatchObject({ delivered: 1 });
-      } finally {
-        await dispatcher.stop();
-      }
-      const text = (JSON.parse(receiver.requests[0]!.body) as { text: string }).text;
-      expect(text).toContain('`&lt;!channel&gt;` — `&lt;https://evil.example|click&gt; &amp; &lt;script&gt;x&lt;/script&gt;`');
-      expect(text).not.toMatch(/[<>]/);
-      expect((await alertsOf(t.db, fx.source.environment)).map((a) => a.kind)).toEqual(['added']);
-    } finally {
-      await fx.close();
-    }
+    expect(text).toContain('`&lt;!channel&gt;` — `&lt;https://evil.example|click&gt; &amp; &lt;script&gt;x&lt;/script&gt;`');
+    expect(text).not.toMatch(/[<>]/);
+    expect(kinds).toEqual(['added']);
   });
 
   it('the Slack escape covers every upstream string of every alert kind', () => {
