@@ -338,6 +338,9 @@ export async function runSyncChild<R>(job: unknown, nodeArgs: string[] = []): Pr
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`sync child exited with ${code}`);
-  const line = out.trim().split('\n').pop() ?? '';
+  const lines = out.trim().split('\n');
+  const line = lines.pop() ?? '';
+  // What the child printed before its result (BENCH_NODE_ARGS=--trace-gc writes to stdout) goes to stderr.
+  if (lines.length) process.stderr.write(`${lines.join('\n')}\n`);
   return JSON.parse(line) as R;
 }

@@ -11,13 +11,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { targetsFor } from '../src/catalog/targets.ts';
+import { cpuSeconds, describeCpu } from './cpu-time.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
 import {
@@ -152,6 +153,7 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
           () => undefined,
         );
       }, 250);
+      const cpuBefore = await cpuSeconds(children.map((c) => c.pid!));
       const started = performance.now();
       try {
         await enqueueManualRuns(queue, config.sources, { slot });
@@ -167,6 +169,7 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
           await new Promise((r) => setTimeout(r, 100));
         }
         const drainMs = performance.now() - started;
+        const cpu = describeCpu(cpuBefore, await cpuSeconds(children.map((c) => c.pid!)), drainMs / 1000, availableParallelism());
         redisPeak = Math.max(redisPeak, await usedMemory(redis));
         const { rows: check } = await bench.db.query<{ targets: number; once: number; ok: number; expected: number; runs_ok: number }>(
           `with per as (
@@ -186,7 +189,8 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
         );
         if (!exactlyOnce) throw new Error(`P4 ${name}: not every target ran exactly once`);
         if (c.expected !== targets) throw new Error(`P4 ${name}: ${targets - c.expected} targets were not ${status}`);
-        return { drainMs, enqueuedMs, redisPeak };
+        log(`P4 ${name} ${cpu}`);
+        return { drainMs, enqueuedMs, redisPeak, cpu };
       } finally {
         clearInterval(sampler);
       }
@@ -199,12 +203,12 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
     log(`P4 unchanged resync: ${(steady.drainMs / 1000).toFixed(1)} s`);
     return [
       figure('P4 drain one slot', first.drainMs / 1000, 's', 'network bound', bound, {
-        notes: `first load; ${shape}; enqueue ${Math.round(first.enqueuedMs)} ms; every target exactly once: yes`,
+        notes: `first load; ${shape}; enqueue ${Math.round(first.enqueuedMs)} ms; every target exactly once: yes; ${first.cpu}`,
       }),
       figure('P4 throughput', jobs / (first.drainMs / 1000), 'jobs/s', 'network bound', jobs / bound),
       figure('P4 unchanged resync slot', steady.drainMs / 1000, 's', 'network bound', bound, {
         target: { ratio: 2, better: 'lower' },
-        notes: `the hourly slot, nothing changed upstream; ${shape}; ${Math.round(jobs / (steady.drainMs / 1000))} jobs/s; every target exactly once, unchanged: yes`,
+        notes: `the hourly slot, nothing changed upstream; ${shape}; ${Math.round(jobs / (steady.drainMs / 1000))} jobs/s; every target exactly once, unchanged: yes; ${steady.cpu}`,
       }),
       figure(
         'P4 Redis memory',

@@ -61,6 +61,39 @@ async function resetPeak(pid: number): Promise<boolean> {
   }
 }
 
+/** What the worker's log says of one slot: the most large lists admitted at once, and its largest memory sample. */
+interface SlotMemory {
+  mostAdmitted: number;
+  sample?: { rss: number; heapUsed: number; heapTotal: number; external: number };
+}
+
+/**
+ * Reads the worker's debug log (BENCH_WORKER_LOG) from byte `from`: the memory budget's admissions
+ * and releases, and the memory samples taken every 250 ms. It tells whether a peak came from two
+ * large lists held at once (the budget's failure) or from one list's own use.
+ */
+async function slotMemory(logFile: string, from: number): Promise<{ memory: SlotMemory; end: number }> {
+  const text = (await readFile(logFile)).subarray(from).toString('utf8');
+  const memory: SlotMemory = { mostAdmitted: 0 };
+  let admitted = 0;
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const event = JSON.parse(line) as { msg?: string; rss?: number; heapUsed?: number; heapTotal?: number; external?: number };
+    if (event.msg === 'large list admitted to the memory budget') memory.mostAdmitted = Math.max(memory.mostAdmitted, ++admitted);
+    else if (event.msg === 'large list released its memory budget') admitted -= 1;
+    else if (event.msg === 'memory' && event.rss !== undefined && event.rss > (memory.sample?.rss ?? 0)) {
+      memory.sample = { rss: event.rss, heapUsed: event.heapUsed!, heapTotal: event.heapTotal!, external: event.external! };
+    }
+  }
+  return { memory, end: from + Buffer.byteLength(text) };
+}
+
+function describeMemory(m: SlotMemory): string {
+  const s = m.sample;
+  const sample = s ? `; largest 250 ms sample RSS ${s.rss} MiB (V8 heap ${s.heapUsed} used of ${s.heapTotal}, external ${s.external})` : '';
+  return `at most ${m.mostAdmitted} large list(s) admitted at once${sample}`;
+}
+
 interface Drained {
   ms: number;
   ok: number;
@@ -98,6 +131,7 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
   const sandbox = await startBenchSandbox({ latencyMs: 0, inProcess: options.inProcessSandbox ?? false });
   const bench = await createBenchDatabase({ poolSize: 2 });
   const dir = await mkdtemp(join(tmpdir(), 'refsync-bench-p6-'));
+  const logFile = process.env.BENCH_P6_LOG ?? join(dir, 'worker.log');
   const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 3 });
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   let worker: ChildProcess | undefined;
@@ -106,6 +140,7 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     await sandbox.control('setGenerated', { listKey: LIST, count: entries });
     await sandbox.control('setPaging', { listKey: LIST, shape: 'array', opts: { maxPageSize: 1000 } });
     const configFile = join(dir, 'sources.json');
+    await writeFile(logFile, '');
     const sources = Array.from({ length: SOURCES }, (_, i) => ({
       environment: `bench-p6-${i}`,
       email: SANDBOX_MACHINE_ACCOUNT.email,
@@ -123,8 +158,8 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
       DATABASE_URL: bench.url,
       REDIS_URL: redisUrl(),
       LOG_LEVEL: 'silent',
-      // Until the streamed limits replace it (issue 36 item 3): a bare array of a million entries is ~100 MB.
-      BENCH_MAX_RESPONSE_BYTES: String(1024 * 2 ** 20),
+      // The worker's debug log and memory timeline (bench/worker-child.ts), kept at BENCH_P6_LOG if set.
+      BENCH_WORKER_LOG: logFile,
       ...(options.tuning ? { BENCH_TUNING: JSON.stringify(options.tuning) } : {}),
     };
     delete env.REFSYNC_ENVIRONMENT;
@@ -134,12 +169,16 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     const idle = await peakRssMiB(pid);
     const first = await drainSlot(bench, queue, config, `p6-first-${Date.now()}`, true);
     const firstPeak = await peakRssMiB(pid);
-    log(`P6 first loads: ${(first.ms / 1000).toFixed(1)} s, ${first.statuses}; worker peak RSS ${Math.round(firstPeak)} MiB (idle ${Math.round(idle)} MiB)`);
+    const firstLog = await slotMemory(logFile, 0);
+    log(
+      `P6 first loads: ${(first.ms / 1000).toFixed(1)} s, ${first.statuses}; worker peak RSS ${Math.round(firstPeak)} MiB (idle ${Math.round(idle)} MiB); ${describeMemory(firstLog.memory)}`,
+    );
     const reset = await resetPeak(pid);
     const unchanged = await drainSlot(bench, queue, config, `p6-unchanged-${Date.now()}`, false);
     const unchangedPeak = await peakRssMiB(pid);
+    const unchangedLog = await slotMemory(logFile, firstLog.end);
     log(
-      `P6 unchanged resyncs: ${(unchanged.ms / 1000).toFixed(1)} s, ${unchanged.statuses}; worker peak RSS ${Math.round(unchangedPeak)} MiB${reset ? '' : ' (peak not reset: since the start)'}`,
+      `P6 unchanged resyncs: ${(unchanged.ms / 1000).toFixed(1)} s, ${unchanged.statuses}; worker peak RSS ${Math.round(unchangedPeak)} MiB${reset ? '' : ' (peak not reset: since the start)'}; ${describeMemory(unchangedLog.memory)}`,
     );
     if (first.ok !== SOURCES || unchanged.ok !== SOURCES)
       throw new Error(`P6: ${first.ok} first loads and ${unchanged.ok} unchanged resyncs of ${SOURCES} each succeeded`);
@@ -147,11 +186,11 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     return [
       figure('P6 worker peak RSS, four first loads', firstPeak, 'MiB', 'memory budget', budgetMb, {
         target: { ratio: 1, better: 'lower' },
-        notes: `${shape}; ${(first.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok; idle worker ${Math.round(idle)} MiB`,
+        notes: `${shape}; ${(first.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok; idle worker ${Math.round(idle)} MiB; ${describeMemory(firstLog.memory)}`,
       }),
       figure('P6 worker peak RSS, four unchanged resyncs', unchangedPeak, 'MiB', 'memory budget', budgetMb, {
         target: { ratio: 1, better: 'lower' },
-        notes: `${shape}; ${(unchanged.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok, unchanged${reset ? '' : '; peak since the worker started'}`,
+        notes: `${shape}; ${(unchanged.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok, unchanged${reset ? '' : '; peak since the worker started'}; ${describeMemory(unchangedLog.memory)}`,
       }),
     ];
   } finally {

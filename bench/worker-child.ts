@@ -1,22 +1,42 @@
 // A `refsync worker` for P4 and P6, in a process of its own: configuration from the environment
 // (with REFSYNC_CONFIG listing the sources), a Redis key prefix from argv[2]. Prints `ready` once it
-// takes jobs, and closes gracefully on SIGTERM. BENCH_MAX_RESPONSE_BYTES raises the upstream
-// client's body cap (a million-entry bare array is ~100 MB), BENCH_TUNING (JSON) sets the sync's
-// tuning for the reduced runs.
+// takes jobs, and closes gracefully on SIGTERM. It runs with the default size limits (a million-
+// entry bare array, ~100 MB, is within them: issue 36 item 3). BENCH_TUNING (JSON) sets the sync's
+// tuning for the reduced runs. BENCH_WORKER_LOG=<file> writes the worker's debug log there (the
+// memory budget's admissions among it) with its memory every 250 ms, to see where a peak came from.
 import { loadConfig } from '../src/config/load.ts';
 import { startWorkerService } from '../src/queue/index.ts';
 import type { SyncTuning } from '../src/sync/tuning.ts';
-import { silentLogger } from '../src/util/logger.ts';
+import { createLogger, silentLogger } from '../src/util/logger.ts';
+import { pino } from 'pino';
 
 const prefix = process.argv[2]!;
 const config = loadConfig(process.env);
-const maxResponseBytes = Number(process.env.BENCH_MAX_RESPONSE_BYTES ?? 0);
+const logFile = process.env.BENCH_WORKER_LOG;
+const logger = logFile ? createLogger({ level: 'debug', destination: pino.destination({ dest: logFile, append: true, sync: true }) }) : silentLogger;
+if (logFile) {
+  const MiB = 2 ** 20;
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const mib = (n: number) => Math.round(n / MiB);
+    logger.debug(
+      {
+        component: 'bench',
+        rss: mib(m.rss),
+        heapUsed: mib(m.heapUsed),
+        heapTotal: mib(m.heapTotal),
+        external: mib(m.external),
+        arrayBuffers: mib(m.arrayBuffers),
+      },
+      'memory',
+    );
+  }, 250).unref();
+}
 const service = await startWorkerService(config, {
-  logger: silentLogger,
+  logger,
   prefix,
   alerts: false,
   shutdownTimeoutMs: 10_000,
-  ...(maxResponseBytes > 0 ? { clientOptions: { maxResponseBytes } } : {}),
   ...(process.env.BENCH_TUNING ? { tuning: JSON.parse(process.env.BENCH_TUNING) as Partial<SyncTuning> } : {}),
 });
 process.stdout.write('ready\n');

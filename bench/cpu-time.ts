@@ -1,0 +1,71 @@
+// CPU time spent by each part of a benchmark (the workers, Postgres, Redis, the sandbox), read from
+// /proc before and after a measured stretch: on 2 cores every part competes for the same CPUs, so a
+// slot's wall time is first of all where its CPU went. Linux only; elsewhere it reports nothing.
+import { readdir, readFile } from 'node:fs/promises';
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on every Linux build in use). */
+const TICKS_PER_SECOND = 100;
+
+export type CpuPart = 'workers' | 'postgres' | 'redis' | 'sandbox' | 'bench';
+
+interface ProcTimes {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** utime + stime of the process itself. */
+  own: number;
+  /** cutime + cstime: its children that have exited and been waited for. */
+  reaped: number;
+}
+
+async function procTimes(pid: number): Promise<ProcTimes | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // comm is in parentheses and may hold spaces; the fields after it are space-separated.
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const f = stat.slice(close + 2).split(' ');
+    return { pid, ppid: Number(f[1]), comm, own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds of CPU used so far by each part: `workers` are the given pids, the sandbox is found by its command line. */
+export async function cpuSeconds(workerPids: readonly number[]): Promise<Partial<Record<CpuPart, number>>> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return {};
+  }
+  const parts: Partial<Record<CpuPart, number>> = {};
+  const add = (part: CpuPart, ticks: number) => (parts[part] = (parts[part] ?? 0) + ticks / TICKS_PER_SECOND);
+  const workers = new Set(workerPids);
+  for (const name of entries) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const t = await procTimes(pid);
+    if (!t) continue;
+    if (workers.has(pid)) add('workers', t.own);
+    else if (pid === process.pid) add('bench', t.own);
+    else if (t.comm === 'postgres' || t.comm === 'postmaster') {
+      // The postmaster's reaped children are the backends that have ended; live ones count themselves.
+      add('postgres', t.own + (t.comm === 'postmaster' || t.ppid === 1 ? t.reaped : 0));
+    } else if (t.comm.startsWith('redis-server')) add('redis', t.own);
+    else if (t.ppid === process.pid && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes('sandbox-child')) add('sandbox', t.own);
+  }
+  return parts;
+}
+
+/** The CPU each part used between two readings, as one line: "workers 80.1 s, postgres 60.2 s, ... of 238 s (2 cores x 119 s)". */
+export function describeCpu(before: Partial<Record<CpuPart, number>>, after: Partial<Record<CpuPart, number>>, wallSeconds: number, cores: number): string {
+  const used = (Object.keys(after) as CpuPart[])
+    .map((part) => [part, (after[part] ?? 0) - (before[part] ?? 0)] as const)
+    .filter(([, s]) => s > 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  if (!used.length) return 'CPU time by part: not available (no /proc)';
+  const total = used.reduce((n, [, s]) => n + s, 0);
+  const parts = used.map(([part, s]) => `${part} ${s.toFixed(1)} s`).join(', ');
+  return `CPU time by part: ${parts}; ${total.toFixed(1)} s in all of ${(cores * wallSeconds).toFixed(0)} s (${cores} cores x ${wallSeconds.toFixed(1)} s)`;
+}
