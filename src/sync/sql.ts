@@ -134,7 +134,6 @@ type SnapshotJson = {
   entry_count: number | null;
   nonconforming: number;
 };
-const previousColumns = 'id, status, content_hash, fields, entry_count, nonconforming';
 const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
   json
     ? {
@@ -147,26 +146,38 @@ const previousOf = (json: SnapshotJson | null): PreviousSnapshot | undefined =>
       }
     : undefined;
 
+/** What an apply reads of its target: the clock, its last snapshots, and whether its list's views wait. */
+export interface TargetStateRead {
+  now: Date;
+  lastOk?: PreviousSnapshot;
+  last?: PreviousSnapshot;
+  viewsWaiting: boolean;
+}
+
 /**
  * The clock, the target's last ok snapshot and its last snapshot of any status, and whether the
- * list's views wait to be re-created, in one round trip.
+ * list's views wait to be re-created, in one round trip (refdata.target_state, migration 0010).
  * It names refdata.snapshots only: see target-state.ts for why the entries are asked apart.
  */
-export async function clockAndLastSnapshots(
-  q: Queryable,
-  target: Target,
-): Promise<{ now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean }> {
+export function clockAndLastSnapshots(q: Queryable, target: Target): Promise<TargetStateRead> {
+  return readState(q, 'target_state', target);
+}
+
+/**
+ * Takes the target's lock for the rest of the transaction (target-lock.ts), then reads as
+ * clockAndLastSnapshots does, after the lock, in the same round trip (refdata.lock_target_state).
+ */
+export function lockThenLastSnapshots(q: Queryable, target: Target): Promise<TargetStateRead> {
+  return readState(q, 'lock_target_state', target);
+}
+
+async function readState(q: Queryable, fn: 'target_state' | 'lock_target_state', target: Target): Promise<TargetStateRead> {
   const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean }>(
-    `select clock_timestamp() as now,
-            exists (select 1 from refdata.list_views_waiting where list_key = $2) as views_waiting,
-            (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
-               where ${targetIs()} and status = 'ok' order by id desc limit 1) s) as last_ok,
-            (select to_jsonb(s) from (select ${previousColumns} from refdata.snapshots
-               where ${targetIs()} order by id desc limit 1) s) as last`,
+    `select now, views_waiting, last_ok, last from refdata.${fn}($1, $2, $3)`,
     targetParams(target),
   );
   const row = rows[0]!;
-  const result: { now: Date; lastOk?: PreviousSnapshot; last?: PreviousSnapshot; viewsWaiting: boolean } = { now: row.now, viewsWaiting: row.views_waiting };
+  const result: TargetStateRead = { now: row.now, viewsWaiting: row.views_waiting };
   const lastOk = previousOf(row.last_ok);
   const last = previousOf(row.last);
   if (lastOk) result.lastOk = lastOk;

@@ -114,7 +114,12 @@ describe('the refdata_reader role', () => {
       { proname: 'entries_as_of', reader: true, public: false },
       { proname: 'entries_diff', reader: true, public: false },
       { proname: 'is_valid_day', reader: true, public: true },
+      // refsync's own reads and locks of a sync (migration 0010): not for readers.
+      { proname: 'lock_target_state', reader: false, public: false },
       { proname: 'orphans', reader: true, public: false },
+      { proname: 'run_progress', reader: false, public: false },
+      { proname: 'target_lock_key', reader: false, public: false },
+      { proname: 'target_state', reader: false, public: false },
       // The trigger that keeps refdata.target_last_ok: not a query function.
       { proname: 'track_last_ok', reader: false, public: false },
       { proname: 'usage_name', reader: true, public: false },

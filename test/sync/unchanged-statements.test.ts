@@ -46,7 +46,7 @@ function recording(db: Database, sent: string[]): Database {
 }
 
 describe('an unchanged sync, statement by statement', () => {
-  it('takes the lock, reads the state, inserts its snapshot with synchronous_commit off, and commits: five round trips', async () => {
+  it('takes the lock and reads the state in one call, inserts its snapshot with synchronous_commit off, and commits: four round trips', async () => {
     const sb = await useSandbox();
     const fx = pipelineFixture(sb);
     try {
@@ -57,11 +57,11 @@ describe('an unchanged sync, statement by statement', () => {
       expect(outcome.status).toBe('unchanged');
       expect(sent.map((s) => s.slice(0, 40))).toEqual([
         'begin',
-        `select pg_advisory_xact_lock(hashtextext`,
-        'select clock_timestamp() as now, exists ',
+        'select now, views_waiting, last_ok, last',
         'insert into refdata.snapshots (id, run_i',
         'commit (synchronous_commit off)',
       ]);
+      expect(sent[1]).toContain('from refdata.lock_target_state(');
     } finally {
       await fx.client.close();
     }

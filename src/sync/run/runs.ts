@@ -44,25 +44,16 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
  */
 export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
   return db.transaction(async (tx) => {
-    const locked = await tx.query<{ status: RunStatus; targets_total: number }>(
-      'select status, targets_total from refdata.sync_runs where id = $1 for update',
+    // The run row's lock and the count from its snapshots, in one round trip (migration 0010).
+    const { rows } = await tx.query<{ status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null }>(
+      'select status, targets_total, done, failed, problems from refdata.run_progress($1)',
       [runId],
     );
-    const run = locked.rows[0];
+    const run = rows[0];
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
-    const { rows } = await tx.query<{ done: number; failed: number; problems: string | null }>(
-      `with per_target as (
-         select list_key, variant, bool_or(status = 'ok') as ok,
-                string_agg(distinct case when status <> 'ok' then list_key || case when variant <> '' then '/' || variant else '' end || ' (' || status || coalesce(': ' || left(error, 120), '') || ')' end, '; ') as problem
-         from refdata.snapshots where run_id = $1 group by list_key, variant)
-       select count(*)::int as done, count(*) filter (where not ok)::int as failed,
-              string_agg(problem, '; ' order by list_key, variant) as problems
-       from per_target`,
-      [runId],
-    );
-    const progress = rows[0]!;
-    const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${progress.problems ?? ''}` : null;
+    const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
+    const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${run.problems ?? ''}` : null;
     const updated = await tx.query<{ status: RunStatus }>(
       `update refdata.sync_runs set
          targets_done = $2,

@@ -1,6 +1,6 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
-import { lockTarget, tryLockTarget } from './target-lock.ts';
+import { tryLockTarget } from './target-lock.ts';
 import { readTargetState, type TargetState } from './target-state.ts';
 
 /**
@@ -26,10 +26,9 @@ export class TargetTransaction {
     this.#ends = ends;
   }
 
-  /** Locks the target inside `tx` (waiting for the lock) and reads its state. */
+  /** Locks the target inside `tx` (waiting for the lock) and reads its state, in one round trip. */
   static async within(tx: Queryable, target: Target): Promise<TargetTransaction> {
-    await lockTarget(tx, target.source.environment, target.list.key, target.variant);
-    return new TargetTransaction(tx, target, await readTargetState(tx, target), false);
+    return new TargetTransaction(tx, target, await readTargetState(tx, target, 'take'), false);
   }
 
   /** Begins a transaction on `conn` and takes the target's lock if it is free; undefined (nothing open) if it is not. */
@@ -40,7 +39,7 @@ export class TargetTransaction {
         await conn.query('rollback');
         return undefined;
       }
-      return new TargetTransaction(conn, target, await readTargetState(conn, target), true);
+      return new TargetTransaction(conn, target, await readTargetState(conn, target, 'held'), true);
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
