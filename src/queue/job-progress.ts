@@ -8,13 +8,19 @@ export interface JobProgress extends PageProgress {
 
 /**
  * Reports a target's fetch to BullMQ's job progress at most every `intervalMs` (each report is a
- * Redis round trip), and once more when the fetch ends. A report that fails (Redis away) is
- * dropped: progress is a view, never a reason to fail the sync.
+ * Redis round trip), the first one an interval after the fetch began, and once more when the fetch
+ * ends unless the last report already had the final figures. A fetch shorter than the interval
+ * (nearly every list, every hour) reports once: its final figures. A report that fails (Redis away)
+ * is dropped: progress is a view, never a reason to fail the sync.
  */
 export function jobProgressReporter(job: Pick<Job, 'updateProgress'>, intervalMs = 1_000, now: () => number = Date.now) {
-  let last = -Infinity;
+  let last = now();
   let latest: JobProgress | undefined;
-  const send = (progress: JobProgress) => job.updateProgress({ ...progress }).catch(() => undefined);
+  let sent: JobProgress | undefined;
+  const send = (progress: JobProgress) => {
+    sent = progress;
+    return job.updateProgress({ ...progress }).catch(() => undefined);
+  };
   return {
     onProgress(progress: PageProgress): void {
       latest = { pages: progress.pages, entries: progress.entries };
@@ -27,9 +33,9 @@ export function jobProgressReporter(job: Pick<Job, 'updateProgress'>, intervalMs
       last = now();
       void send(latest);
     },
-    /** The final figures, whatever the interval. */
+    /** The final figures, whatever the interval, unless they were the last sent. */
     async finish(): Promise<void> {
-      if (latest) await send(latest);
+      if (latest && latest !== sent) await send(latest);
     },
   };
 }

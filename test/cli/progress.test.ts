@@ -84,7 +84,7 @@ describe('the progress line of refsync sync', () => {
 });
 
 describe('BullMQ job progress', () => {
-  it('is reported at most once per interval, and once more at the end with the final figures', async () => {
+  it('is reported at most once per interval, the first an interval in, and at the end with the final figures once', async () => {
     const sent: unknown[] = [];
     let clock = 0;
     const reporter = jobProgressReporter({ updateProgress: async (p: unknown) => void sent.push(p) }, 1_000, () => clock);
@@ -93,7 +93,22 @@ describe('BullMQ job progress', () => {
       reporter.onProgress({ pages: page, entries: page * 1_000, totalEntries: 30_000, totalPages: 30 });
     }
     await reporter.finish();
-    expect(sent).toHaveLength(4);
+    // At 1 s (page 10), 2 s (page 20) and 3 s (page 30, the final figures: not sent again by finish).
+    expect(sent.map((p) => (p as { pages: number }).pages)).toEqual([10, 20, 30]);
     expect(sent.at(-1)).toEqual({ pages: 30, entries: 30_000, totalEntries: 30_000, totalPages: 30, percent: 100 });
+    clock += 250;
+    reporter.onProgress({ pages: 31, entries: 30_001, totalEntries: 30_001, totalPages: 31 });
+    await reporter.finish();
+    expect(sent.map((p) => (p as { pages: number }).pages)).toEqual([10, 20, 30, 31]);
+  });
+
+  it('a fetch shorter than the interval reports once, its final figures (one Redis round trip per job, not two)', async () => {
+    const sent: unknown[] = [];
+    let clock = 5_000;
+    const reporter = jobProgressReporter({ updateProgress: async (p: unknown) => void sent.push(p) }, 1_000, () => clock);
+    clock += 40;
+    reporter.onProgress({ pages: 1, entries: 12 });
+    await reporter.finish();
+    expect(sent).toEqual([{ pages: 1, entries: 12 }]);
   });
 });
