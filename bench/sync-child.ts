@@ -77,7 +77,7 @@ function traced(inner: Database): Database {
     withConnection: (fn) =>
       inner.withConnection((conn) => {
         const q = time(conn);
-        return fn({ query: q.query, begin: () => conn.begin(), transaction: (f) => conn.transaction((tx) => f(time(tx))) });
+        return fn({ query: q.query, begin: () => conn.begin(), transaction: (f, opening) => conn.transaction((tx, opened) => f(time(tx), opened), opening) });
       }),
   } as Database;
 }

@@ -22,17 +22,28 @@ export type DatabaseKind = 'pg' | 'pglite';
  * happens inside one transaction is sure to share a server session, so state that must last (temp
  * tables, locks, timeouts) lives in a transaction, never in the session.
  */
+/**
+ * The work of a transaction. `opened` holds the rows of the transaction's opening statement, when
+ * one was given (else it is empty).
+ */
+export type TransactionWork<T> = (tx: Queryable, opened: Array<Record<string, unknown>>) => Promise<T>;
+
 export interface Connection extends Queryable {
-  /** Runs fn in one transaction on this connection; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction on this connection; commits when it resolves, rolls back when it
+   * throws. `opening`, a statement without parameters (its values quoted in its text), runs first,
+   * in the BEGIN's own round trip on Postgres, and fn gets its rows: a transaction that must start
+   * with a read (a lock and what it guards) saves a round trip.
+   */
+  transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Begins a transaction (with the per-transaction timeouts) that the caller ends with commit or rollback. */
   begin(): Promise<void>;
 }
 
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
-  /** Runs fn in one transaction on one connection; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs fn in one transaction on one connection, as Connection#transaction does. */
+  transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -102,9 +113,21 @@ function pgConnection(client: pg.PoolClient, begin: string): Connection {
       // One round trip: a parameterless multi-statement query goes as one simple-protocol message.
       await conn.query(begin);
     },
-    async transaction(fn) {
-      await this.begin();
-      return commitAfter(conn, fn);
+    async transaction(fn, opening) {
+      if (opening === undefined) {
+        await this.begin();
+        return commitAfter(conn, (tx) => fn(tx, []));
+      }
+      let opened: Array<Record<string, unknown>>;
+      try {
+        // The opening statement travels in the BEGIN's message; the last result is its own.
+        const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult | pg.QueryResult[];
+        opened = (Array.isArray(results) ? results.at(-1)! : results).rows;
+      } catch (err) {
+        await conn.query('rollback').catch(() => undefined);
+        throw err;
+      }
+      return commitAfter(conn, (tx) => fn(tx, opened));
     },
   };
 }
@@ -143,8 +166,8 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
     async withConnection(fn) {
       return withPgClient(pool, options.logger, (client) => fn(pgConnection(client, begin)));
     },
-    async transaction(fn) {
-      return this.withConnection((conn) => conn.transaction(fn));
+    async transaction(fn, opening) {
+      return this.withConnection((conn) => conn.transaction(fn, opening));
     },
     async close() {
       if (closed) return;
@@ -182,7 +205,8 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   let closed = false;
   // PGlite is one session that serialises queries and runs transactions exclusively, so "holding a
   // connection" is just using it; its transactions keep other callers' queries out.
-  const transaction: Connection['transaction'] = (fn) => client.transaction((tx) => fn(wrap(tx)));
+  const transaction: Connection['transaction'] = (fn, opening) =>
+    client.transaction(async (tx) => fn(wrap(tx), opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows));
   const begin = beginStatement(options);
   return {
     kind: 'pglite',

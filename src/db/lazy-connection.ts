@@ -1,5 +1,5 @@
 import { capabilitiesOf } from './capabilities.ts';
-import { commitAfter, type Connection, type Database, type Queryable, type QueryResult } from './database.ts';
+import { commitAfter, type Connection, type Database, type Queryable, type QueryResult, type TransactionWork } from './database.ts';
 
 /**
  * A pool connection taken at its first query rather than up front. A sync spends most of its time
@@ -63,18 +63,19 @@ export class LazyConnection implements Connection {
     return (await this.#get()).query<R>(text, params);
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T> {
     this.#check('begin');
     const conn = await this.#get();
     // Checked once more after fn: the commit that follows is refused too.
-    const guarded = async (tx: Queryable) => {
-      const result = await fn(this.#guarded(tx));
+    const guarded: TransactionWork<T> = async (tx, opened) => {
+      const result = await fn(this.#guarded(tx), opened);
       this.#check('commit');
       return result;
     };
-    if (!this.#early) return conn.transaction(guarded);
+    if (!this.#early) return conn.transaction(guarded, opening);
     this.#early = false;
-    return commitAfter(conn, guarded);
+    // Begun earlier: the opening statement is the transaction's next one.
+    return commitAfter(conn, async (tx) => guarded(tx, opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows));
   }
 
   async begin(): Promise<void> {

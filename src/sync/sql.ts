@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
@@ -159,27 +160,30 @@ export interface TargetStateRead {
  * list's views wait to be re-created, in one round trip (refdata.target_state, migration 0010).
  * It names refdata.snapshots only: see target-state.ts for why the entries are asked apart.
  */
-export function clockAndLastSnapshots(q: Queryable, target: Target): Promise<TargetStateRead> {
-  return readState(q, 'target_state', target);
+export async function clockAndLastSnapshots(q: Queryable, target: Target): Promise<TargetStateRead> {
+  const { rows } = await q.query<StateRow>('select now, views_waiting, last_ok, last from refdata.target_state($1, $2, $3)', targetParams(target));
+  return stateReadOf(rows[0]!);
 }
 
 /**
- * Takes the target's lock for the rest of the transaction (target-lock.ts), then reads as
- * clockAndLastSnapshots does, after the lock, in the same round trip (refdata.lock_target_state).
+ * The statement that takes the target's lock for the rest of the transaction (target-lock.ts), then
+ * reads as clockAndLastSnapshots does, after the lock (refdata.lock_target_state). Its values are
+ * quoted in its text, so it can open a transaction in the BEGIN's own round trip; stateReadOf reads
+ * its row.
  */
-export function lockThenLastSnapshots(q: Queryable, target: Target): Promise<TargetStateRead> {
-  return readState(q, 'lock_target_state', target);
+export function lockThenLastSnapshots(target: Target): string {
+  const [environment, listKey, variant] = targetParams(target).map((v) => pg.escapeLiteral(v));
+  return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${environment}, ${listKey}, ${variant})`;
 }
 
-async function readState(q: Queryable, fn: 'target_state' | 'lock_target_state', target: Target): Promise<TargetStateRead> {
-  const { rows } = await q.query<{ now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean }>(
-    `select now, views_waiting, last_ok, last from refdata.${fn}($1, $2, $3)`,
-    targetParams(target),
-  );
-  const row = rows[0]!;
-  const result: TargetStateRead = { now: row.now, viewsWaiting: row.views_waiting };
-  const lastOk = previousOf(row.last_ok);
-  const last = previousOf(row.last);
+type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean };
+
+/** The row of refdata.target_state or refdata.lock_target_state, as the apply uses it. */
+export function stateReadOf(row: Record<string, unknown>): TargetStateRead {
+  const r = row as StateRow;
+  const result: TargetStateRead = { now: r.now, viewsWaiting: r.views_waiting };
+  const lastOk = previousOf(r.last_ok);
+  const last = previousOf(r.last);
   if (lastOk) result.lastOk = lastOk;
   if (last) result.last = last;
   return result;

@@ -80,6 +80,9 @@ describe('on Postgres', () => {
   });
 });
 
+/** Each PGlite case runs three CLI processes that each open and check the embedded database (WASM): slow on a loaded 2-core runner. */
+const PGLITE_CASE_MS = 180_000;
+
 describe('on embedded PGlite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'h30-refsync-handshake-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -87,36 +90,44 @@ describe('on embedded PGlite', () => {
   const pglite = (case_: string) => openDatabase({ dataDir: dataDir(case_) });
   const embeddedEnv = () => sandboxEnv(sb, { REFSYNC_LISTS: 'shipment_modes' });
 
-  it('a database ahead: sync, migrate and status exit 2 with one line naming both schema versions, and write nothing', async () => {
-    let db = await pglite('ahead');
-    await migrateDatabase(db);
-    await recordNewerMigration(db);
-    const before = await schemaFootprint(db);
-    await db.close();
-    for (const args of [['sync'], ['migrate'], ['status']]) {
-      const res = await runCli(args, { env: embeddedEnv(), cwd: join(dir, 'ahead') });
-      expect({ args, code: res.code, stderr: res.stderr }).toEqual({
-        args,
-        code: 2,
-        stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n`,
-      });
-    }
-    db = await pglite('ahead');
-    expect(await schemaFootprint(db)).toEqual(before);
-    await db.close();
-  });
+  it(
+    'a database ahead: sync, migrate and status exit 2 with one line naming both schema versions, and write nothing',
+    async () => {
+      let db = await pglite('ahead');
+      await migrateDatabase(db);
+      await recordNewerMigration(db);
+      const before = await schemaFootprint(db);
+      await db.close();
+      for (const args of [['sync'], ['migrate'], ['status']]) {
+        const res = await runCli(args, { env: embeddedEnv(), cwd: join(dir, 'ahead') });
+        expect({ args, code: res.code, stderr: res.stderr }).toEqual({
+          args,
+          code: 2,
+          stderr: `refsync: ${aheadLine}; upgrade refsync, or roll the database back\n`,
+        });
+      }
+      db = await pglite('ahead');
+      expect(await schemaFootprint(db)).toEqual(before);
+      await db.close();
+    },
+    PGLITE_CASE_MS,
+  );
 
-  it('a database behind: sync exits 2 naming `refsync migrate` and writes nothing; after migrate, sync works', async () => {
-    let db = await pglite('behind');
-    await migrateUpTo(db, shipped - 1);
-    const before = await schemaFootprint(db);
-    await db.close();
-    const cwd = join(dir, 'behind');
-    expect(await runCli(['sync'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 2, stderr: `refsync: ${behindLine}\n` });
-    db = await pglite('behind');
-    expect(await schemaFootprint(db)).toEqual(before);
-    await db.close();
-    expect(await runCli(['migrate'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 0 });
-    expect(await runCli(['sync'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 0 });
-  });
+  it(
+    'a database behind: sync exits 2 naming `refsync migrate` and writes nothing; after migrate, sync works',
+    async () => {
+      let db = await pglite('behind');
+      await migrateUpTo(db, shipped - 1);
+      const before = await schemaFootprint(db);
+      await db.close();
+      const cwd = join(dir, 'behind');
+      expect(await runCli(['sync'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 2, stderr: `refsync: ${behindLine}\n` });
+      db = await pglite('behind');
+      expect(await schemaFootprint(db)).toEqual(before);
+      await db.close();
+      expect(await runCli(['migrate'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 0 });
+      expect(await runCli(['sync'], { env: embeddedEnv(), cwd })).toMatchObject({ code: 0 });
+    },
+    PGLITE_CASE_MS,
+  );
 });

@@ -3,21 +3,22 @@
 // lockTarget and tryLockTarget take, or two writers of one target would no longer exclude each other.
 import { describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/db/database.ts';
-import { lockThenLastSnapshots } from '../../src/sync/sql.ts';
+import { lockThenLastSnapshots, stateReadOf } from '../../src/sync/sql.ts';
 import { lockTarget, tryLockTarget } from '../../src/sync/target/target-lock.ts';
 import type { Target } from '../../src/catalog/targets.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 
 const t = useTestDatabase();
 
-/** Just what the state read asks of a target: its environment, list key and variant. */
-const target = { source: { environment: 'lock-env' }, list: { key: 'shipment_modes' }, variant: '' } as unknown as Target;
+/** Just what the state read asks of a target: its environment (a quote in it, as the statement carries it as a literal), list key and variant. */
+const ENV = "lock-env's";
+const target = { source: { environment: ENV }, list: { key: 'shipment_modes' }, variant: '' } as unknown as Target;
 
 async function insertOk(q: Connection, contentHash: string): Promise<number> {
   const { rows } = await q.query<{ id: number }>(
     `insert into refdata.snapshots (environment, list_key, variant, status, content_hash, entry_count)
-     values ('lock-env', 'shipment_modes', '', 'ok', $1, 1) returning id`,
-    [contentHash],
+     values ($2, 'shipment_modes', '', 'ok', $1, 1) returning id`,
+    [contentHash, ENV],
   );
   return Number(rows[0]!.id);
 }
@@ -59,13 +60,14 @@ describe('refdata.lock_target_state', () => {
     });
     let second = 0;
     const holder = holding(async (conn) => {
-      await lockTarget(conn, 'lock-env', 'shipment_modes', '');
+      await lockTarget(conn, ENV, 'shipment_modes', '');
       second = await insertOk(conn, 'while-locked');
     });
     await holder.entered;
     const read = t.db.withConnection(async (conn) => {
       await conn.begin();
-      const state = await lockThenLastSnapshots(conn, target);
+      const { rows } = await conn.query(lockThenLastSnapshots(target));
+      const state = stateReadOf(rows[0]!);
       await conn.query('rollback');
       return state;
     });
@@ -81,12 +83,12 @@ describe('refdata.lock_target_state', () => {
 
   it('takes the lock that tryLockTarget tries: held by the call, refused to another session', async () => {
     const holder = holding(async (conn) => {
-      await lockThenLastSnapshots(conn, target);
+      await conn.query(lockThenLastSnapshots(target));
     });
     await holder.entered;
     const tried = await t.db.withConnection(async (conn) => {
       await conn.begin();
-      const locked = await tryLockTarget(conn, 'lock-env', 'shipment_modes', '');
+      const locked = await tryLockTarget(conn, ENV, 'shipment_modes', '');
       await conn.query('rollback');
       return locked;
     });
@@ -95,7 +97,7 @@ describe('refdata.lock_target_state', () => {
     await holder.done;
     const afterwards = await t.db.withConnection(async (conn) => {
       await conn.begin();
-      const locked = await tryLockTarget(conn, 'lock-env', 'shipment_modes', '');
+      const locked = await tryLockTarget(conn, ENV, 'shipment_modes', '');
       await conn.query('rollback');
       return locked;
     });

@@ -25,28 +25,28 @@ function recording(db: Database, sent: string[]): Database {
       sent.push('begin');
       return conn.begin();
     },
-    transaction: (fn) => {
-      sent.push('begin');
-      return conn.transaction(async (tx) => {
-        const result = await fn(recorded(tx));
+    transaction: (fn, opening) => {
+      sent.push(opening === undefined ? 'begin' : `begin; ${opening.replace(/\s+/g, ' ').trim()}`);
+      return conn.transaction(async (tx, opened) => {
+        const result = await fn(recorded(tx), opened);
         const { rows } = await tx.query<{ setting: string }>("select current_setting('synchronous_commit') as setting");
         sent.push(`commit (synchronous_commit ${rows[0]!.setting})`);
         return result;
-      });
+      }, opening);
     },
   });
   return {
     ...db,
     kind: db.kind,
     query: (text, params) => db.query(text, params),
-    transaction: (fn) => db.transaction(fn),
+    transaction: (fn, opening) => db.transaction(fn, opening),
     withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))),
     close: () => db.close(),
   };
 }
 
 describe('an unchanged sync, statement by statement', () => {
-  it('takes the lock and reads the state in one call, inserts its snapshot with synchronous_commit off, and commits: four round trips', async () => {
+  it('begins, takes the lock and reads the state in one message, inserts its snapshot with synchronous_commit off, and commits: three round trips', async () => {
     const sb = await useSandbox();
     const fx = pipelineFixture(sb);
     try {
@@ -56,12 +56,11 @@ describe('an unchanged sync, statement by statement', () => {
       const outcome = await syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
       expect(outcome.status).toBe('unchanged');
       expect(sent.map((s) => s.slice(0, 40))).toEqual([
-        'begin',
-        'select now, views_waiting, last_ok, last',
+        'begin; select now, views_waiting, last_o',
         'insert into refdata.snapshots (id, run_i',
         'commit (synchronous_commit off)',
       ]);
-      expect(sent[1]).toContain('from refdata.lock_target_state(');
+      expect(sent[0]).toContain("from refdata.lock_target_state('");
     } finally {
       await fx.client.close();
     }

@@ -47,9 +47,9 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 
 /** After a fetch that never spilled: chosen under the lock in the transaction that then loads. */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
-  return setup.conn.transaction(async (tx) => {
-    const txn = await TargetTransaction.within(tx, setup.target);
+  return setup.conn.transaction(async (tx, opened) => {
+    const txn = await TargetTransaction.within(tx, setup.target, opened);
     const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
     return { loader, result: await loader.finish(collected, options) };
-  });
+  }, TargetTransaction.opening(setup.target));
 }

@@ -44,7 +44,10 @@ export class Resync implements Loader {
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
     const result = this.#txn
       ? await applyResync(this.#txn, this.#staging, collected, options)
-      : await this.#conn.transaction(async (tx) => applyResync(await TargetTransaction.within(tx, this.#target), this.#staging, collected, options));
+      : await this.#conn.transaction(
+          async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
+          TargetTransaction.opening(this.#target),
+        );
     // A diff's last use of staging dropped it; an unchanged list (or a stale index) never got there.
     const diffed = 'applied' in result && result.applied.status !== 'unchanged';
     if (!diffed) await this.#staging.drop();

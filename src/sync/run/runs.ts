@@ -43,13 +43,11 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
  * last one sees every snapshot committed before it.
  */
 export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
-  return db.transaction(async (tx) => {
-    // The run row's lock and the count from its snapshots, in one round trip (migration 0010).
-    const { rows } = await tx.query<{ status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null }>(
-      'select status, targets_total, done, failed, problems from refdata.run_progress($1)',
-      [runId],
-    );
-    const run = rows[0];
+  if (!Number.isSafeInteger(runId)) throw new Error(`sync run id ${runId} is not an integer`);
+  // The run row's lock and the count from its snapshots (migration 0010), in the BEGIN's round trip.
+  const opening = `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
+  return db.transaction(async (tx, opened) => {
+    const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null } | undefined;
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
     const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
@@ -71,7 +69,7 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
     const status = updated.rows[0]!.status;
     if (status !== 'running') await recordRunCompleted(tx, runId, source);
     return status;
-  });
+  }, opening);
 }
 
 /** Ends a run that could not finish (for example, the database went away mid-run). */

@@ -1,6 +1,6 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Queryable } from '../../db/database.ts';
-import { clockAndLastSnapshots, hasCurrentRows, lockThenLastSnapshots, type PreviousSnapshot } from '../sql.ts';
+import { clockAndLastSnapshots, hasCurrentRows, type PreviousSnapshot, type TargetStateRead } from '../sql.ts';
 
 /** What a load must know of its target, read under the target's lock. */
 export interface TargetState {
@@ -25,16 +25,22 @@ export function isFirstLoad(hasOkSnapshot: boolean, hasCurrentRows: boolean): bo
 }
 
 /**
- * Reads the state: the clock and both snapshots in one round trip, and only without an ok snapshot
+ * Reads the state of a target whose lock the caller holds: the clock and both snapshots in one
+ * round trip (completeTargetState does the rest). Read after the lock's statement: a statement's
+ * snapshot is taken when it starts, so in the lock's own statement it could miss the commit the
+ * lock waited for (refdata.lock_target_state reads in a statement of its own, for the same reason).
+ */
+export async function readTargetState(q: Queryable, target: Target): Promise<TargetState> {
+  return completeTargetState(q, target, await clockAndLastSnapshots(q, target));
+}
+
+/**
+ * The state from the clock and snapshots read under the lock, and only without an ok snapshot
  * whether rows are current. That costs a second query on purpose: naming refdata.entries in a
  * statement locks it, even in a branch never run, and an unchanged sync must not wait on (or be
- * seen by) a lock on the entries or their views. Read after the target's lock: a statement's
- * snapshot is taken when it starts, so in the lock's own statement it could miss the commit the
- * lock waited for. `lock` takes that lock first in the same round trip (refdata.lock_target_state,
- * whose read is a statement of its own); 'held' is for a caller that holds it already.
+ * seen by) a lock on the entries or their views.
  */
-export async function readTargetState(q: Queryable, target: Target, lock: 'take' | 'held'): Promise<TargetState> {
-  const read = lock === 'take' ? await lockThenLastSnapshots(q, target) : await clockAndLastSnapshots(q, target);
+export async function completeTargetState(q: Queryable, target: Target, read: TargetStateRead): Promise<TargetState> {
   // With an ok snapshot it is no first load, whatever the rows: they are asked about only without one.
   const firstLoad = read.lastOk ? false : isFirstLoad(false, await hasCurrentRows(q, target));
   return { ...read, firstLoad };

@@ -1,7 +1,8 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
 import { tryLockTarget } from './target-lock.ts';
-import { readTargetState, type TargetState } from './target-state.ts';
+import { lockThenLastSnapshots, stateReadOf } from '../sql.ts';
+import { completeTargetState, readTargetState, type TargetState } from './target-state.ts';
 
 /**
  * The transaction a load writes in, holding the target's advisory lock, with the target's state as
@@ -26,9 +27,19 @@ export class TargetTransaction {
     this.#ends = ends;
   }
 
-  /** Locks the target inside `tx` (waiting for the lock) and reads its state, in one round trip. */
-  static async within(tx: Queryable, target: Target): Promise<TargetTransaction> {
-    return new TargetTransaction(tx, target, await readTargetState(tx, target, 'take'), false);
+  /**
+   * The statement a transaction `within` opens with: the target's lock (waited for) and then its
+   * state, in the BEGIN's round trip (Connection#transaction's `opening`).
+   */
+  static opening(target: Target): string {
+    return lockThenLastSnapshots(target);
+  }
+
+  /** The target inside `tx`, opened with `opening(target)`, whose rows are `opened`. */
+  static async within(tx: Queryable, target: Target, opened: Array<Record<string, unknown>>): Promise<TargetTransaction> {
+    const row = opened[0];
+    if (!row) throw new Error(`${target.list.key}: the transaction was not opened with TargetTransaction.opening`);
+    return new TargetTransaction(tx, target, await completeTargetState(tx, target, stateReadOf(row)), false);
   }
 
   /** Begins a transaction on `conn` and takes the target's lock if it is free; undefined (nothing open) if it is not. */
@@ -39,7 +50,7 @@ export class TargetTransaction {
         await conn.query('rollback');
         return undefined;
       }
-      return new TargetTransaction(conn, target, await readTargetState(conn, target, 'held'), true);
+      return new TargetTransaction(conn, target, await readTargetState(conn, target), true);
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
