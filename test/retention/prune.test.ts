@@ -120,8 +120,11 @@ describe('refsync prune', () => {
     }
     await t.db.query("update refdata.alerts set state = 'delivered' where environment = 'prune-worker'");
     await age('prune-worker', 40);
-    await startTestWorker(workerConfig(sandbox, t.url, extra), testQueuePrefix(), { retentionIntervalMs: 100 });
+    const worker = await startTestWorker(workerConfig(sandbox, t.url, extra), testQueuePrefix(), { retentionIntervalMs: 100 });
     await waitFor(async () => (await snapshotsOf('prune-worker')).length === 2, 'the worker to prune');
+    // Stopped here, not after the file: its pruner, every 100 ms, would otherwise prune the next
+    // case's old rows before that case's own pruner does, and that case checks what its pruner says.
+    await worker.close();
     const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where environment = 'prune-worker'");
     expect(rows[0]!.n).toBe(3);
   }, 60_000);
