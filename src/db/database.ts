@@ -18,16 +18,16 @@ export interface Queryable {
 export type DatabaseKind = 'pg' | 'pglite';
 
 /**
- * One held connection. Behind a transaction-mode pooler (PgBouncer, managed poolers) only what
- * happens inside one transaction is sure to share a server session, so state that must last (temp
- * tables, locks, timeouts) lives in a transaction, never in the session.
- */
-/**
  * The work of a transaction. `opened` holds the rows of the transaction's opening statement, when
  * one was given (else it is empty).
  */
 export type TransactionWork<T> = (tx: Queryable, opened: Array<Record<string, unknown>>) => Promise<T>;
 
+/**
+ * One held connection. Behind a transaction-mode pooler (PgBouncer, managed poolers) only what
+ * happens inside one transaction is sure to share a server session, so state that must last (temp
+ * tables, locks, timeouts) lives in a transaction, never in the session.
+ */
 export interface Connection extends Queryable {
   /**
    * Runs fn in one transaction on this connection; commits when it resolves, rolls back when it
@@ -206,7 +206,10 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   // PGlite is one session that serialises queries and runs transactions exclusively, so "holding a
   // connection" is just using it; its transactions keep other callers' queries out.
   const transaction: Connection['transaction'] = (fn, opening) =>
-    client.transaction(async (tx) => fn(wrap(tx), opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows));
+    client.transaction(async (tx) => {
+      const q = wrap(tx);
+      return fn(q, await openingRows(q, opening));
+    });
   const begin = beginStatement(options);
   return {
     kind: 'pglite',
@@ -219,6 +222,11 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
       await client.close();
     },
   };
+}
+
+/** The opening statement's rows, run as the next statement of a transaction already begun (none: no rows). */
+export async function openingRows(tx: Queryable, opening: string | undefined): Promise<Array<Record<string, unknown>>> {
+  return opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows;
 }
 
 /** Runs `fn` inside the transaction already begun on `conn`, then commits; rolls back if it throws. */

@@ -1,5 +1,5 @@
 import { capabilitiesOf } from './capabilities.ts';
-import { commitAfter, type Connection, type Database, type Queryable, type QueryResult, type TransactionWork } from './database.ts';
+import { commitAfter, openingRows, type Connection, type Database, type Queryable, type QueryResult, type TransactionWork } from './database.ts';
 
 /**
  * A pool connection taken at its first query rather than up front. A sync spends most of its time
@@ -75,7 +75,7 @@ export class LazyConnection implements Connection {
     if (!this.#early) return conn.transaction(guarded, opening);
     this.#early = false;
     // Begun earlier: the opening statement is the transaction's next one.
-    return commitAfter(conn, async (tx) => guarded(tx, opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows));
+    return commitAfter(conn, async (tx) => guarded(tx, await openingRows(tx, opening)));
   }
 
   async begin(): Promise<void> {
