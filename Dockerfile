@@ -45,6 +45,6 @@ EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.REFSYNC_HTTP_PORT||9464)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM reaches node directly (exec form): the worker drains running jobs before it exits.
-# The young-generation cap that bin/refsync.js's shebang sets, which `node bin/refsync.js` skips.
-ENTRYPOINT ["node", "--max-semi-space-size=2", "bin/refsync.js"]
+# The worker sets its own V8 heap flags from its memory budget (the container's limit) as it starts.
+ENTRYPOINT ["node", "bin/refsync.js"]
 CMD ["worker"]

@@ -312,12 +312,13 @@ export function runMain(main: () => Promise<unknown>): void {
 // ---------------------------------------------------------------------------------------------
 // A sync in a child process
 
-/** The V8 flags refsync runs with (bin/refsync.js's shebang, the Dockerfile): children measured run with them too. */
-export const productNodeFlags = ['--max-semi-space-size=2'];
-
-/** The product's Node flags, then `nodeArgs`, BENCH_CPU_PROF's --cpu-prof and BENCH_NODE_ARGS: for every child a bench measures. */
+/**
+ * `nodeArgs`, BENCH_CPU_PROF's --cpu-prof and BENCH_NODE_ARGS: for every child a bench measures.
+ * The children add refsync's own heap flags as `refsync sync` and `refsync worker` do (they restart
+ * with them: src/memory/heap-flags.ts), except one that BENCH_NODE_ARGS sets itself.
+ */
 export function benchChildFlags(nodeArgs: string[] = []): string[] {
-  const args = [...productNodeFlags, ...nodeArgs];
+  const args = [...nodeArgs];
   if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`);
   args.push(...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
   return args;

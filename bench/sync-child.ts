@@ -10,6 +10,7 @@ import { runSync } from '../src/sync/run/run-sync.ts';
 import type { TargetOutcome } from '../src/sync/outcome/target-outcome.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
+import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
 
 export interface SyncChildJob {
   env: Record<string, string>;
@@ -82,6 +83,8 @@ function traced(inner: Database): Database {
   } as Database;
 }
 
+// The old-space limit `refsync sync` gives itself (from the default budget: no budget is set here).
+relaunchWithHeapFlags();
 const job = JSON.parse(process.argv[2] ?? '{}') as SyncChildJob;
 const source = loadConfig(job.env).sources[0]!;
 const opened = await openDatabase({ url: job.databaseUrl, poolSize: 4, applicationName: 'refsync-bench-sync' });

@@ -9,7 +9,10 @@ import { startWorkerService } from '../src/queue/index.ts';
 import type { SyncTuning } from '../src/sync/tuning.ts';
 import { createLogger, silentLogger } from '../src/util/logger.ts';
 import { pino } from 'pino';
+import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
 
+// The old-space limit `refsync worker` gives itself from its budget (REFSYNC_MEMORY_BUDGET_MB here).
+relaunchWithHeapFlags();
 const prefix = process.argv[2]!;
 const config = loadConfig(process.env);
 const logFile = process.env.BENCH_WORKER_LOG;

@@ -1,8 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
-// --max-semi-space-size=2: on a machine with much memory V8 sizes the young generation up to
-// 128 MiB, and a sync keeps that much short-lived garbage around. At 2 MiB a million-entry sync
-// peaked at 288 MiB instead of 391 MiB, no slower (docs/performance.md). The flag cannot be set
-// from inside the process; `node bin/refsync.js` (as the Dockerfile runs it) passes it itself.
+#!/usr/bin/env node
+// The V8 heap flags refsync syncs with (an old space of half the memory budget, a 2 MiB young
+// generation) are set by the commands that sync lists themselves: they restart in place with them
+// (src/memory/heap-flags.ts), so `npx refsync`, `node bin/refsync.js` and the image all get them.
 // The CLI is TypeScript run directly by Node 24's type stripping: no build step stands between a
 // checkout and a working command. `npm ci` brings Node 24 itself (the node-<platform> package of
 // package.json's optionalDependencies, linked as node_modules/.bin/node, which npx and npm scripts

@@ -13,6 +13,8 @@ export interface CommandEntry {
   summary: string;
   /** Lines help prints after the options: examples, the settings the command reads. */
   notes?: string[];
+  /** It syncs lists in this process: it runs with an old-space limit from the memory budget (src/memory/heap-flags.ts). */
+  syncsLists?: true;
   load(): Promise<CommandModule>;
 }
 
@@ -28,6 +30,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'sync',
+    syncsLists: true,
     summary: 'sync the configured lists now, in process (no Redis)',
     notes: [
       'On a terminal, stderr shows live progress: pages, entries, rate, and a bar when the service states a total (not with NO_COLOR or TERM=dumb).',
@@ -37,6 +40,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'worker',
+    syncsLists: true,
     summary: 'run the BullMQ worker and its schedules; serve health, metrics, dashboard',
     notes: [
       'Serves /healthz /readyz /metrics /admin/queues on REFSYNC_HTTP_HOST:REFSYNC_HTTP_PORT.',
@@ -105,6 +109,7 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'demo',
+    syncsLists: true,
     summary: 'the whole job on embedded defaults: sandbox, sync, change, sync, diff, alerts',
     load: () => import('./demo.ts'),
   },

@@ -1,4 +1,5 @@
 import { loadDotEnv } from '../config/dotenv.ts';
+import { relaunchWithHeapFlags } from '../memory/heap-flags.ts';
 import { shippedSchemaVersion } from '../db/schema-version.ts';
 import { ConfigError } from '../config/errors.ts';
 import { unknownSettingWarnings } from '../config/known-settings.ts';
@@ -32,6 +33,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   loadDotEnv();
+  // After .env, which may set REFSYNC_MEMORY_BUDGET_MB; before anything is connected or said.
+  if (command.syncsLists) relaunchWithHeapFlags();
   for (const warning of unknownSettingWarnings(process.env)) process.stderr.write(`refsync: warning: ${terminalText(warning)}\n`);
   const mod = await command.load();
   return mod.run(rest);

@@ -1,6 +1,7 @@
 // `refsync worker` as a library: everything a worker process runs, started in dependency order and
 // closed in reverse, keeping the first error. The CLI adds signals and exit codes; tests start it
 // in process.
+import { getHeapStatistics } from 'node:v8';
 import type { Queue, Worker } from 'bullmq';
 import { createAlertDispatcher } from '../alerts/dispatcher.ts';
 import { ConfigError } from '../config/errors.ts';
@@ -174,6 +175,8 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
         alerts,
         memoryBudgetMib: Math.round(memory.budget.total / 1024 / 1024),
         memoryBudgetFrom: memory.from,
+        // V8's old-space limit: half the budget when started as `refsync worker` (src/memory/heap-flags.ts).
+        heapLimitMib: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
       },
       'worker started',
     );

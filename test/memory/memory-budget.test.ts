@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBudget, type BudgetEvent } from '../../src/memory/memory-budget.ts';
 import { DEFAULT_MEMORY_BUDGET_MB, memoryLimit, type MemoryLimitSource } from '../../src/memory/memory-limit.ts';
 import { listBytes, UNKNOWN_LIST_BYTES } from '../../src/memory/list-sizes.ts';
+import { MIN_HEAP_LIMIT_MB, missingHeapFlags, SEMI_SPACE_FLAG } from '../../src/memory/heap-flags.ts';
 
 const MiB = 1024 * 1024;
 
@@ -32,6 +33,23 @@ describe('the memory limit', () => {
     // Both: the smaller, since a setting above the container's limit would only get the worker killed.
     expect(memoryLimit(512, cgroupFiles(String(2048 * MiB)))).toEqual({ bytes: 512 * MiB, from: 'setting' });
     expect(memoryLimit(4096, cgroupFiles(String(2048 * MiB)))).toEqual({ bytes: 2048 * MiB, from: 'cgroup v2' });
+  });
+
+  it("sets V8's old space to half the budget and caps the young generation, unless Node was given either", () => {
+    const none = cgroupFiles();
+    const oldSpace = (mb: number) => [`--max-old-space-size=${mb}`, SEMI_SPACE_FLAG];
+    expect(missingHeapFlags([], {}, none)).toEqual(oldSpace(DEFAULT_MEMORY_BUDGET_MB / 2));
+    expect(missingHeapFlags([], { REFSYNC_MEMORY_BUDGET_MB: '600' }, none)).toEqual(oldSpace(300));
+    expect(missingHeapFlags([], {}, cgroupFiles(String(768 * MiB)))).toEqual(oldSpace(384));
+    // The setting is capped by the container's limit, as the budget is.
+    expect(missingHeapFlags([], { REFSYNC_MEMORY_BUDGET_MB: '4096' }, cgroupFiles(String(768 * MiB)))).toEqual(oldSpace(384));
+    expect(missingHeapFlags([], { REFSYNC_MEMORY_BUDGET_MB: '100' }, none)).toEqual(oldSpace(MIN_HEAP_LIMIT_MB));
+    // A setting the configuration will refuse (with its own message) leaves the default.
+    expect(missingHeapFlags([], { REFSYNC_MEMORY_BUDGET_MB: '12 GB' }, none)).toEqual(oldSpace(DEFAULT_MEMORY_BUDGET_MB / 2));
+    // The person starting Node chose one: on its command line or in NODE_OPTIONS, dashes or underscores.
+    expect(missingHeapFlags(['--max-old-space-size=2048'], { REFSYNC_MEMORY_BUDGET_MB: '600' }, none)).toEqual([SEMI_SPACE_FLAG]);
+    expect(missingHeapFlags(['--max-semi-space-size=16'], { REFSYNC_MEMORY_BUDGET_MB: '600' }, none)).toEqual(['--max-old-space-size=300']);
+    expect(missingHeapFlags(['--max-old-space-size=900'], { NODE_OPTIONS: '--enable-source-maps --max_semi_space_size=4' }, none)).toEqual([]);
   });
 
   it('counts a list at its last size, or as a million entries when it has none', () => {

@@ -39,8 +39,22 @@ describe('graceful shutdown', () => {
         REFSYNC_QUEUE_PREFIX: prefix,
         REFSYNC_HTTP_PORT: '0',
         REFSYNC_SHUTDOWN_TIMEOUT_MS: scenario.timeoutMs,
+        REFSYNC_MEMORY_BUDGET_MB: '600',
+        // For the "worker started" line, which tells the heap limit and the PID.
+        LOG_LEVEL: 'info',
       });
-      await waitFor(() => proc.output().stdout.includes('serving http'), 'the worker to start');
+      await waitFor(() => proc.output().stderr.includes('"worker started"'), 'the worker to start');
+      // The worker restarted itself with an old space of half its budget, in the same process: the
+      // SIGTERM below goes to the PID that was spawned.
+      const started = JSON.parse(
+        proc
+          .output()
+          .stderr.split('\n')
+          .find((line) => line.includes('"worker started"'))!,
+      ) as { pid: number; heapLimitMib: number };
+      expect(started.pid).toBe(proc.child.pid);
+      expect(started.heapLimitMib).toBeGreaterThanOrEqual(300);
+      expect(started.heapLimitMib).toBeLessThan(340);
       const queue = testQueue(prefix);
       const config = workerConfig(sb, tdb.url, extra);
       await enqueueManualRuns(queue, config.sources, { slot: 'stop-1' });
