@@ -153,6 +153,8 @@ export interface TargetStateRead {
   lastOk?: PreviousSnapshot;
   last?: PreviousSnapshot;
   viewsWaiting: boolean;
+  /** The unchanged snapshot the opening statement already wrote (lockThenLastSnapshotsOrRecordUnchanged). */
+  unchangedSnapshotId?: number;
 }
 
 /**
@@ -176,9 +178,43 @@ export function lockThenLastSnapshots(target: Target): string {
   return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${environment}, ${listKey}, ${variant})`;
 }
 
-type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean };
+/** What a fetch knows of the snapshot it would write if it turns out unchanged. */
+export type UnchangedCandidate = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues'>;
 
-/** The row of refdata.target_state or refdata.lock_target_state, as the apply uses it. */
+/** A whole number as SQL text; anything else is a bug upstream of the statement. */
+function sqlInteger(n: number | null): string {
+  if (n === null) return 'null';
+  const whole = Math.round(n);
+  if (!Number.isSafeInteger(whole)) throw new Error(`not a whole number for SQL: ${n}`);
+  return String(whole);
+}
+
+/**
+ * lockThenLastSnapshots, which also records the fetch when it is unchanged: when its content hash is
+ * the last ok snapshot's and the list's views do not wait, the same call writes the unchanged
+ * snapshot (refdata.lock_target_state_or_record_unchanged, migration 0011), and stateReadOf gives its
+ * id as unchangedSnapshotId. Two round trips for an unchanged sync (this with the BEGIN, the commit)
+ * where a separate insert made three.
+ */
+export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: UnchangedCandidate): string {
+  const text = (v: string | null) => (v === null ? 'null' : pg.escapeLiteral(v));
+  const fields = fetched.fields === null ? 'null' : `array[${fetched.fields.map(text).join(', ')}]::text[]`;
+  const args = [
+    ...targetParams(target).map(text),
+    text(fetched.contentHash),
+    sqlInteger(fetched.runId),
+    sqlInteger(fetched.entryCount),
+    fields,
+    sqlInteger(fetched.pages),
+    sqlInteger(fetched.durationMs),
+    sqlInteger(fetched.replacedValues),
+  ];
+  return `select now, views_waiting, last_ok, last, unchanged_snapshot_id from refdata.lock_target_state_or_record_unchanged(${args.join(', ')})`;
+}
+
+type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean; unchanged_snapshot_id?: string | number | null };
+
+/** The row of refdata.target_state, refdata.lock_target_state or its unchanged-recording variant, as the apply uses it. */
 export function stateReadOf(row: Record<string, unknown>): TargetStateRead {
   const r = row as StateRow;
   const result: TargetStateRead = { now: r.now, viewsWaiting: r.views_waiting };
@@ -186,6 +222,7 @@ export function stateReadOf(row: Record<string, unknown>): TargetStateRead {
   const last = previousOf(r.last);
   if (lastOk) result.lastOk = lastOk;
   if (last) result.last = last;
+  if (r.unchanged_snapshot_id !== undefined && r.unchanged_snapshot_id !== null) result.unchangedSnapshotId = Number(r.unchanged_snapshot_id);
   return result;
 }
 

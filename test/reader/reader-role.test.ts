@@ -114,8 +114,9 @@ describe('the refdata_reader role', () => {
       { proname: 'entries_as_of', reader: true, public: false },
       { proname: 'entries_diff', reader: true, public: false },
       { proname: 'is_valid_day', reader: true, public: true },
-      // refsync's own reads and locks of a sync (migration 0010): not for readers.
+      // refsync's own reads and locks of a sync (migrations 0010 and 0011): not for readers.
       { proname: 'lock_target_state', reader: false, public: false },
+      { proname: 'lock_target_state_or_record_unchanged', reader: false, public: false },
       { proname: 'orphans', reader: true, public: false },
       { proname: 'run_progress', reader: false, public: false },
       { proname: 'target_lock_key', reader: false, public: false },

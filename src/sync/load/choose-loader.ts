@@ -6,6 +6,7 @@ import type { CurrentRowsCheck } from './current-rows-check.ts';
 import { FirstLoad } from './first-load.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
+import { unchangedCandidate } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
 
@@ -47,9 +48,12 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 
 /** After a fetch that never spilled: chosen under the lock in the transaction that then loads. */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
-  return setup.conn.transaction(async (tx, opened) => {
-    const txn = await TargetTransaction.within(tx, setup.target, opened);
-    const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
-    return { loader, result: await loader.finish(collected, options) };
-  }, TargetTransaction.opening(setup.target));
+  return setup.conn.transaction(
+    async (tx, opened) => {
+      const txn = await TargetTransaction.within(tx, setup.target, opened);
+      const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+      return { loader, result: await loader.finish(collected, options) };
+    },
+    TargetTransaction.opening(setup.target, unchangedCandidate(collected, options)),
+  );
 }

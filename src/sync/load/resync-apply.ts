@@ -40,6 +40,10 @@ import { holdForSchema, type HeldColumn } from './schema-hold.ts';
 export async function applyResync(txn: TargetTransaction, staging: StagingTable, collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
+  // Unchanged, and recorded already by the statement that opened the transaction (migration 0011).
+  if (state.unchangedSnapshotId !== undefined)
+    return { applied: { status: 'unchanged', snapshotId: state.unchangedSnapshotId, counts: zeroCounts(), baseline: false } };
+  // Unchanged, but left to this apply by the opening: the list's views wait, and are retried here.
   if (lastOk?.contentHash === collected.contentHash) {
     // An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
     // for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres

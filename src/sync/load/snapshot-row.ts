@@ -1,6 +1,6 @@
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import type { SnapshotRow } from '../sql.ts';
+import type { SnapshotRow, UnchangedCandidate } from '../sql.ts';
 
 /** The snapshot of a fetched list, from what the collector measured and what the load found. */
 export function snapshotOf(
@@ -34,4 +34,17 @@ export function snapshotOf(
   };
   if (row.id !== undefined) snapshot.id = row.id;
   return snapshot;
+}
+
+/** What the opening of an apply needs to record a fetch as unchanged, if it is (TargetTransaction.opening). */
+export function unchangedCandidate(collected: CollectedList, options: ApplyOptions): UnchangedCandidate {
+  return {
+    runId: options.runId,
+    contentHash: collected.contentHash,
+    entryCount: collected.entryCount,
+    fields: collected.fields,
+    pages: collected.pages,
+    durationMs: options.durationMs(),
+    replacedValues: collected.replacedValues,
+  };
 }

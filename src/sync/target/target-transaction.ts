@@ -1,7 +1,7 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
 import { tryLockTarget } from './target-lock.ts';
-import { lockThenLastSnapshots, stateReadOf } from '../sql.ts';
+import { lockThenLastSnapshots, lockThenLastSnapshotsOrRecordUnchanged, stateReadOf, type UnchangedCandidate } from '../sql.ts';
 import { completeTargetState, readTargetState, type TargetState } from './target-state.ts';
 
 /**
@@ -29,10 +29,11 @@ export class TargetTransaction {
 
   /**
    * The statement a transaction `within` opens with: the target's lock (waited for) and then its
-   * state, in the BEGIN's round trip (Connection#transaction's `opening`).
+   * state, in the BEGIN's round trip (Connection#transaction's `opening`). Given the fetched list's
+   * snapshot values, it also records the fetch if it is unchanged (state.unchangedSnapshotId).
    */
-  static opening(target: Target): string {
-    return lockThenLastSnapshots(target);
+  static opening(target: Target, fetched?: UnchangedCandidate): string {
+    return fetched ? lockThenLastSnapshotsOrRecordUnchanged(target, fetched) : lockThenLastSnapshots(target);
   }
 
   /** The target inside `tx`, opened with `opening(target)`, whose rows are `opened`. */
