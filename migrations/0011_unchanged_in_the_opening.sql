@@ -1,3 +1,5 @@
+-- Two calls that spare every unchanged target a round trip or more.
+--
 -- An unchanged sync recorded by the statement that opens its apply: the target's lock, its state,
 -- and, when the fetched content hash is the last ok snapshot's (and the list's views do not wait),
 -- the snapshot row, in one call sent with the BEGIN. The unchanged case is every target of every
@@ -40,3 +42,28 @@ $$;
 COMMENT ON FUNCTION refdata.lock_target_state_or_record_unchanged(text, text, text, text, bigint, integer, text[], integer, integer, integer) IS 'Locks a target, reads its state, and records an unchanged fetch''s snapshot (refsync internal).';
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.lock_target_state_or_record_unchanged(text, text, text, text, bigint, integer, text[], integer, integer, integer) FROM PUBLIC;
+
+--> statement-breakpoint
+-- A run's progress brought up to date in one statement, while the run goes on and none of its
+-- targets failed: what every target job of a run but its last asks. It locks the run row and counts
+-- as refdata.run_progress does, and sets targets_done. Any other case (the last target, a failure, a
+-- run no longer running) it leaves alone and returns false: the caller's transaction then closes the
+-- run or words its error, as before. Three round trips (BEGIN with the count, the update, the commit)
+-- become one for all but one target of a run.
+CREATE FUNCTION refdata.advance_run(p_run_id bigint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v record;
+BEGIN
+  SELECT * INTO v FROM refdata.run_progress(p_run_id);
+  IF NOT FOUND OR v.status <> 'running' OR v.failed > 0 OR v.done >= v.targets_total THEN
+    RETURN false;
+  END IF;
+  UPDATE refdata.sync_runs SET targets_done = v.done, targets_failed = 0, error = NULL WHERE id = p_run_id;
+  RETURN true;
+END;
+$$;
+--> statement-breakpoint
+COMMENT ON FUNCTION refdata.advance_run(bigint) IS 'Counts a running run''s progress while none of its targets failed; false when the caller must refresh it (refsync internal).';
+--> statement-breakpoint
+REVOKE EXECUTE ON FUNCTION refdata.advance_run(bigint) FROM PUBLIC;

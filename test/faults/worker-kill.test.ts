@@ -110,14 +110,13 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w1 = await startWorkerProcess(env);
       await enqueueManualRuns(queue, [fx.source], { slot });
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
-      // After its commit, each target job brings the run record up to date (refdata.run_progress
-      // locks the row `for update`) before it returns to BullMQ. This lock lets the commits through (their foreign-key checks
+      // After its commit, each target job brings the run record up to date (refdata.advance_run,
+      // through refdata.run_progress, locks the row `for update`) before it returns to BullMQ. This lock lets the commits through (their foreign-key checks
       // take a key-share lock, which `for no key update` allows) and stops each job right there.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
-        async () =>
-          (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%from refdata.run_progress(%'")) === targets,
+        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === targets,
         'every target committed and waiting to update the run record',
         60_000,
       );

@@ -107,6 +107,8 @@ describe('the refdata_reader role', () => {
     const perList = new Set(catalog.flatMap((c) => [`${c.key}_as_of`, `${c.key}_diff`]));
     expect(fns.filter((f) => perList.has(f.proname))).toEqual([...perList].sort().map((proname) => ({ proname, reader: true, public: false })));
     expect(fns.filter((f) => !perList.has(f.proname))).toEqual([
+      // refsync's own count of a run's progress (migration 0011): not for readers.
+      { proname: 'advance_run', reader: false, public: false },
       ...reads,
       { proname: 'changed_fields', reader: true, public: false },
       { proname: 'charge_code_version_diff', reader: true, public: false },

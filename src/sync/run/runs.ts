@@ -44,6 +44,10 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
  */
 export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
   if (!Number.isSafeInteger(runId)) throw new Error(`sync run id ${runId} is not an integer`);
+  // While the run goes on and none of its targets failed, one statement counts it (migration 0011):
+  // every target job but a run's last. The others close the run or word its error, below.
+  const { rows } = await db.query<{ advanced: boolean }>('select refdata.advance_run($1) as advanced', [runId]);
+  if (rows[0]?.advanced) return 'running';
   // The run row's lock and the count from its snapshots (migration 0010), in the BEGIN's round trip.
   const opening = `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
   return db.transaction(async (tx, opened) => {
