@@ -167,24 +167,35 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     const alerts = options.alerts !== false;
     if (alerts) startAlerts(db, config, options.logger, resources);
 
-    logger.info(
-      {
-        http: `http://${http.host}:${http.port}`,
-        concurrency: config.concurrency,
-        sources: config.sources.map((s) => s.name),
-        alerts,
-        memoryBudgetMib: Math.round(memory.budget.total / 1024 / 1024),
-        memoryBudgetFrom: memory.from,
-        // V8's old-space limit: half the budget when started as `refsync worker` (src/memory/heap-flags.ts).
-        heapLimitMib: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
-      },
-      'worker started',
-    );
+    logWorkerStarted(logger, config, http, memory, alerts);
     return serviceHandle({ queue, http, metrics, db, readiness, stoppedForNewerSchema: stoppedForNewerSchema.promise }, jobs, parts, resources);
   } catch (err) {
     await resources.closeAll().catch(() => undefined);
     throw err;
   }
+}
+
+/** The startup line: where the worker serves, what it syncs, and the memory it was given. */
+function logWorkerStarted(
+  logger: Logger,
+  config: AppConfig,
+  http: { host: string; port: number },
+  memory: { budget: { total: number }; from: string },
+  alerts: boolean,
+): void {
+  logger.info(
+    {
+      http: `http://${http.host}:${http.port}`,
+      concurrency: config.concurrency,
+      sources: config.sources.map((s) => s.name),
+      alerts,
+      memoryBudgetMib: Math.round(memory.budget.total / 1024 / 1024),
+      memoryBudgetFrom: memory.from,
+      // V8's old-space limit (and young generation): half the budget when started as `refsync worker` (src/memory/heap-flags.ts).
+      heapLimitMib: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
+    },
+    'worker started',
+  );
 }
 
 /** The started worker as its callers see it; close() marks it stopping first, so readiness and the timers stand down. */
