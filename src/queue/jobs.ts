@@ -37,6 +37,11 @@ export interface TargetJobData {
   /** The run span's trace context (tracing on): the target's span goes under it, in whichever worker. */
   trace?: TraceCarrier;
   acceptSchema?: boolean;
+  /**
+   * Queued by a second fan-out of its run (a run job retried, or a second trigger of the slot): the
+   * run may hold a snapshot of the target already, from a job of the first fan-out since trimmed.
+   */
+  checkDone?: boolean;
 }
 
 export type SyncJobData = RunJobData | TargetJobData;

@@ -53,6 +53,7 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Pr
       if (job.data.acceptRemovals) data.acceptRemovals = true;
       if (trace) data.trace = trace;
       if (job.data.acceptSchema) data.acceptSchema = true;
+      if (!run.created) data.checkDone = true;
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );

@@ -61,7 +61,7 @@ async function syncAdmitted(
   }
   // The job ids already stop a slot from queueing a target twice; this covers a job that ran
   // to the end but was retried (its completion lost with a Redis outage) or trimmed and re-added.
-  if (await syncedInRun(deps.db, runId, target)) {
+  if (mayHaveRunBefore(job) && (await syncedInRun(deps.db, runId, target))) {
     span.setAttribute('refsync.status', 'done-before');
     await refreshRun(deps.db, runId, source);
     return { kind: 'target', runId, status: 'done-before', skipped: true };
@@ -137,6 +137,16 @@ async function syncOrThrow(
   } finally {
     memory.finish(entries);
   }
+}
+
+/**
+ * Whether the run may already hold a snapshot of this job's target: the job ran before (a retry,
+ * or a stall, which is how a completion lost after the commit comes back), or a second fan-out of
+ * the run queued it. A first attempt from the run's first fan-out cannot have run: it skips the
+ * check, a round trip to Postgres that every unchanged target of every slot would pay.
+ */
+function mayHaveRunBefore(job: Job<TargetJobData>): boolean {
+  return job.attemptsMade > 0 || (job.stalledCounter ?? 0) > 0 || job.data.checkDone === true;
 }
 
 /** The target's outcome, told to the metrics once. */
