@@ -66,5 +66,9 @@ export function relaunchWithHeapFlags(): void {
   if (typeof process.execve !== 'function' || process.platform === 'win32') return;
   const flags = missingHeapFlags(process.execArgv, process.env);
   if (flags.length === 0) return;
-  process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  try {
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  } catch {
+    // execve refused (a sandbox that forbids it, say): the command runs on Node's own limits.
+  }
 }
