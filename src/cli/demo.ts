@@ -4,6 +4,7 @@ import type { Database } from '../db/database.ts';
 import { CHARGE_CODE_VERSION_2024, CHARGE_CODE_VERSION_2025, SANDBOX_MACHINE_ACCOUNT, startSandbox, type Sandbox } from '../sandbox/index.ts';
 import { runSync, type RunResult } from '../sync/run/run-sync.ts';
 import { createUpstreamClient } from '../upstream/index.ts';
+import { ResourceStack } from '../queue/resource-stack.ts';
 import { createLogger } from '../util/logger.ts';
 import { parseCommandArgs } from './args.ts';
 import { EMBEDDED_DATA_DIR } from '../db/database.ts';
@@ -13,7 +14,6 @@ import { createDemoFacts, DEMO_FACTS, demoUsage, printDemoImpact } from './demo-
 import { startDemoReceiver, type DemoReceiver } from './demo-receiver.ts';
 import { progressLine, summaryLine } from './sync-report.ts';
 import { formatTable } from './table.ts';
-import { terminalText } from './terminal.ts';
 
 const print = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -108,12 +108,11 @@ function pointAtDemo(env: Record<string, string | undefined>, sandbox: Sandbox, 
 
 function printReceived(receiver: DemoReceiver): void {
   print('\n7. What the webhook receiver got (Standard Webhooks signature checked with the standardwebhooks library):');
-  for (const w of receiver.received) {
+  const rows = receiver.received.map((w) => {
     const codes = [...new Set((w.body.data?.entries ?? w.body.data?.impact ?? []).map((e) => e.code))].join(', ');
-    print(
-      `   ${w.id}  ${w.type.padEnd(26)} ${w.body.data?.list_key ?? ''} ${w.body.data?.variant ?? ''}  ${terminalText(codes)}  signature ${w.verified ? 'verified' : 'INVALID'}`,
-    );
-  }
+    return [w.id, w.type, w.body.data?.list_key, w.body.data?.variant || null, codes, w.verified ? 'verified' : 'INVALID'];
+  });
+  print(formatTable(['webhook id', 'type', 'list', 'variant', 'codes', 'signature'], rows));
 }
 
 function printTryNext(environment: string): void {
@@ -128,57 +127,86 @@ function printTryNext(environment: string): void {
 export async function run(argv: string[]): Promise<number> {
   parseCommandArgs('demo', argv);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const sandbox = await startSandbox({ logger });
-  const environment = demoEnvironment();
-  const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => passThrough.test(k)));
-  // Without a webhook of the user's, the demo brings its own receiver, so the signed delivery is seen too.
-  const receiver: DemoReceiver | undefined = env.REFSYNC_WEBHOOK_URL ? undefined : await startDemoReceiver();
-  pointAtDemo(env, sandbox, environment, receiver);
-  const config = loadConfig(env);
-  const source = config.sources[0]!;
-  source.usage = usageFor(source, demoUsage);
-  const databaseUrl = databaseUrlFromEnv();
-  const db = await openCliDatabase({ databaseUrl, logger, migrateEmbedded: true });
-  const client = createUpstreamClient(source, logger);
-  const alerts = openAlertDelivery(db, config, logger, receiver ? { ca: receiver.caPem } : {});
+  // Closed on every way out: a failure before the demo starts (a DATABASE_URL not migrated, a bad
+  // setting) left the sandbox and the receiver listening, and the process never exited.
+  const resources = new ResourceStack(logger);
   try {
-    print(`refsync demo — environment label '${environment}'`);
-    print(`upstream: the bundled sandbox at ${sandbox.url} (HTTPS; throwaway CA in ${sandbox.caFile})`);
-    print(
-      `alerts: ${receiver ? `a local webhook receiver at ${receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(env.REFSYNC_WEBHOOK_URL!).origin})`}`,
-    );
-    print(
-      `database: ${databaseUrl ? `DATABASE_URL (${new URL(databaseUrl).host}${new URL(databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`,
-    );
-    await createDemoFacts(db);
-    print(`your data: ${DEMO_FACTS} (120 shipments), its accessorial and equipment_type columns named as usage sources`);
+    const sandbox = await startSandbox({ logger });
+    resources.push('sandbox', () => sandbox.close());
+    const environment = demoEnvironment();
+    const env: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => passThrough.test(k)));
+    // Without a webhook of the user's, the demo brings its own receiver, so the signed delivery is seen too.
+    const receiver: DemoReceiver | undefined = env.REFSYNC_WEBHOOK_URL ? undefined : await startDemoReceiver();
+    if (receiver) resources.push('webhook receiver', () => receiver.close());
+    pointAtDemo(env, sandbox, environment, receiver);
+    const config = loadConfig(env);
+    const source = config.sources[0]!;
+    source.usage = usageFor(source, demoUsage);
+    const databaseUrl = databaseUrlFromEnv();
+    const db = await openCliDatabase({ databaseUrl, logger, migrateEmbedded: true });
+    resources.push('database', () => db.close());
+    const client = createUpstreamClient(source, logger);
+    resources.push('upstream client', () => client.close());
+    const alerts = openAlertDelivery(db, config, logger, receiver ? { ca: receiver.caPem } : {});
+    resources.push('alert delivery', () => alerts.close());
     const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger }).then((r) => r[0]!);
-
-    print('\n1. First sync: every list and variant (the baseline; no alerts for it)');
-    printRun(await sync(), false);
-
-    print('\n2. The upstream changes:');
-    for (const line of changeSandbox(sandbox)) print(`   - ${line}`);
-
-    print('\n3. Second sync: only what changed costs more than a hash compare');
-    const second = await sync();
-    printRun(second, true);
-    await alerts.deliver();
-
-    print('\n4. What changed (refdata.entry_changes):');
-    await printChanges(db, environment);
-    print('\n5. Alerts that fired (refdata.alerts, the outbox; each also goes to the log):');
-    await printAlerts(db, environment);
-    print(`\n6. Impact on your data: facts of the last 90 days in ${DEMO_FACTS} that use a retired or modified code`);
-    await printDemoImpact(db, environment, print);
-    if (receiver) printReceived(receiver);
-    printTryNext(environment);
-    return second.status === 'succeeded' ? 0 : 1;
+    return await showDemo({
+      db,
+      sandbox,
+      receiver,
+      environment,
+      databaseUrl,
+      webhookUrl: env.REFSYNC_WEBHOOK_URL,
+      sync,
+      deliverAlerts: () => alerts.deliver(),
+    });
   } finally {
-    await alerts.close();
-    await client.close();
-    await db.close();
-    await sandbox.close();
-    await receiver?.close();
+    await resources.closeAll();
   }
+}
+
+interface DemoParts {
+  db: Database;
+  sandbox: Sandbox;
+  receiver: DemoReceiver | undefined;
+  environment: string;
+  databaseUrl: string | undefined;
+  webhookUrl: string | undefined;
+  sync: () => Promise<RunResult>;
+  deliverAlerts: () => Promise<unknown>;
+}
+
+/** The demo's steps, printed: what it runs on, two syncs around a change upstream, and what came of it. */
+async function showDemo(d: DemoParts): Promise<number> {
+  print(`refsync demo — environment label '${d.environment}'`);
+  print(`upstream: the bundled sandbox at ${d.sandbox.url} (HTTPS; throwaway CA in ${d.sandbox.caFile})`);
+  print(
+    `alerts: ${d.receiver ? `a local webhook receiver at ${d.receiver.url} (the demo's own; set REFSYNC_WEBHOOK_URL for yours)` : `REFSYNC_WEBHOOK_URL (${new URL(d.webhookUrl!).origin})`}`,
+  );
+  print(
+    `database: ${d.databaseUrl ? `DATABASE_URL (${new URL(d.databaseUrl).host}${new URL(d.databaseUrl).pathname})` : `embedded PGlite in ${EMBEDDED_DATA_DIR}`}`,
+  );
+  await createDemoFacts(d.db);
+  print(`your data: ${DEMO_FACTS} (120 shipments), its accessorial and equipment_type columns named as usage sources`);
+
+  print('\n1. First sync: every list and variant (the baseline; no alerts for it)');
+  printRun(await d.sync(), false);
+
+  print('\n2. The upstream changes:');
+  for (const line of changeSandbox(d.sandbox)) print(`   - ${line}`);
+
+  print('\n3. Second sync: only what changed costs more than a hash compare');
+  const second = await d.sync();
+  printRun(second, true);
+  await d.deliverAlerts();
+
+  print('\n4. What changed (refdata.entry_changes):');
+  await printChanges(d.db, d.environment);
+  print('\n5. Alerts that fired (refdata.alerts, the outbox; each also goes to the log):');
+  await printAlerts(d.db, d.environment);
+  print(`\n6. Impact on your data: facts of the last 90 days in ${DEMO_FACTS} that use a retired or modified code`);
+  await printDemoImpact(d.db, d.environment, print);
+  if (d.receiver) printReceived(d.receiver);
+  printTryNext(d.environment);
+  return second.status === 'succeeded' ? 0 : 1;
 }

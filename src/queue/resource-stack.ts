@@ -2,7 +2,7 @@ import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
- * What a worker process has opened, in order. closeAll() closes it backwards, so nothing is closed
+ * What a process (a worker, the demo) has opened, in order. closeAll() closes it backwards, so nothing is closed
  * while something opened after it (and maybe using it) is still open; a failing close is logged and
  * the rest still close, then the first error is thrown.
  */

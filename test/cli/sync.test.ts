@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { runCli } from '../helpers/cli.ts';
-import { dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
+import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 
@@ -136,6 +136,21 @@ describe('refsync migrate', () => {
 });
 
 describe('refsync demo', () => {
+  it('ends with one line and exit 2 on a DATABASE_URL that is not migrated (the sandbox and receiver it started are closed)', async () => {
+    const empty = await createTestDatabase('refsync_t_demo_empty');
+    try {
+      const admin = new pg.Client({ connectionString: empty.url });
+      await admin.connect();
+      await admin.query('drop schema refdata cascade');
+      await admin.end();
+      // Before, the process printed the line and never exited: the timeout would kill it (code null).
+      const res = await runCli(['demo'], { env: { DATABASE_URL: empty.url }, timeoutMs: 30_000 });
+      expect(res).toMatchObject({ code: 2, stderr: 'refsync: DATABASE_URL: schema refdata is missing; run `refsync migrate` first\n' });
+    } finally {
+      await dropTestDatabase(empty.name);
+    }
+  });
+
   it('runs on embedded PGlite in a fresh folder, showing the diff and the alerts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'refsync-demo-'));
     try {
@@ -147,7 +162,7 @@ describe('refsync demo', () => {
       expect(res.stdout).toMatch(/accessorials\s+removed\s+LGDEL/);
       expect(res.stdout).toMatch(/equipment_types\s+modified\s+REEFER\s+name/);
       expect(res.stdout).toMatch(/added\s+charge_codes\s+2025-09-01\s+EVCH\s+delivered/);
-      expect(res.stdout).toMatch(/msg_refsync_\S+\s+refdata\.added\s+charge_codes 2025-09-01\s+EVCH\s+signature verified/);
+      expect(res.stdout).toMatch(/msg_refsync_\S+\s+refdata\.added\s+charge_codes\s+2025-09-01\s+EVCH\s+verified$/m);
       expect(res.stdout).toMatch(/^LGDEL\s+removed\s+refsync_demo\.shipments\.accessorial\s+29\s/m);
       expect(res.stdout).toMatch(/^REEFER\s+modified\s+refsync_demo\.shipments\.equipment_type\s+30\s/m);
       expect(res.stdout).toMatch(/orphans now \(refsync impact orphans\): LGDEL 40 rows, LFTG 1 row/);
