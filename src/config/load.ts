@@ -15,6 +15,7 @@ import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
 import { certificateProblem } from '../util/pem-list.ts';
+import { DEFAULT_MEMORY_BUDGET_MB, MEMORY_BUDGET_MB_RANGE } from '../memory/memory-limit.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -328,7 +329,14 @@ function attachUsage(sources: SourceConfig[], file: ConfigFile | undefined): Usa
 function addOptionalSettings(config: AppConfig, env: Env): void {
   const databaseUrl = readSecret('DATABASE_URL', env.DATABASE_URL, env.DATABASE_URL_FILE);
   if (databaseUrl) config.databaseUrl = databaseUrl;
-  if (nonEmpty(env.REFSYNC_MEMORY_BUDGET_MB)) config.memoryBudgetMb = integer('REFSYNC_MEMORY_BUDGET_MB', env.REFSYNC_MEMORY_BUDGET_MB, 1024, 64, 1_048_576);
+  if (nonEmpty(env.REFSYNC_MEMORY_BUDGET_MB))
+    config.memoryBudgetMb = integer(
+      'REFSYNC_MEMORY_BUDGET_MB',
+      env.REFSYNC_MEMORY_BUDGET_MB,
+      DEFAULT_MEMORY_BUDGET_MB,
+      MEMORY_BUDGET_MB_RANGE.min,
+      MEMORY_BUDGET_MB_RANGE.max,
+    );
   if (env.REFSYNC_REDIS_CA_FILE) {
     if (!config.redisUrl.startsWith('rediss://')) throw new ConfigError('REFSYNC_REDIS_CA_FILE: is set, but REDIS_URL does not start with rediss:// (TLS)');
     const pem = readCa('REFSYNC_REDIS_CA_FILE', env.REFSYNC_REDIS_CA_FILE);

@@ -1,4 +1,4 @@
-import { memoryLimit, cgroupLimitFiles } from './memory-limit.ts';
+import { memoryLimit, cgroupLimitFiles, MEMORY_BUDGET_MB_RANGE } from './memory-limit.ts';
 
 const MiB = 1024 * 1024;
 
@@ -37,7 +37,7 @@ const SEMI_SPACE_GIVEN = /^--max[-_]semi[-_]space[-_]size(=|$)/;
 function budgetSetting(value: string | undefined): number | undefined {
   if (!value || !/^\d+$/.test(value.trim())) return undefined;
   const mb = Number(value.trim());
-  return mb >= 64 && mb <= 1_048_576 ? mb : undefined;
+  return mb >= MEMORY_BUDGET_MB_RANGE.min && mb <= MEMORY_BUDGET_MB_RANGE.max ? mb : undefined;
 }
 
 /**

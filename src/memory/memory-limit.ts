@@ -13,6 +13,9 @@ const MiB = 1024 * 1024;
 /** The budget with neither a setting nor a container limit: what the compose file gives the worker. */
 export const DEFAULT_MEMORY_BUDGET_MB = 1024;
 
+/** The values REFSYNC_MEMORY_BUDGET_MB may take, in MiB. */
+export const MEMORY_BUDGET_MB_RANGE = { min: 64, max: 1_048_576 } as const;
+
 /** The files a container's memory limit is read from: cgroup v2 first, then v1. */
 export const cgroupLimitFiles: ReadonlyArray<{ path: string; from: MemoryLimitSource }> = [
   { path: '/sys/fs/cgroup/memory.max', from: 'cgroup v2' },

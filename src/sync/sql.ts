@@ -178,8 +178,8 @@ export function lockThenLastSnapshots(target: Target): string {
   return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${environment}, ${listKey}, ${variant})`;
 }
 
-/** What a fetch knows of the snapshot it would write if it turns out unchanged. */
-export type UnchangedCandidate = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues'>;
+/** What a fetch measured of its snapshot row, whatever the load then finds (snapshot-row.ts#fetchedFields). */
+export type FetchedFields = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues'>;
 
 /** A whole number as SQL text; anything else is a bug upstream of the statement. */
 function sqlInteger(n: number | null): string {
@@ -196,7 +196,7 @@ function sqlInteger(n: number | null): string {
  * id as unchangedSnapshotId. Two round trips for an unchanged sync (this with the BEGIN, the commit)
  * where a separate insert made three.
  */
-export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: UnchangedCandidate): string {
+export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: FetchedFields): string {
   const text = (v: string | null) => (v === null ? 'null' : pg.escapeLiteral(v));
   const fields = fetched.fields === null ? 'null' : `array[${fetched.fields.map(text).join(', ')}]::text[]`;
   const args = [

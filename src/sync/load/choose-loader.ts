@@ -6,7 +6,7 @@ import type { CurrentRowsCheck } from './current-rows-check.ts';
 import { FirstLoad } from './first-load.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
-import { unchangedCandidate } from './snapshot-row.ts';
+import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
 
@@ -54,6 +54,6 @@ export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedLis
       const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
       return { loader, result: await loader.finish(collected, options) };
     },
-    TargetTransaction.opening(setup.target, unchangedCandidate(collected, options)),
+    TargetTransaction.opening(setup.target, fetchedFields(collected, options)),
   );
 }

@@ -6,7 +6,7 @@ import type { Target } from '../../catalog/targets.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync } from './resync-apply.ts';
-import { unchangedCandidate } from './snapshot-row.ts';
+import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
@@ -47,7 +47,7 @@ export class Resync implements Loader {
       ? await applyResync(this.#txn, this.#staging, collected, options)
       : await this.#conn.transaction(
           async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
-          TargetTransaction.opening(this.#target, unchangedCandidate(collected, options)),
+          TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
         );
     // A diff's last use of staging dropped it; an unchanged list (or a stale index) never got there.
     const diffed = 'applied' in result && result.applied.status !== 'unchanged';

@@ -1,6 +1,6 @@
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import type { SnapshotRow, UnchangedCandidate } from '../sql.ts';
+import type { FetchedFields, SnapshotRow } from '../sql.ts';
 
 /** The snapshot of a fetched list, from what the collector measured and what the load found. */
 export function snapshotOf(
@@ -16,17 +16,11 @@ export function snapshotOf(
   },
 ): SnapshotRow {
   const snapshot: SnapshotRow = {
-    runId: options.runId,
+    ...fetchedFields(collected, options),
     fetchedAt: now,
     status: row.status,
     changed: row.changed,
     counts: row.counts,
-    contentHash: collected.contentHash,
-    entryCount: collected.entryCount,
-    fields: collected.fields,
-    pages: collected.pages,
-    durationMs: options.durationMs(),
-    replacedValues: collected.replacedValues,
     nonconforming: row.nonconforming ?? 0,
     error: row.error ?? null,
     errorCode: row.errorCode ?? (row.status === 'held' ? 'held' : null),
@@ -36,8 +30,11 @@ export function snapshotOf(
   return snapshot;
 }
 
-/** What the opening of an apply needs to record a fetch as unchanged, if it is (TargetTransaction.opening). */
-export function unchangedCandidate(collected: CollectedList, options: ApplyOptions): UnchangedCandidate {
+/**
+ * What the fetch itself measured of its snapshot: part of every snapshot row (snapshotOf), and all an
+ * unchanged one needs, which the opening of its apply writes (TargetTransaction.opening).
+ */
+export function fetchedFields(collected: CollectedList, options: ApplyOptions): FetchedFields {
   return {
     runId: options.runId,
     contentHash: collected.contentHash,

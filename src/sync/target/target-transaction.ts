@@ -1,7 +1,7 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
 import { tryLockTarget } from './target-lock.ts';
-import { lockThenLastSnapshots, lockThenLastSnapshotsOrRecordUnchanged, stateReadOf, type UnchangedCandidate } from '../sql.ts';
+import { lockThenLastSnapshots, lockThenLastSnapshotsOrRecordUnchanged, stateReadOf, type FetchedFields } from '../sql.ts';
 import { completeTargetState, readTargetState, type TargetState } from './target-state.ts';
 
 /**
@@ -32,7 +32,7 @@ export class TargetTransaction {
    * state, in the BEGIN's round trip (Connection#transaction's `opening`). Given the fetched list's
    * snapshot values, it also records the fetch if it is unchanged (state.unchangedSnapshotId).
    */
-  static opening(target: Target, fetched?: UnchangedCandidate): string {
+  static opening(target: Target, fetched?: FetchedFields): string {
     return fetched ? lockThenLastSnapshotsOrRecordUnchanged(target, fetched) : lockThenLastSnapshots(target);
   }
 
