@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../src/config/types.ts';
-import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
+import { createUnmigratedDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { alertsOf, drainWithTestDispatcher, sleep, testDispatcher, useAlertFixtures, VERSION, webhookEnv } from './fixture.ts';
 import { startReceiver } from './receiver.ts';
 
@@ -367,12 +367,8 @@ describe('refsync alerts (CLI)', () => {
     const missing = await cli(['retry', '999999999'], env);
     expect(missing).toMatchObject({ code: 2, stderr: 'refsync: alerts retry: alert 999999999 does not exist\n' });
 
-    const empty = await createTestDatabase('refsync_t_empty');
+    const empty = await createUnmigratedDatabase('refsync_t_empty');
     try {
-      const admin = new pg.Client({ connectionString: empty.url });
-      await admin.connect();
-      await admin.query('drop schema refdata cascade');
-      await admin.end();
       const r = await cli([], { DATABASE_URL: empty.url });
       expect(r).toMatchObject({ code: 2, stderr: 'refsync: DATABASE_URL: schema refdata is missing; run `refsync migrate` first\n' });
     } finally {

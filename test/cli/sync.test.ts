@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { runCli } from '../helpers/cli.ts';
-import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
+import { createUnmigratedDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 
@@ -137,12 +137,8 @@ describe('refsync migrate', () => {
 
 describe('refsync demo', () => {
   it('ends with one line and exit 2 on a DATABASE_URL that is not migrated (the sandbox and receiver it started are closed)', async () => {
-    const empty = await createTestDatabase('refsync_t_demo_empty');
+    const empty = await createUnmigratedDatabase('refsync_t_demo_empty');
     try {
-      const admin = new pg.Client({ connectionString: empty.url });
-      await admin.connect();
-      await admin.query('drop schema refdata cascade');
-      await admin.end();
       // Before, the process printed the line and never exited: the timeout would kill it (code null).
       const res = await runCli(['demo'], { env: { DATABASE_URL: empty.url }, timeoutMs: 30_000 });
       expect(res).toMatchObject({ code: 2, stderr: 'refsync: DATABASE_URL: schema refdata is missing; run `refsync migrate` first\n' });

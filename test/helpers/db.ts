@@ -45,6 +45,19 @@ export async function createTestDatabase(prefix = 'refsync_t'): Promise<{ name: 
   return { name, url: urlFor(inject('databaseServerUrl'), name) };
 }
 
+/** A fresh database without refsync's schema (refdata dropped), as one never migrated; the caller owns dropping it. */
+export async function createUnmigratedDatabase(prefix: string): Promise<{ name: string; url: string }> {
+  const created = await createTestDatabase(prefix);
+  const client = new pg.Client({ connectionString: created.url });
+  await client.connect();
+  try {
+    await client.query('drop schema refdata cascade');
+  } finally {
+    await client.end();
+  }
+  return created;
+}
+
 export async function dropTestDatabase(name: string): Promise<void> {
   await admin((client) => client.query(`drop database if exists ${name} with (force)`));
 }

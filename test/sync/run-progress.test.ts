@@ -1,12 +1,11 @@
 // A run's progress as each target job refreshes it: counted in one statement while the run goes on
 // and nothing failed (refdata.advance_run, migration 0011), worded and closed by refreshRun's own
-// transaction otherwise. Snapshots are written as the loads write them; the run row is read back.
+// transaction otherwise. Snapshots come from real syncs and a recorded failure; the run row is read back.
 import { describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
-import type { Database, Queryable } from '../../src/db/database.ts';
-import { zeroCounts } from '../../src/sync/load/apply-types.ts';
+import type { Database } from '../../src/db/database.ts';
 import { refreshRun, startRun } from '../../src/sync/run/runs.ts';
-import { insertSnapshot } from '../../src/sync/sql.ts';
+import { recordFailure } from '../../src/sync/outcome/record-failure.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
@@ -44,35 +43,21 @@ describe("a run's progress", () => {
   it('is counted in one statement while nothing failed; a failure is worded, and the last target closes the run', async () => {
     const fx = pipelineFixture(await useSandbox());
     try {
-      const [a, b, c] = targetsFor(fx.source, ['shipment_modes', 'accessorials', 'equipment_types']);
+      const [a, b, c] = targetsFor(fx.source, ['accessorials', 'equipment_types', 'location_types']);
       const run = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: 3, slot: 'progress-1' });
-      const snapshot = (q: Queryable, target: typeof a, status: 'ok' | 'failed') =>
-        insertSnapshot(q, target!, {
-          runId: run.id,
-          status,
-          changed: false,
-          counts: zeroCounts(),
-          contentHash: null,
-          entryCount: null,
-          fields: null,
-          pages: null,
-          durationMs: 1,
-          replacedValues: 0,
-          nonconforming: 0,
-          schemaAccepted: false,
-          error: status === 'failed' ? 'the upstream answered 500' : null,
-          errorCode: status === 'failed' ? 'http_500' : null,
-        });
+      // The snapshots as the pipeline writes them: a real sync, and a failure recorded as a job records it.
+      const synced = async (target: typeof a) => expect((await syncTarget(t.db, fx.client, target!, { runId: run.id })).status).toBe('changed');
+      const failed = (target: typeof a) => recordFailure(t.db, target!, run.id, Object.assign(new Error('the upstream answered 500'), { code: 'http_500' }), 1);
 
       const sent: string[] = [];
-      await snapshot(t.db, a!, 'ok');
+      await synced(a);
       expect(await refreshRun(recording(t.db, sent), run.id)).toBe('running');
       expect(sent).toEqual(['select refdata.advance_run($1) as advanced']);
       expect(await runRow(run.id)).toEqual({ status: 'running', targets_done: 1, targets_failed: 0, error: null, finished: false });
 
       // A failure is worded by refreshRun's transaction.
       sent.length = 0;
-      await snapshot(t.db, b!, 'failed');
+      await failed(b);
       expect(await refreshRun(recording(t.db, sent), run.id)).toBe('running');
       expect(sent).toEqual(['select refdata.advance_run($1) as advanced', 'transaction']);
       expect(await runRow(run.id)).toEqual({
@@ -85,7 +70,7 @@ describe("a run's progress", () => {
 
       // The last target closes the run, through the transaction too.
       sent.length = 0;
-      await snapshot(t.db, c!, 'ok');
+      await synced(c);
       expect(await refreshRun(recording(t.db, sent), run.id)).toBe('partial');
       expect(sent).toEqual(['select refdata.advance_run($1) as advanced', 'transaction']);
       expect(await runRow(run.id)).toMatchObject({ status: 'partial', targets_done: 3, targets_failed: 1, finished: true });
