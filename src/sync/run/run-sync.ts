@@ -94,7 +94,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
-    const status = await refreshRun(options.db, plan.runId, plan.source);
+    const status = await refreshRun(options.db, plan.runId, plan.source, true);
     results.push({
       runId: plan.runId,
       source: plan.source,

@@ -40,14 +40,18 @@ export async function startRun(q: Queryable, options: StartRunOptions): Promise<
  * (at once for a run of no targets). Closing it tells of it (run-completed.ts), for `source`'s alerts.
  * Counting distinct targets among the run's snapshots (rather than incrementing) makes a target that
  * ran twice, after a crash or a retry, count once. The row lock orders concurrent callers, so the
- * last one sees every snapshot committed before it.
+ * last one sees every snapshot committed before it. `atEnd`: the caller has no target of the run
+ * left in flight (an in-process run once all its targets are done), so the count that only a run
+ * still going on takes is not asked for first.
  */
-export async function refreshRun(db: Database, runId: number, source?: SourceConfig): Promise<RunStatus> {
+export async function refreshRun(db: Database, runId: number, source?: SourceConfig, atEnd = false): Promise<RunStatus> {
   if (!Number.isSafeInteger(runId)) throw new Error(`sync run id ${runId} is not an integer`);
   // While the run goes on and none of its targets failed, one statement counts it (migration 0011):
   // every target job but a run's last. The others close the run or word its error, below.
-  const { rows } = await db.query<{ advanced: boolean }>('select refdata.advance_run($1) as advanced', [runId]);
-  if (rows[0]?.advanced) return 'running';
+  if (!atEnd) {
+    const { rows } = await db.query<{ advanced: boolean }>('select refdata.advance_run($1) as advanced', [runId]);
+    if (rows[0]?.advanced) return 'running';
+  }
   // The run row's lock and the count from its snapshots (migration 0010), in the BEGIN's round trip.
   const opening = `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
   return db.transaction(async (tx, opened) => {
