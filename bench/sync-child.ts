@@ -80,7 +80,12 @@ function traced(inner: Database): Database {
     withConnection: (fn) =>
       inner.withConnection((conn) => {
         const q = time(conn);
-        return fn({ query: q.query, begin: () => conn.begin(), transaction: (f, opening) => conn.transaction((tx, opened) => f(time(tx), opened), opening) });
+        return fn({
+          query: q.query,
+          begin: () => conn.begin(),
+          transaction: (f, opening) => conn.transaction((tx, opened) => f(time(tx), opened), opening),
+          alone: (statement) => conn.alone(statement),
+        });
       }),
   } as Database;
 }

@@ -38,6 +38,12 @@ export interface Connection extends Queryable {
   transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Begins a transaction (with the per-transaction timeouts) that the caller ends with commit or rollback. */
   begin(): Promise<void>;
+  /**
+   * Runs one statement without parameters (its values quoted in its text) as a transaction of its
+   * own, with the per-transaction timeouts, in one round trip on Postgres: no BEGIN, no COMMIT.
+   * Returns its rows. For work that is whole in one statement (a function that locks, reads and writes).
+   */
+  alone(statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
 export interface Database extends Queryable {
@@ -68,10 +74,18 @@ export interface OpenDatabaseOptions {
 /** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
 export const EMBEDDED_DATA_DIR = './.refsync/pgdata';
 
-/** BEGIN with the timeouts as SET LOCAL: they end with the transaction, so nothing leaks to a pooled session. */
-function beginStatement(options: OpenDatabaseOptions): string {
+/**
+ * The timeouts as SET LOCAL: they end with the transaction, so nothing leaks to a pooled session. In
+ * a message of several statements without a BEGIN they hold for that message's implicit transaction.
+ */
+function transactionTimeouts(options: OpenDatabaseOptions): string {
   const ms = (value: number | undefined, fallback: number) => Math.max(0, Math.trunc(value ?? fallback));
-  return `begin; set local statement_timeout = ${ms(options.statementTimeoutMs, 120_000)}; set local lock_timeout = ${ms(options.lockTimeoutMs, 30_000)}`;
+  return `set local statement_timeout = ${ms(options.statementTimeoutMs, 120_000)}; set local lock_timeout = ${ms(options.lockTimeoutMs, 30_000)}`;
+}
+
+/** The last result's rows of a message of several statements (node-postgres answers it with an array). */
+function lastRows(results: pg.QueryResult | pg.QueryResult[]): Array<Record<string, unknown>> {
+  return (Array.isArray(results) ? results.at(-1)! : results).rows;
 }
 
 // int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.
@@ -104,9 +118,10 @@ function pgQueryable(client: pg.PoolClient | pg.Pool): Queryable {
   };
 }
 
-/** A checked-out client as a Connection; `begin` is the BEGIN statement with the transaction's timeouts. */
-function pgConnection(client: pg.PoolClient, begin: string): Connection {
+/** A checked-out client as a Connection; `timeouts` are the transaction's SET LOCAL statements. */
+function pgConnection(client: pg.PoolClient, timeouts: string): Connection {
   const conn = pgQueryable(client);
+  const begin = `begin; ${timeouts}`;
   return {
     ...conn,
     async begin() {
@@ -121,13 +136,17 @@ function pgConnection(client: pg.PoolClient, begin: string): Connection {
       let opened: Array<Record<string, unknown>>;
       try {
         // The opening statement travels in the BEGIN's message; the last result is its own.
-        const results = (await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult | pg.QueryResult[];
-        opened = (Array.isArray(results) ? results.at(-1)! : results).rows;
+        opened = lastRows((await client.query(`${begin}; ${opening}`)) as unknown as pg.QueryResult | pg.QueryResult[]);
       } catch (err) {
         await conn.query('rollback').catch(() => undefined);
         throw err;
       }
       return commitAfter(conn, (tx) => fn(tx, opened));
+    },
+    async alone(statement) {
+      // Postgres runs a message of several statements as one implicit transaction, which it ends
+      // itself: committed after the last, rolled back by any failure.
+      return lastRows((await client.query(`${timeouts}; ${statement}`)) as unknown as pg.QueryResult | pg.QueryResult[]);
     },
   };
 }
@@ -158,13 +177,13 @@ async function withPgClient<T>(pool: pg.Pool, logger: Logger | undefined, fn: (c
 
 function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   const pool = createPool(options);
-  const begin = beginStatement(options);
+  const timeouts = transactionTimeouts(options);
   let closed = false;
   return {
     kind: 'pg',
     ...pgQueryable(pool),
     async withConnection(fn) {
-      return withPgClient(pool, options.logger, (client) => fn(pgConnection(client, begin)));
+      return withPgClient(pool, options.logger, (client) => fn(pgConnection(client, timeouts)));
     },
     async transaction(fn, opening) {
       return this.withConnection((conn) => conn.transaction(fn, opening));
@@ -210,11 +229,12 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
       const q = wrap(tx);
       return fn(q, await openingRows(q, opening));
     });
-  const begin = beginStatement(options);
+  const begin = `begin; ${transactionTimeouts(options)}`;
+  const alone: Connection['alone'] = (statement) => transaction(async (_tx, opened) => opened, statement);
   return {
     kind: 'pglite',
     ...wrap(client),
-    withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined) }),
+    withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined), alone }),
     transaction,
     async close() {
       if (closed) return;

@@ -78,6 +78,13 @@ export class LazyConnection implements Connection {
     return commitAfter(conn, async (tx) => guarded(tx, await openingRows(tx, opening)));
   }
 
+  /** A statement as a transaction of its own; never while a transaction begun by openEarly waits (it would run inside it). */
+  async alone(statement: string): Promise<Array<Record<string, unknown>>> {
+    if (this.#early) throw new Error('a statement alone was asked for inside a transaction begun early');
+    this.#check(statement);
+    return (await this.#get()).alone(statement);
+  }
+
   async begin(): Promise<void> {
     this.#check('begin');
     await (await this.#get()).begin();

@@ -86,7 +86,8 @@ async function syncAdmitted(
   // Settled here, once: the failure recorded, the metrics observed, the run brought up to date.
   const settled = await recordOutcomeFailure(deps.db, outcome, runId, log);
   observe(deps, settled);
-  await refreshRun(deps.db, runId, source);
+  // An unchanged list's one statement counted the run already, unless it was the run's last target.
+  if (!settled.runAdvanced) await refreshRun(deps.db, runId, source);
   // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
   if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
   const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
@@ -121,6 +122,7 @@ async function syncOrThrow(
       logger: log,
       onProgress: progress.onProgress,
       memory,
+      advanceRun: true,
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;

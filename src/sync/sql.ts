@@ -189,17 +189,11 @@ function sqlInteger(n: number | null): string {
   return String(whole);
 }
 
-/**
- * lockThenLastSnapshots, which also records the fetch when it is unchanged: when its content hash is
- * the last ok snapshot's and the list's views do not wait, the same call writes the unchanged
- * snapshot (refdata.lock_target_state_or_record_unchanged, migration 0011), and stateReadOf gives its
- * id as unchangedSnapshotId. Two round trips for an unchanged sync (this with the BEGIN, the commit)
- * where a separate insert made three.
- */
-export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: FetchedFields): string {
+/** The fetched list's target and snapshot values as SQL literals, in the order the unchanged-recording calls take them. */
+function unchangedArgs(target: Target, fetched: FetchedFields): string[] {
   const text = (v: string | null) => (v === null ? 'null' : pg.escapeLiteral(v));
   const fields = fetched.fields === null ? 'null' : `array[${fetched.fields.map(text).join(', ')}]::text[]`;
-  const args = [
+  return [
     ...targetParams(target).map(text),
     text(fetched.contentHash),
     sqlInteger(fetched.runId),
@@ -209,7 +203,27 @@ export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: 
     sqlInteger(fetched.durationMs),
     sqlInteger(fetched.replacedValues),
   ];
-  return `select now, views_waiting, last_ok, last, unchanged_snapshot_id from refdata.lock_target_state_or_record_unchanged(${args.join(', ')})`;
+}
+
+/**
+ * lockThenLastSnapshots, which also records the fetch when it is unchanged: when its content hash is
+ * the last ok snapshot's and the list's views do not wait, the same call writes the unchanged
+ * snapshot (refdata.lock_target_state_or_record_unchanged, migration 0011), and stateReadOf gives its
+ * id as unchangedSnapshotId. Two round trips for an unchanged sync (this with the BEGIN, the commit)
+ * where a separate insert made three.
+ */
+export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: FetchedFields): string {
+  return `select now, views_waiting, last_ok, last, unchanged_snapshot_id from refdata.lock_target_state_or_record_unchanged(${unchangedArgs(target, fetched).join(', ')})`;
+}
+
+/**
+ * The statement that records an unchanged fetch as a transaction of its own (refdata.record_unchanged,
+ * migration 0012): the target's lock, its state and the snapshot row, and with `advanceRun` the run's
+ * progress. Its row: the snapshot's id (null when the fetch is not unchanged: nothing was written)
+ * and whether the run's progress was counted.
+ */
+export function recordUnchangedStatement(target: Target, fetched: FetchedFields, advanceRun: boolean): string {
+  return `select snapshot_id, run_advanced from refdata.record_unchanged(${[...unchangedArgs(target, fetched), String(advanceRun)].join(', ')})`;
 }
 
 type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean; unchanged_snapshot_id?: string | number | null };

@@ -46,6 +46,11 @@ export interface SyncTargetOptions {
   onProgress?: (progress: TargetProgress) => void;
   /** The worker's memory budget for this target (list-memory.ts); a list never waits without one. */
   memory?: ListMemory;
+  /**
+   * Count the run's progress in the statement that records an unchanged fetch (a worker's target
+   * job, which refreshes its run after every target); the outcome then says runAdvanced.
+   */
+  advanceRun?: boolean;
 }
 
 /** One sync's fixed inputs, shared by its fetches. */
@@ -185,13 +190,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     }
     const collected = await check.finish(collector.finish());
     f.pages = collected.pages;
-    const applyOptions: ApplyOptions = {
-      runId: f.options.runId,
-      acceptRemovals: f.options.acceptRemovals ?? false,
-      acceptSchema: f.options.acceptSchema ?? false,
-      durationMs: f.elapsed,
-      analyzeAfterRows: f.tuning.analyzeAfterRows,
-    };
+    const applyOptions = applyOptionsOf(f);
     if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
     const loaded = await loadAfterFetch(setup, collected, applyOptions);
     f.loader = loaded.loader;
@@ -207,6 +206,18 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     });
     await conn.release(sessionFailure);
   }
+}
+
+/** How the fetch is to be applied, from the sync's options and tuning. */
+function applyOptionsOf(f: Fetch): ApplyOptions {
+  return {
+    runId: f.options.runId,
+    acceptRemovals: f.options.acceptRemovals ?? false,
+    acceptSchema: f.options.acceptSchema ?? false,
+    durationMs: f.elapsed,
+    analyzeAfterRows: f.tuning.analyzeAfterRows,
+    advanceRun: f.options.advanceRun ?? false,
+  };
 }
 
 function pagesRequest(target: Target, options: SyncTargetOptions): PagesRequest {
@@ -237,6 +248,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
     durationMs: f.elapsed(),
     load: { loader: loader.kind, rowsWritten: loader.rowsWritten, fetches: f.fetches },
   };
+  if (applied.runAdvanced) outcome.runAdvanced = true;
   if (applied.error) {
     outcome.error = applied.error;
     outcome.errorCode = applied.errorCode ?? 'held';

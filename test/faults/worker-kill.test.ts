@@ -98,7 +98,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
 });
 
 describe('2. worker SIGKILLed after the commit, before the job is marked complete', () => {
-  it('the re-run of the job for the same slot skips the committed lists: no new snapshot, change or alert', async () => {
+  it('the re-run of the job for the same slot skips the committed list, and records the unchanged ones whose transactions died once: no new change or alert', async () => {
     const { fx, after, prefix, redis, queue, env } = await prepare();
     const slot = 'kill-after-commit';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
@@ -110,14 +110,20 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w1 = await startWorkerProcess(env);
       await enqueueManualRuns(queue, [fx.source], { slot });
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
-      // After its commit, each target job brings the run record up to date (refdata.advance_run,
-      // through refdata.run_progress, locks the row `for update`) before it returns to BullMQ. This lock lets the commits through (their foreign-key checks
-      // take a key-share lock, which `for no key update` allows) and stops each job right there.
+      // After its commit, the changed list's job brings the run record up to date (refdata.advance_run,
+      // through refdata.run_progress, which locks the row `for no key update`) before it returns to
+      // BullMQ. An unchanged list records its snapshot and the run's progress in one transaction
+      // (refdata.record_unchanged): it waits on the same lock before its commit. This lock lets the
+      // changed list's commit through (its foreign-key check takes a key-share lock, which
+      // `for no key update` allows) and stops every job right there.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
-        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === targets,
-        'every target committed and waiting to update the run record',
+        async () =>
+          (await snapshotsOfRun(run.id)).length === 1 &&
+          (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === 1 &&
+          (await workerBackendsWaiting("a.query ilike '%refdata.record_unchanged(%'")) === targets - 1,
+        'the changed list committed and every target waiting to update the run record',
         60_000,
       );
       await killHeldWorker(w1, locker);
@@ -141,7 +147,16 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const job = (await queue.getJob(jobId))!;
       expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
       expect(job.returnvalue, 'the re-run saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
-      expect(await snapshotsOfRun(run.id)).toEqual(snapshots);
+      // The unchanged lists' transactions died with the worker; their jobs ran again and recorded them once.
+      const recovered = await snapshotsOfRun(run.id);
+      expect(recovered.slice(0, snapshots.length)).toEqual(snapshots);
+      expect(
+        recovered
+          .filter((s) => !s.changed)
+          .map((s) => s.list_key)
+          .sort(),
+      ).toEqual(fx.source.lists.filter((l) => l !== 'shipment_modes').sort());
+      expect(recovered.every((s) => s.status === 'ok')).toBe(true);
       expect(await footprint(t.db, fx.source.environment)).toEqual(committed);
       await expectConsistentHistory(t.db, fx.source);
       expect(await w2.stop()).toBe(0);

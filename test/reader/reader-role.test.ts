@@ -120,6 +120,8 @@ describe('the refdata_reader role', () => {
       { proname: 'lock_target_state', reader: false, public: false },
       { proname: 'lock_target_state_or_record_unchanged', reader: false, public: false },
       { proname: 'orphans', reader: true, public: false },
+      // refsync's one-statement record of an unchanged fetch (migration 0012): not for readers.
+      { proname: 'record_unchanged', reader: false, public: false },
       { proname: 'run_progress', reader: false, public: false },
       { proname: 'target_lock_key', reader: false, public: false },
       { proname: 'target_state', reader: false, public: false },

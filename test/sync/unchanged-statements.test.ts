@@ -1,10 +1,11 @@
 // What an unchanged sync sends to Postgres, statement by statement: the unchanged case is paid by
 // every target every hour, so its round trips are counted (docs/performance.md, P2 and P4). Its one
-// snapshot row is written by the statement that opens the transaction (migration 0011), and its
-// commit does not wait for the WAL flush.
+// snapshot row is written by one statement that is its own transaction (migration 0012), whose
+// commit does not wait for the WAL flush unless it also counts the run's progress (a worker's job).
 import { describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import type { Connection, Database, Queryable } from '../../src/db/database.ts';
+import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
@@ -12,7 +13,12 @@ import { pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
 
-/** The database with every statement sent on a held connection recorded; `commit` is recorded with the synchronous_commit it ran under. */
+/**
+ * The database with every statement sent on a held connection recorded; `commit` is recorded with
+ * the synchronous_commit it ran under. A statement sent alone is recorded as `alone: ...`, with the
+ * synchronous_commit its transaction ends under: run here in an explicit transaction, so that the
+ * setting can still be read before the commit.
+ */
 function recording(db: Database, sent: string[]): Database {
   const recorded = (q: Queryable): Queryable => ({
     query: (text, params) => {
@@ -35,6 +41,14 @@ function recording(db: Database, sent: string[]): Database {
         return result;
       }, opening);
     },
+    alone: (statement) => {
+      sent.push(`alone: ${statement.replace(/\s+/g, ' ').trim()}`);
+      return conn.transaction(async (tx, opened) => {
+        const { rows } = await tx.query<{ setting: string }>("select current_setting('synchronous_commit') as setting");
+        sent.push(`commit (synchronous_commit ${rows[0]!.setting})`);
+        return opened;
+      }, statement);
+    },
   });
   return {
     ...db,
@@ -47,7 +61,7 @@ function recording(db: Database, sent: string[]): Database {
 }
 
 describe('an unchanged sync, statement by statement', () => {
-  it('begins, takes the lock, reads the state and records its snapshot in one message, with synchronous_commit off, and commits: two round trips', async () => {
+  it('takes the lock, reads the state and records its snapshot in one statement, its own transaction, with synchronous_commit off: one round trip', async () => {
     const sb = await useSandbox();
     const fx = pipelineFixture(sb);
     try {
@@ -57,8 +71,9 @@ describe('an unchanged sync, statement by statement', () => {
       const sent: string[] = [];
       const outcome = await syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
       expect(outcome.status).toBe('unchanged');
-      expect(sent.map((s) => s.slice(0, 40))).toEqual(['begin; select now, views_waiting, last_o', 'commit (synchronous_commit off)']);
-      expect(sent[0]).toContain("from refdata.lock_target_state_or_record_unchanged('");
+      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select snapshot_id, run_advanced from ref', 'commit (synchronous_commit off)']);
+      expect(sent[0]).toContain("from refdata.record_unchanged('");
+      expect(sent[0]).toMatch(/, false\)$/);
       // The row written in SQL is the one an unchanged apply writes: ok, nothing counted, what the fetch measured.
       const { rows } = await t.db.query(
         `select id, status, changed, added, removed, modified, reappeared, reshaped, error, error_code, content_hash, entry_count, fields, pages,
@@ -88,6 +103,50 @@ describe('an unchanged sync, statement by statement', () => {
           later: true,
         },
       ]);
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it("counts the run's progress in the same statement for a worker's job, whose commit then waits for the WAL flush", async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb);
+    try {
+      const [a, b] = targetsFor(fx.source, ['accessorials', 'equipment_types']);
+      for (const target of [a!, b!]) expect((await syncTarget(t.db, fx.client, target, { runId: null })).status).toBe('changed');
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'unchanged-advance' });
+      const sent: string[] = [];
+      const first = await syncTarget(recording(t.db, sent), fx.client, a!, { runId: run.id, advanceRun: true });
+      expect(first).toMatchObject({ status: 'unchanged', runAdvanced: true });
+      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select snapshot_id, run_advanced from ref', 'commit (synchronous_commit on)']);
+      expect(sent[0]).toMatch(/, true\)$/);
+      const { rows } = await t.db.query('select status, targets_done from refdata.sync_runs where id = $1', [run.id]);
+      expect(rows).toEqual([{ status: 'running', targets_done: 1 }]);
+      // The run's last target is left to the caller's refresh, which closes the run.
+      const last = await syncTarget(t.db, fx.client, b!, { runId: run.id, advanceRun: true });
+      expect(last.status).toBe('unchanged');
+      expect(last.runAdvanced).toBeUndefined();
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it('a changed list: the statement alone writes nothing, and the apply goes on in a transaction of its own', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb);
+    try {
+      // Synced by the case before, or here: either way the list has rows before it changes.
+      const target = targetsFor(fx.source, ['accessorials'])[0]!;
+      expect((await syncTarget(t.db, fx.client, target, { runId: null })).status).toMatch(/^(un)?changed$/);
+      const before = await t.db.query<{ n: number }>('select count(*)::int as n from refdata.snapshots');
+      sb.control.modifyEntry('accessorials', 'APPTDEL', { description: 'Appointment (renamed)' });
+      const sent: string[] = [];
+      const outcome = await syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
+      expect(outcome).toMatchObject({ status: 'changed', counts: { modified: 1 } });
+      expect(sent[0]).toContain("from refdata.record_unchanged('");
+      expect(sent[2]).toContain('from refdata.lock_target_state_or_record_unchanged(');
+      const after = await t.db.query<{ n: number }>('select count(*)::int as n from refdata.snapshots');
+      expect(after.rows[0]!.n).toBe(before.rows[0]!.n + 1);
     } finally {
       await fx.client.close();
     }

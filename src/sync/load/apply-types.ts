@@ -22,6 +22,11 @@ export interface ApplyOptions {
   durationMs: () => number;
   /** Staged rows above which the staging and diff tables are ANALYZEd (tuning.analyzeAfterRows). */
   analyzeAfterRows: number;
+  /**
+   * Count the run's progress in the statement that records an unchanged fetch (a worker's target
+   * job, which would otherwise refresh the run in a round trip of its own right after).
+   */
+  advanceRun: boolean;
 }
 
 export interface ApplyResult {
@@ -35,4 +40,6 @@ export interface ApplyResult {
   errorCode?: string;
   /** Why the impact on a usage column could not be computed; the snapshot was applied all the same. */
   impactError?: string;
+  /** The run's progress was counted with the snapshot (ApplyOptions.advanceRun): no refresh of the run is owed. */
+  runAdvanced?: boolean;
 }

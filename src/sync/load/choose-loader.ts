@@ -9,6 +9,7 @@ import { Resync } from './resync.ts';
 import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
+import { recordIfUnchanged } from './unchanged-alone.ts';
 
 /** What choosing a loader needs: the fetch's connection and index check, and how rows are written. */
 export interface LoaderSetup {
@@ -46,8 +47,13 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
   return new Resync(setup.conn, setup.target, setup.check, setup.rule);
 }
 
-/** After a fetch that never spilled: chosen under the lock in the transaction that then loads. */
+/**
+ * After a fetch that never spilled: an unchanged list is recorded in one statement; any other is
+ * loaded by the loader chosen under the lock in the transaction that then loads.
+ */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
+  const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
+  if (recorded) return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: recorded };
   return setup.conn.transaction(
     async (tx, opened) => {
       const txn = await TargetTransaction.within(tx, setup.target, opened);

@@ -10,6 +10,7 @@ import { recordImpact } from '../impact.ts';
 import type { LoadResult } from './loader.ts';
 import { notifyChange } from '../notify.ts';
 import { snapshotOf } from './snapshot-row.ts';
+import { unchangedResult } from './unchanged-alone.ts';
 import {
   changeSample,
   closeRows,
@@ -31,11 +32,6 @@ import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.t
 import { fieldDrift, type FieldDrift } from './field-drift.ts';
 import { holdForSchema, type HeldColumn } from './schema-hold.ts';
 
-/** The result of an unchanged fetch, recorded as snapshot `snapshotId`. */
-function unchanged(snapshotId: number): LoadResult {
-  return { applied: { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false } };
-}
-
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
  * target's lock: an unchanged list costs a hash compare and a snapshot row; otherwise the staged rows
@@ -46,7 +42,7 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   // Unchanged, and recorded already by the statement that opened the transaction (migration 0011).
-  if (state.unchangedSnapshotId !== undefined) return unchanged(state.unchangedSnapshotId);
+  if (state.unchangedSnapshotId !== undefined) return unchangedResult(state.unchangedSnapshotId);
   // Unchanged, but left to this apply by the opening: the list's views wait, and are retried here.
   if (lastOk?.contentHash === collected.contentHash) {
     // An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
@@ -57,7 +53,7 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
     const row = snapshotOf(collected, options, now, { status: 'ok', changed: false, counts: zeroCounts(), nonconforming: lastOk.nonconforming });
     const snapshotId = await insertSnapshot(tx, target, row, { flush: Boolean(state.viewsWaiting) });
     if (state.viewsWaiting) await retryWaitingViews(txn, snapshotId);
-    return unchanged(snapshotId);
+    return unchangedResult(snapshotId);
   }
   // The rows an index let through unstaged are current only if nothing was applied since it was read.
   if (collected.index && (await rowsGeneration(tx, target)) !== collected.index.generation) {

@@ -10,6 +10,7 @@ import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
+import { recordIfUnchanged } from './unchanged-alone.ts';
 
 /**
  * The load of a target that has rows: fetched rows go to a staging table (on Postgres, only the ones
@@ -43,12 +44,16 @@ export class Resync implements Loader {
   }
 
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
-    const result = this.#txn
-      ? await applyResync(this.#txn, this.#staging, collected, options)
-      : await this.#conn.transaction(
-          async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
-          TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
-        );
+    // Nothing staged and no transaction begun: an unchanged list is recorded in one statement.
+    const alone = !this.#txn && this.#staging.rowsAppended === 0 ? await recordIfUnchanged(this.#conn, this.#target, collected, options) : undefined;
+    const result = alone
+      ? alone
+      : this.#txn
+        ? await applyResync(this.#txn, this.#staging, collected, options)
+        : await this.#conn.transaction(
+            async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
+            TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
+          );
     // A diff's last use of staging dropped it; an unchanged list (or a stale index) never got there.
     const diffed = 'applied' in result && result.applied.status !== 'unchanged';
     if (!diffed) await this.#staging.drop();

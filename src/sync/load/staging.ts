@@ -52,8 +52,10 @@ export class StagingTable {
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
     await this.#spill.settle();
-    await this.#create(q);
+    // Nothing to write creates nothing (ensure makes the table for the diff): a list whose every row
+    // the index matched begins no transaction, and is recorded in one statement if unchanged.
     if (rows.length === 0) return;
+    await this.#create(q);
     this.#appended += rows.length;
     if (usesCopy(this.#rule, rows.length)) {
       const write = this.#copy(rows, q);

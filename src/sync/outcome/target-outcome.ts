@@ -19,6 +19,8 @@ export interface TargetOutcome {
   errorCode?: string;
   /** Why the impact on a usage column could not be computed (the list itself synced). */
   impactError?: string;
+  /** The run's progress was counted with the snapshot (SyncTargetOptions.advanceRun): the caller need not refresh the run. */
+  runAdvanced?: boolean;
   /** How the list reached the database: which loader wrote it, the rows it wrote, and in how many fetches. */
   load?: { loader: LoaderKind; rowsWritten: number; fetches: number };
   /**

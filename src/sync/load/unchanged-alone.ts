@@ -1,0 +1,29 @@
+import type { Target } from '../../catalog/targets.ts';
+import type { Connection } from '../../db/database.ts';
+import { zeroCounts, type ApplyOptions, type ApplyResult } from './apply-types.ts';
+import type { CollectedList } from '../collect/collect.ts';
+import type { LoadResult } from './loader.ts';
+import { fetchedFields } from './snapshot-row.ts';
+import { recordUnchangedStatement } from '../sql.ts';
+
+/** The result of an unchanged fetch, recorded as snapshot `snapshotId` (the run's progress counted with it, when said). */
+export function unchangedResult(snapshotId: number, runAdvanced = false): LoadResult {
+  const applied: ApplyResult = { status: 'unchanged', snapshotId, counts: zeroCounts(), baseline: false };
+  if (runAdvanced) applied.runAdvanced = true;
+  return { applied };
+}
+
+/**
+ * Records the fetch in one statement that is its own transaction (refdata.record_unchanged,
+ * migration 0012) if it is unchanged: the one round trip an unchanged list costs, with the run's
+ * progress counted in it when options.advanceRun says so. Undefined when it is not unchanged (nothing
+ * written, the lock released): the load then applies it in a transaction of its own, as ever, whose
+ * opening still records it if another sync made it unchanged in between. Tried first because nearly
+ * every sync of a reference list is unchanged; a changed list pays this one round trip more.
+ */
+export async function recordIfUnchanged(conn: Connection, target: Target, collected: CollectedList, options: ApplyOptions): Promise<LoadResult | undefined> {
+  const [row] = await conn.alone(recordUnchangedStatement(target, fetchedFields(collected, options), options.advanceRun));
+  const snapshotId = row?.snapshot_id;
+  if (snapshotId === null || snapshotId === undefined) return undefined;
+  return unchangedResult(Number(snapshotId), row!.run_advanced === true);
+}
