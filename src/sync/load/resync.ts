@@ -44,21 +44,27 @@ export class Resync implements Loader {
   }
 
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
-    // Nothing staged and no transaction begun: an unchanged list is recorded in one statement.
-    const alone = !this.#txn && this.#staging.rowsAppended === 0 ? await recordIfUnchanged(this.#conn, this.#target, collected, options) : undefined;
-    const result = alone
-      ? alone
-      : this.#txn
-        ? await applyResync(this.#txn, this.#staging, collected, options)
-        : await this.#conn.transaction(
-            async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
-            TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
-          );
+    const result = (await this.#recordedAlone(collected, options)) ?? (await this.#applied(collected, options));
     // A diff's last use of staging dropped it; an unchanged list (or a stale index) never got there.
     const diffed = 'applied' in result && result.applied.status !== 'unchanged';
     if (!diffed) await this.#staging.drop();
     this.#finished = true;
     return result;
+  }
+
+  /** With nothing staged and no transaction begun, an unchanged list is recorded in one statement. */
+  async #recordedAlone(collected: CollectedList, options: ApplyOptions): Promise<LoadResult | undefined> {
+    if (this.#txn || this.#staging.rowsAppended > 0) return undefined;
+    return recordIfUnchanged(this.#conn, this.#target, collected, options);
+  }
+
+  /** The diff applied in the transaction the load was chosen in, or in one of its own. */
+  async #applied(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
+    if (this.#txn) return applyResync(this.#txn, this.#staging, collected, options);
+    return this.#conn.transaction(
+      async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
+      TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
+    );
   }
 
   /** Drops the staging table of a load that did not finish (one made in a transaction went with it). */

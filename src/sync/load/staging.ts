@@ -52,7 +52,7 @@ export class StagingTable {
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
     await this.#spill.settle();
-    // Nothing to write creates nothing (ensure makes the table for the diff): a list whose every row
+    // Nothing to write creates nothing (complete makes the table for the diff): a list whose every row
     // the index matched begins no transaction, and is recorded in one statement if unchanged.
     if (rows.length === 0) return;
     await this.#create(q);
