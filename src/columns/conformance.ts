@@ -20,6 +20,13 @@ export interface Conformance {
   changedKind?: ColumnType;
 }
 
+/** How many of the fetch's values do not fit `type`. */
+export function unfitting(type: ColumnType, values: FieldValues): number {
+  let n = 0;
+  for (const [valueType, count] of values.counts) if (!fitsType(type, valueType)) n += count;
+  return n;
+}
+
 /**
  * Meets a recorded column with a fetch's values. A column only ever seen null takes the type of its
  * first values. A bigint column widens to numeric for a number with a fraction: the same kind, and

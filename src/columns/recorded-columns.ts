@@ -6,8 +6,8 @@ import type { Queryable } from '../db/database.ts';
 import { listHistoryView } from '../dbt/descriptions.ts';
 import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
-import { conform, type FieldValues } from './conformance.ts';
-import { settleListViews, viewsWaiting, type ViewsSettled } from './waiting-views.ts';
+import { conform, unfitting, type FieldValues } from './conformance.ts';
+import { settleListViews, type ViewsSettled } from './waiting-views.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
 
@@ -20,30 +20,51 @@ export interface ColumnChange {
   to: ColumnType;
 }
 
-/** The typed columns of a list as its views have them now, in view order. */
-export async function readTypedColumns(q: Queryable, key: ListKey): Promise<TypedColumn[]> {
-  const { rows } = await q.query<{ field: string; column_name: string; data_type: ColumnType; position: number; since: Date; since_snapshot: string | null }>(
-    `select c.field, c.column_name, c.data_type, c.position, f.recorded_at as since, f.first_snapshot_id as since_snapshot
+type TypedColumnRow = { field: string; column_name: string; data_type: ColumnType; position: number; since: Date; since_snapshot: string | null };
+
+/** The list's current typed columns with when each field was first recorded, in view order ($1: the list). */
+const TYPED_COLUMNS = `select c.field, c.column_name, c.data_type, c.position, f.recorded_at as since, f.first_snapshot_id as since_snapshot
      from refdata.list_columns c
      cross join lateral (select recorded_at, first_snapshot_id from refdata.list_columns f
                          where f.list_key = c.list_key and f.field = c.field order by f.recorded_at, f.id limit 1) f
-     where c.list_key = $1 and c.replaced_at is null
-     order by c.position`,
-    [key],
-  );
-  return rows.map((r) => ({
+     where c.list_key = $1 and c.replaced_at is null`;
+
+function typedColumnOf(r: TypedColumnRow): TypedColumn {
+  return {
     field: r.field,
     column: r.column_name,
     type: r.data_type,
     position: r.position,
     since: r.since,
     sinceSnapshot: r.since_snapshot === null ? null : Number(r.since_snapshot),
-  }));
+  };
 }
 
-/** Serialises the column changes of one list (its variants and environments share the views). */
-export async function lockListColumns(q: Queryable, key: ListKey): Promise<void> {
-  await q.query(`select pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext($1))`, [key]);
+/** The typed columns of a list as its views have them now, in view order. */
+export async function readTypedColumns(q: Queryable, key: ListKey): Promise<TypedColumn[]> {
+  const { rows } = await q.query<TypedColumnRow>(`${TYPED_COLUMNS}\n     order by c.position`, [key]);
+  return rows.map(typedColumnOf);
+}
+
+/** What a plan starts from: the typed columns, and whether a change of the views waits; one round trip. */
+async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: TypedColumn[]; waiting: boolean }> {
+  const { rows } = await q.query<Partial<TypedColumnRow> & { waiting: boolean }>(
+    `select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting, c.*
+     from (select 1) one left join lateral (${TYPED_COLUMNS}) c on true
+     order by c.position`,
+    [key],
+  );
+  return { recorded: rows.filter((r) => r.field != null).map((r) => typedColumnOf(r as TypedColumnRow)), waiting: rows[0]?.waiting === true };
+}
+
+/**
+ * Serialises the column changes of one list (its variants and environments share the views):
+ * exclusive for a transaction that changes them, shared for one that only needs them to stay as they
+ * are until it commits.
+ */
+export async function lockListColumns(q: Queryable, key: ListKey, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
+  const lock = mode === 'exclusive' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
+  await q.query(`select ${lock}(hashtext('refsync.list_columns'), hashtext($1))`, [key]);
 }
 
 /** The target whose fetch a plan is for: its own current rows are the fetch, the others are read. */
@@ -78,12 +99,44 @@ export interface ColumnPlan {
  * value of the field fits it (the others are nonconforming), and changes type only when none does,
  * in this fetch nor in the current rows of the list's other targets. A field the fetch lacks keeps
  * its column. Takes the list's column lock for the caller's transaction.
+ *
+ * The plan is first made on the columns as last committed, without the lock. Columns are only ever
+ * added and widened, so a plan that changes nothing there has nothing to change under the lock
+ * either, and takes it shared: the applies of one list that change no column (every source's first
+ * load once one has recorded the list's columns, nearly every resync) no longer wait for each other,
+ * where each held the list's lock to its commit. A plan that changes something takes the lock
+ * exclusively, in a savepoint, and is made again under it; if the apply it waited for made the
+ * change already (the variants of a list on their first sync, all at once), the savepoint gives the
+ * lock back and the plan takes the shared one.
  */
 export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
-  await lockListColumns(q, key);
-  const recorded = await readTypedColumns(q, key);
+  const changes = (plan: ColumnPlan) => plan.changes.length > 0 || plan.viewsWaiting;
+  if (changes(await planOn(q, key, observed, target, await readPlanInputs(q, key), true))) {
+    await q.query('savepoint list_columns');
+    await lockListColumns(q, key, 'exclusive');
+    const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
+    if (changes(plan)) return plan;
+    await q.query('rollback to savepoint list_columns');
+  }
+  await lockListColumns(q, key, 'shared');
+  // Made again under the lock, for the columns and counts as they are until the commit. Under the
+  // shared lock nothing may change: what another target's new rows would now call for waits for the
+  // next sync of the list.
+  return planOn(q, key, observed, target, await readPlanInputs(q, key), false);
+}
+
+/** The plan on the given columns; without `mayChange` it adds and widens nothing and retries no waiting views. */
+async function planOn(
+  q: Queryable,
+  key: ListKey,
+  observed: ReadonlyMap<string, FieldValues>,
+  target: PlanTarget | undefined,
+  inputs: { recorded: TypedColumn[]; waiting: boolean },
+  mayChange: boolean,
+): Promise<ColumnPlan> {
+  const { recorded } = inputs;
   const byField = new Map(recorded.map((c) => [c.field, c]));
-  const newFields = [...observed.keys()].filter((f) => !byField.has(f));
+  const newFields = mayChange ? [...observed.keys()].filter((f) => !byField.has(f)) : [];
   const reserved = listHistoryView(key).columns.map((c) => c.name);
   const names = nameNewFields(
     newFields,
@@ -94,15 +147,24 @@ export async function planListColumns(q: Queryable, key: ListKey, observed: Read
   const added = [...names]
     .sort((a, b) => (a[1] < b[1] ? -1 : 1))
     .map(([field, column], i) => ({ field, column, type: observed.get(field)!.type, position: first + i }));
-  const waiting = await viewsWaiting(q, key);
+  const waiting = mayChange && inputs.waiting;
   const plan: ColumnPlan = { key, columns: [], added, widened: [], changes: [], nonconforming: 0, observedFields: [...observed.keys()], viewsWaiting: waiting };
   for (const a of added) plan.changes.push({ field: a.field, column: a.column, change: 'added', to: a.type });
   for (const c of recorded) {
     const values = observed.get(c.field);
     const met = values ? conform(c.type, values) : { type: c.type, nonconforming: 0 };
     let type = met.type;
-    if (met.changedKind && !(await othersFit(q, key, c.field, met.type, target))) type = met.changedKind;
-    else plan.nonconforming += met.nonconforming;
+    let nonconforming = met.nonconforming;
+    if (met.changedKind && !(await othersFit(q, key, c.field, met.type, target))) {
+      type = met.changedKind;
+      nonconforming = 0;
+    }
+    // Without changes the recorded type stays, and the values that do not fit it are nonconforming.
+    if (!mayChange && type !== c.type) {
+      type = c.type;
+      nonconforming = values ? unfitting(c.type, values) : 0;
+    }
+    plan.nonconforming += nonconforming;
     plan.columns.push({ field: c.field, column: c.column, type });
     if (type === c.type) continue;
     plan.widened.push({ field: c.field, column: c.column, type, position: c.position, from: c.type });
@@ -154,9 +216,15 @@ export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId
     );
   }
   if (snapshotId !== null) {
+    // The list's applies that change no column run side by side (planListColumns): a row another
+    // one has just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that
+    // one commits. The latest snapshot wins either way (greatest), whichever commits last.
     await q.query(
-      `update refdata.list_columns set last_snapshot_id = $2
-       where list_key = $1 and replaced_at is null and field = any($3::text[]) and last_snapshot_id is distinct from $2`,
+      `update refdata.list_columns c set last_snapshot_id = greatest(c.last_snapshot_id, $2)
+       from (select id from refdata.list_columns
+             where list_key = $1 and replaced_at is null and field = any($3::text[]) and (last_snapshot_id is null or last_snapshot_id < $2)
+             for update skip locked) moved
+       where c.id = moved.id`,
       [key, snapshotId, plan.observedFields],
     );
   }

@@ -22,12 +22,6 @@ export interface ViewsSettled {
   applied?: ColumnChange[];
 }
 
-/** Whether a change of the list's views is waiting: one cheap lookup. */
-export async function viewsWaiting(q: Queryable, key: ListKey): Promise<boolean> {
-  const { rows } = await q.query<{ waiting: boolean }>('select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting', [key]);
-  return rows[0]!.waiting;
-}
-
 /**
  * Brings the list's views to the recorded columns, in the caller's transaction under the list's
  * column lock: records the wait (adding `changes` to what waits) when objects of the user block

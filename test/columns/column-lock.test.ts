@@ -1,0 +1,103 @@
+// The list's column lock as a plan takes it: shared by a plan that changes no column, so the applies
+// of one list that change nothing (every source's first load once the columns are recorded, nearly
+// every resync) hold it at once; exclusive by a plan that adds or widens a column, which waits for
+// them and is made again under the lock, and gives it back for the shared one when the apply it
+// waited for made the same change. Checked in pg_locks, not by time.
+import { describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/catalog/list-keys.ts';
+import type { ColumnType } from '../../src/columns/column-type.ts';
+import type { FieldValues } from '../../src/columns/conformance.ts';
+import { applyColumnPlan, planListColumns, readTypedColumns } from '../../src/columns/recorded-columns.ts';
+import { useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { waitFor } from '../queue/helpers.ts';
+import { pipelineFixture } from '../sync/fixture.ts';
+
+const t = useTestDatabase();
+const LIST: ListKey = 'shipment_modes';
+
+const served = (type: ColumnType): FieldValues => ({ type, counts: new Map([[type, 1]]) });
+
+/** This database's advisory locks: the mode of each, and whether it is granted. */
+async function advisoryLocks(): Promise<Array<{ mode: string; granted: boolean }>> {
+  const { rows } = await t.db.query<{ mode: string; granted: boolean }>(
+    `select mode, granted from pg_locks
+     where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+     order by granted desc, mode`,
+  );
+  return rows;
+}
+
+describe("a list's column lock", () => {
+  it('is shared by plans that change nothing, and taken exclusively, after them, by a plan that adds a column', async () => {
+    const fx = pipelineFixture(await useSandbox());
+    try {
+      expect((await fx.sync(t.db, [LIST])).status).toBe('succeeded');
+    } finally {
+      await fx.client.close();
+    }
+    const recorded = await readTypedColumns(t.db, LIST);
+    const same = new Map(recorded.map((c) => [c.field, served(c.type)]));
+    const withNew = new Map([...same, ['brand_new_field', served('text')]]);
+
+    await t.db.withConnection(async (a) => {
+      await a.begin();
+      expect((await planListColumns(a, LIST, same)).changes).toEqual([]);
+      await t.db.withConnection(async (b) => {
+        await b.begin();
+        // Taken beside the first: a second exclusive lock would wait here for the first's commit.
+        expect((await planListColumns(b, LIST, same)).changes).toEqual([]);
+        expect(await advisoryLocks()).toEqual([
+          { mode: 'ShareLock', granted: true },
+          { mode: 'ShareLock', granted: true },
+        ]);
+        const adding = t.db.withConnection(async (c) => {
+          await c.begin();
+          try {
+            return await planListColumns(c, LIST, withNew);
+          } finally {
+            await c.query('rollback');
+          }
+        });
+        await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the adding plan waiting for the lock', 10_000, 20);
+        expect(await advisoryLocks()).toEqual([
+          { mode: 'ShareLock', granted: true },
+          { mode: 'ShareLock', granted: true },
+          { mode: 'ExclusiveLock', granted: false },
+        ]);
+        await b.query('rollback');
+        await a.query('rollback');
+        const plan = await adding;
+        expect(plan.changes).toEqual([{ field: 'brand_new_field', column: 'brand_new_field', change: 'added', to: 'text' }]);
+      });
+    });
+    expect(await advisoryLocks()).toEqual([]);
+  });
+
+  it('is given back by a plan whose change the apply it waited for made, and taken shared instead', async () => {
+    const recorded = await readTypedColumns(t.db, LIST);
+    const withField = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['second_new_field', served('bigint')]]);
+    await t.db.withConnection(async (a) => {
+      await a.begin();
+      const first = await planListColumns(a, LIST, withField);
+      expect(first.changes.map((c) => c.field)).toEqual(['second_new_field']);
+      const second = t.db.withConnection(async (b) => {
+        await b.begin();
+        try {
+          const plan = await planListColumns(b, LIST, withField);
+          return { plan, locks: await advisoryLocks() };
+        } finally {
+          await b.query('rollback');
+        }
+      });
+      await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the second plan waiting for the lock', 10_000, 20);
+      // The first records the column (and brings the views along) and commits.
+      await applyColumnPlan(a, first, null, new Date());
+      await a.query('commit');
+      const { plan, locks } = await second;
+      expect(plan.changes).toEqual([]);
+      expect(locks).toEqual([{ mode: 'ShareLock', granted: true }]);
+    });
+    expect((await readTypedColumns(t.db, LIST)).map((c) => c.field)).toContain('second_new_field');
+  });
+});
