@@ -218,9 +218,10 @@ export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId
   if (snapshotId !== null) {
     // The list's applies that change no column run side by side (planListColumns): a row another
     // one has just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that
-    // one commits. The latest snapshot wins either way (greatest), whichever commits last.
+    // one commits. A row is moved only forward: FOR UPDATE checks the filter again on the version it
+    // locks, so the latest snapshot wins whichever commits last.
     await q.query(
-      `update refdata.list_columns c set last_snapshot_id = greatest(c.last_snapshot_id, $2)
+      `update refdata.list_columns c set last_snapshot_id = $2
        from (select id from refdata.list_columns
              where list_key = $1 and replaced_at is null and field = any($3::text[]) and (last_snapshot_id is null or last_snapshot_id < $2)
              for update skip locked) moved
