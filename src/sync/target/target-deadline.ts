@@ -13,14 +13,15 @@ export class TargetDeadlineError extends Error {
  */
 export class TargetDeadline {
   readonly signal: AbortSignal;
-  readonly error: TargetDeadlineError;
   readonly #timer: NodeJS.Timeout;
+  readonly #seconds: number;
+  readonly #target: Target;
+  #error: TargetDeadlineError | undefined;
   #expired = false;
 
   constructor(seconds: number, target: Target, outer?: AbortSignal) {
-    this.error = new TargetDeadlineError(
-      `${listVariant(target)}: not synced within the target deadline of ${seconds} s (REFSYNC_TARGET_DEADLINE_S: all its pages and its write); stopped, nothing written`,
-    );
+    this.#seconds = seconds;
+    this.#target = target;
     const controller = new AbortController();
     this.#timer = setTimeout(() => {
       this.#expired = true;
@@ -28,6 +29,14 @@ export class TargetDeadline {
     }, seconds * 1000);
     this.#timer.unref();
     this.signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
+  }
+
+  /** Made when first asked for: an Error takes its stack when made, and nearly every target ends well before. */
+  get error(): TargetDeadlineError {
+    this.#error ??= new TargetDeadlineError(
+      `${listVariant(this.#target)}: not synced within the target deadline of ${this.#seconds} s (REFSYNC_TARGET_DEADLINE_S: all its pages and its write); stopped, nothing written`,
+    );
+    return this.#error;
   }
 
   get expired(): boolean {
