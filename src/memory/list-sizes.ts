@@ -28,11 +28,21 @@ export class ListSizes {
 
   static async read(db: Database): Promise<ListSizes> {
     const sizes = new ListSizes();
-    const { rows } = await db.query<{ environment: string; list_key: string; variant: string; entry_count: number | null }>(
-      'select environment, list_key, variant, entry_count from refdata.target_last_ok where entry_count is not null',
-    );
-    for (const row of rows) sizes.#entries.set(keyOf(row.environment, row.list_key, row.variant), row.entry_count!);
+    await sizes.#read(db, 'entry_count is not null', []);
     return sizes;
+  }
+
+  /** Reads again one source's sizes: the lists another worker synced since this one started. */
+  async readSource(db: Database, environment: string): Promise<void> {
+    await this.#read(db, 'environment = $1 and entry_count is not null', [environment]);
+  }
+
+  async #read(db: Database, where: string, params: unknown[]): Promise<void> {
+    const { rows } = await db.query<{ environment: string; list_key: string; variant: string; entry_count: number }>(
+      `select environment, list_key, variant, entry_count from refdata.target_last_ok where ${where}`,
+      params,
+    );
+    for (const row of rows) this.#entries.set(keyOf(row.environment, row.list_key, row.variant), row.entry_count);
   }
 
   /** Entries at the target's last sync, if it has one. */

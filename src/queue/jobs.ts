@@ -1,5 +1,6 @@
 // The two kinds of job. A `run` job (made by a source's scheduler, or by `refsync trigger`) opens
-// the run record and fans out one `target` job per list variant; a `target` job syncs one target.
+// the run record, syncs the lists known to be small itself and fans out one `target` job per list
+// variant left; a `target` job syncs one target.
 // Both carry names only (source, list, variant): the worker resolves them against its own
 // configuration, so no credential ever lands in Redis.
 import type { JobsOptions, Queue } from 'bullmq';

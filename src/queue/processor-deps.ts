@@ -8,6 +8,7 @@ import type { SyncTuning } from '../sync/tuning.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JobPolicy } from './jobs.ts';
 import type { SourceGate } from './source-gate.ts';
+import type { SyncSlots } from './sync-slots.ts';
 
 export interface ProcessorDeps {
   db: Database;
@@ -23,12 +24,14 @@ export interface ProcessorDeps {
   newerSchema(): Promise<boolean>;
   /** The worker's memory budget, shared by its large lists (src/memory/). */
   memory: WorkerMemory;
+  /** The worker's slots for the lists its run jobs sync themselves (REFSYNC_CONCURRENCY in all). */
+  inlineSlots: SyncSlots;
   /** The sync's tuning; the defaults when absent. */
   tuning?: Partial<SyncTuning>;
 }
 
 export type JobResult =
-  | { kind: 'run'; runId: number; slot: string; targets: number; fannedOut: boolean }
+  | { kind: 'run'; runId: number; slot: string; targets: number; fannedOut: boolean; inRunJob: number }
   | { kind: 'target'; runId: number; status: string; snapshotId?: number; skipped?: boolean; counts?: Record<string, number> };
 
 /** The configured source a job names; a job for a source this worker does not have fails for good. */

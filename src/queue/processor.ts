@@ -1,5 +1,5 @@
-// What a worker does with each job: a run job fans out (run-job.ts), a target job syncs one list
-// and settles its outcome (target-job.ts).
+// What a worker does with each job: a run job syncs its small lists and fans out the rest
+// (run-job.ts, inline-targets.ts), a target job syncs one list and settles its outcome (target-job.ts).
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import type { RunJobData, SyncJobData, TargetJobData } from './jobs.ts';
 import type { JobResult, ProcessorDeps } from './processor-deps.ts';
@@ -18,7 +18,7 @@ export function createProcessor(deps: ProcessorDeps) {
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      return processRunJob(deps, job as Job<RunJobData>);
+      return processRunJob(deps, job as Job<RunJobData>, signal ?? new AbortController().signal);
     }
     if (data.kind === 'target') return processTargetJob(deps, job as Job<TargetJobData>, token, signal ?? new AbortController().signal);
     throw new UnrecoverableError(`unknown job kind '${(data as { kind?: string }).kind}'`);

@@ -1,8 +1,9 @@
 import type { Span } from '@opentelemetry/api';
 import type { Job } from 'bullmq';
-import { targetsFor } from '../catalog/targets.ts';
+import { targetsFor, type Target } from '../catalog/targets.ts';
 import { refreshRun, startRun } from '../sync/run/runs.ts';
 import { inSpan, traceCarrier } from '../tracing/spans.ts';
+import { syncSmallTargets } from './inline-targets.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
@@ -18,14 +19,15 @@ export function slotOf(job: Job<RunJobData>): string {
 }
 
 /**
- * A run job: opens the source's run for its slot and fans out one target job per list and variant,
- * in the run's span (continuing the trigger's trace, if any), whose context each target job carries.
+ * A run job: opens the source's run for its slot, syncs the lists known to be small itself
+ * (inline-targets.ts), and fans out one target job per list and variant left, in the run's span
+ * (continuing the trigger's trace, if any), whose context each target job carries.
  */
-export function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>): Promise<JobResult> {
-  return inSpan('refsync.run', { parent: job.data.trace, attributes: { 'refsync.source': job.data.source } }, (span) => fanOut(deps, job, span));
+export function processRunJob(deps: ProcessorDeps, job: Job<RunJobData>, signal: AbortSignal): Promise<JobResult> {
+  return inSpan('refsync.run', { parent: job.data.trace, attributes: { 'refsync.source': job.data.source } }, (span) => fanOut(deps, job, span, signal));
 }
 
-async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Promise<JobResult> {
+async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, signal: AbortSignal): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);
   const slot = slotOf(job);
   const targets = targetsFor(source, job.data.lists);
@@ -35,17 +37,25 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Pr
     // A second job for the same slot (two triggers, or this job retried after a crash): fan out
     // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
     const { rows } = await deps.db.query<{ status: string }>('select status from refdata.sync_runs where id = $1', [run.id]);
-    if (rows[0]?.status !== 'running') return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false };
+    if (rows[0]?.status !== 'running') return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: 0 };
   }
   if (targets.length === 0) {
     // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
     await refreshRun(deps.db, run.id, source);
-    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false };
+    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false, inRunJob: 0 };
+  }
+  // A second fan-out queues every target again (the jobs check the run first): what the first one
+  // synced itself before it stopped is known only to the run.
+  const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : { settled: 0, tried: new Set<Target>(), left: targets };
+  if (inline.left.length === 0) {
+    deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run synced in its job');
+    return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: inline.settled };
   }
   const opts = jobOptions(deps.policy);
   const trace = traceCarrier();
   await deps.queue.addBulk(
-    targets.map((t, i) => {
+    inline.left.map((t) => {
+      const i = targets.indexOf(t);
       const data: TargetJobData = { kind: 'target', source: source.name, list: t.list.key, variant: t.variant, runId: run.id, slot };
       // The n-th target of every source goes before the (n+1)-th of any: the slots take the
       // sources in turn rather than one source's lists all at once (lower runs first in BullMQ).
@@ -53,10 +63,13 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span): Pr
       if (job.data.acceptRemovals) data.acceptRemovals = true;
       if (trace) data.trace = trace;
       if (job.data.acceptSchema) data.acceptSchema = true;
-      if (!run.created) data.checkDone = true;
+      if (!run.created || inline.tried.has(t)) data.checkDone = true;
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );
-  deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, trigger: job.data.trigger }, 'run fanned out');
-  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true };
+  deps.logger.info(
+    { source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, targetJobs: inline.left.length, trigger: job.data.trigger },
+    'run fanned out',
+  );
+  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true, inRunJob: inline.settled };
 }

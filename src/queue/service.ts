@@ -26,6 +26,7 @@ import { createProcessor } from './processor.ts';
 import { createSchemaWatch, DEFAULT_SCHEMA_CHECK_INTERVAL_MS } from './schema-watch.ts';
 import { ResourceStack } from './resource-stack.ts';
 import { SourceGate } from './source-gate.ts';
+import { SyncSlots } from './sync-slots.ts';
 import { upstreamClients } from './upstream-clients.ts';
 import { openWorkerDatabase } from './worker-database.ts';
 import { openWorkerMemory } from './worker-memory.ts';
@@ -243,6 +244,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
     logger,
     metrics,
     gate: new SourceGate(parts.commands, prefix),
+    inlineSlots: new SyncSlots(config.concurrency),
     newerSchema: parts.newerSchema,
   });
   const lostTargets = { db, sources: config.sources, logger };

@@ -2,26 +2,20 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { targetsFor, type Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
-import { recordOutcomeFailure, syncedInRun } from '../sync/outcome/record-failure.ts';
+import { syncedInRun } from '../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../sync/run/runs.ts';
-import { TargetMemory } from '../memory/target-memory.ts';
-import { largeListAfter } from '../sync/list-memory.ts';
-import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
+import type { TargetOutcome } from '../sync/sync-target.ts';
 import { inSpan } from '../tracing/spans.ts';
-import { tuningWith } from '../sync/tuning.ts';
 import type { Logger } from '../util/logger.ts';
 import type { TargetJobData } from './jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
+import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
 // (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
 // after a 429 without using an attempt, or recorded and failed.
-
-function describe(target: Target): string {
-  return `${target.source.name}/${target.list.key}${target.variant ? `/${target.variant}` : ''}`;
-}
 
 export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);
@@ -69,7 +63,7 @@ async function syncAdmitted(
 
   const attempts = job.opts.attempts ?? 1;
   const attempt = { last: job.attemptsMade + 1 >= attempts, rateLimited: job.data.rateLimited ?? 0 };
-  const log = deps.logger.child({ target: describe(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
+  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
   const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
   const verdict = verdictOn(outcome, attempt);
   span.setAttribute('refsync.status', verdict.kind === 'wait' ? 'rate_limited' : verdict.kind === 'retry' ? 'retrying' : outcome.status);
@@ -83,11 +77,7 @@ async function syncAdmitted(
     log.warn({ code: outcome.errorCode, err: outcome.error }, 'list failed; will retry');
     throw outcome.failure;
   }
-  // Settled here, once: the failure recorded, the metrics observed, the run brought up to date.
-  const settled = await recordOutcomeFailure(deps.db, outcome, runId, log);
-  observe(deps, settled);
-  // An unchanged list's one statement counted the run already, unless it was the run's last target.
-  if (!settled.runAdvanced) await refreshRun(deps.db, runId, source);
+  const settled = await settleOutcome(deps, outcome, runId, source, log);
   // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
   if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
   const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
@@ -110,34 +100,24 @@ async function syncOrThrow(
   log: Logger,
 ): Promise<TargetOutcome> {
   const progress = jobProgressReporter(job);
-  const memory = new TargetMemory(deps.memory, target);
-  let entries: number | undefined;
   try {
-    await memory.beforeFetch(largeListAfter(tuningWith(deps.tuning)), signal);
-    const outcome = await syncTarget(deps.db, deps.clientFor(source), target, {
+    const outcome = await syncInWorker(deps, target, {
       runId: job.data.runId,
       signal,
       acceptRemovals: job.data.acceptRemovals === true,
       acceptSchema: job.data.acceptSchema === true,
-      logger: log,
+      log,
       onProgress: progress.onProgress,
-      memory,
-      advanceRun: true,
-      ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
-    if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;
     await progress.finish();
-    log.debug({ status: outcome.status, entries: outcome.entryCount }, 'target synced');
     return outcome;
   } catch (err) {
     if (signal.aborted) {
       // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.
-      throw new Error(`${describe(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
+      throw new Error(`${describeTarget(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
     }
     if (lastAttempt) await failRun(deps.db, job.data.runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
     throw err;
-  } finally {
-    memory.finish(entries);
   }
 }
 
@@ -149,19 +129,6 @@ async function syncOrThrow(
  */
 function mayHaveRunBefore(job: Job<TargetJobData>): boolean {
   return job.attemptsMade > 0 || (job.stalledCounter ?? 0) > 0 || job.data.checkDone === true;
-}
-
-/** The target's outcome, told to the metrics once. */
-function observe(deps: ProcessorDeps, outcome: TargetOutcome): void {
-  const input = {
-    source: outcome.target.source.name,
-    list: outcome.target.list.key,
-    variant: outcome.target.variant,
-    status: outcome.status,
-    durationMs: outcome.durationMs,
-    counts: outcome.counts,
-  };
-  deps.metrics?.target(outcome.errorCode ? { ...input, errorCode: outcome.errorCode } : input);
 }
 
 /** Puts the job back for waitMs: not a failed attempt, so nothing is recorded and no retry is used. */

@@ -3,11 +3,14 @@
 // case runs its own worker processes on a private Redis; the kill point is found in Postgres, not
 // guessed by time: the test holds a lock the worker must wait for, sees the worker's backend wait
 // on it (pg_locks), and kills it there. A new worker recovers the job through BullMQ's stalled-job
-// check (lock 30 s, check every 30 s: up to about a minute on its own clock).
+// check (lock 30 s, check every 30 s: up to about a minute on its own clock). The baseline synced
+// first makes every list known small, so the worker syncs them inside the run job
+// (src/queue/inline-targets.ts): that is the job killed, and its re-run queues a target job per
+// list, each of which looks for its list in the run first.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Queue } from 'bullmq';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';
@@ -53,6 +56,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
     const { fx, before, after, redis, prefix, queue, env } = await prepare();
     const slot = 'kill-mid-tx';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
+    const runJob = runJobId(fx.source.name, slot);
     const footprintBefore = await footprint(t.db, fx.source.environment);
 
     // Writes to the alert outbox wait for this lock: the changed list's transaction has written its
@@ -76,14 +80,16 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
     expect({ changes, alerts, applied }).toEqual({ changes: footprintBefore.changes, alerts: footprintBefore.alerts, applied: footprintBefore.applied });
     const left = await expectWholeStates(t.db, fx.source, [before]);
     expect([...left.values()].every((i) => i === 0)).toBe(true);
-    expect(await (await queue.getJob(jobId))!.getState()).toBe('active');
+    expect(await (await queue.getJob(runJob))!.getState(), 'the run job synced the list itself').toBe('active');
+    expect(await queue.getJob(jobId)).toBeUndefined();
 
-    // A new worker recovers the stalled job and applies the whole new state, once.
+    // A new worker recovers the stalled run job, whose target job applies the whole new state, once.
     const w2 = await startWorkerProcess(env);
     const done = await runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
     expect(done.status).toBe('succeeded');
     await jobCompleted(queue, jobId);
-    expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
+    expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
+    expect((await queue.getJob(jobId))!.returnvalue).toMatchObject({ status: 'changed' });
     const changed = (await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes');
     expect(changed.map((s) => [s.status, s.changed])).toEqual([['ok', true]]);
     expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
@@ -102,6 +108,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
     const { fx, after, prefix, redis, queue, env } = await prepare();
     const slot = 'kill-after-commit';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
+    const runJob = runJobId(fx.source.name, slot);
     const targets = fx.source.lists.length;
 
     // Slow upstream: the run record exists seconds before any list is fetched and applied.
@@ -110,12 +117,12 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w1 = await startWorkerProcess(env);
       await enqueueManualRuns(queue, [fx.source], { slot });
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
-      // After its commit, the changed list's job brings the run record up to date (refdata.advance_run,
+      // After its commit, the changed list's sync brings the run record up to date (refdata.advance_run,
       // through refdata.run_progress, which locks the row `for no key update`) before it returns to
       // BullMQ. An unchanged list records its snapshot and the run's progress in one transaction
       // (refdata.record_unchanged): it waits on the same lock before its commit. This lock lets the
       // changed list's commit through (its foreign-key check takes a key-share lock, which
-      // `for no key update` allows) and stops every job right there.
+      // `for no key update` allows) and stops every list right there.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
@@ -137,7 +144,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const changed = snapshots.filter((s) => s.changed);
       expect(changed.map((s) => s.list_key)).toEqual(['shipment_modes']);
       expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
-      expect(await (await queue.getJob(jobId))!.getState()).toBe('active');
+      expect(await (await queue.getJob(runJob))!.getState(), 'the run job synced the lists itself').toBe('active');
 
       sb.control.setLatency(0);
       const w2 = await startWorkerProcess(env);
@@ -145,9 +152,9 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       expect(done.status).toBe('succeeded');
       await jobCompleted(queue, jobId);
       const job = (await queue.getJob(jobId))!;
-      expect(await stalledCount(redis.url, prefix, jobId), 'recovered by the stalled-job check').toBe(1);
-      expect(job.returnvalue, 'the re-run saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
-      // The unchanged lists' transactions died with the worker; their jobs ran again and recorded them once.
+      expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
+      expect(job.returnvalue, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
+      // The unchanged lists' transactions died with the worker; their target jobs recorded them once.
       const recovered = await snapshotsOfRun(run.id);
       expect(recovered.slice(0, snapshots.length)).toEqual(snapshots);
       expect(

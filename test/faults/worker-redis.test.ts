@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { targetJobId } from '../../src/queue/names.ts';
+import { runJobId } from '../../src/queue/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_MACHINE_ACCOUNT, useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
@@ -57,12 +57,15 @@ describe('4. Redis stopped, then back with its data', () => {
       changeList(sb, 'shipment_modes');
       const after = fx.served();
 
-      // A run whose list fetch is slow is in flight (its target job active) when Redis goes away.
+      // A run whose list fetch is slow is in flight when Redis goes away: its lists are known small
+      // after the first run, so its run job syncs them itself (src/queue/inline-targets.ts).
       sb.control.setLatency(2_000);
       try {
+        const fetched = sb.control.requestLog().length;
         await enqueueManualRuns(queue, [fx.source], { slot: 'during' });
-        const inFlight = targetJobId(fx.source.name, 'shipment_modes', '', 'during');
-        await waitFor(async () => (await (await queue.getJob(inFlight))?.getState()) === 'active', 'the list job to be active', 60_000);
+        const inFlight = runJobId(fx.source.name, 'during');
+        await waitFor(async () => (await (await queue.getJob(inFlight))?.getState()) === 'active', 'the run job to be active', 60_000);
+        await waitFor(() => sb.control.requestLog().length > fetched, 'a request of the run to reach the sandbox', 60_000);
         await redis.stop();
         await sleep(outageMs);
         await redis.start();

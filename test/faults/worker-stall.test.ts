@@ -2,10 +2,12 @@
 // list's transaction. The worker takes no lockDuration/stalledInterval option, so the first worker
 // process is frozen with SIGSTOP (no lock renewal) inside its transaction; a second worker process
 // recovers the job as stalled and takes it; then the first is resumed with SIGCONT. The pipeline's
-// per-target advisory lock and hash compare must make one commit of the change out of the two.
+// per-target advisory lock and hash compare must make one commit of the change out of the two. The
+// baseline makes every list known small, so the first worker syncs them inside the run job
+// (src/queue/inline-targets.ts): the run job stalls, and its re-run queues the target jobs.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { onCleanup, waitFor } from '../queue/helpers.ts';
@@ -58,7 +60,7 @@ describe('3. a job stalls past its lock; a second worker takes it', () => {
       150_000,
       100,
     );
-    expect(await stalledCount(redis.url, prefix, jobId), 'the job was recovered as stalled').toBe(1);
+    expect(await stalledCount(redis.url, prefix, runJobId(fx.source.name, slot)), 'the run job was recovered as stalled').toBe(1);
     // The first worker wakes up and commits; the second then sees the committed hash.
     resume();
 

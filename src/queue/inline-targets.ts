@@ -1,0 +1,134 @@
+// A run job syncs its source's small lists itself, and queues a target job only for the rest.
+//
+// Nearly every hourly sync of a reference list finds it unchanged, and a target job of its own
+// then costs more than the sync: BullMQ's scripts to take, report and finish the job and the
+// source gate's two, several Redis round trips, against one fetch and one Postgres statement
+// (docs/performance.md, P4). So a run job first syncs, in a few lanes, the lists known to be small
+// (by their entry count at their last sync, src/memory/list-sizes.ts). Only what it can settle in
+// one go is settled here: a list synced (changed, unchanged or held) or answered 404. Anything else
+// stops the lanes and goes to a target job, which retries, waits or fails exactly as it always has:
+// a list that failed or was rate limited, the database away, a worker shutting down. A list never
+// synced (its size unknown) or large goes to a target job from the start, so first loads still
+// spread over every worker and large lists still ask the memory budget before their fetch.
+import type { Job } from 'bullmq';
+import type { Target } from '../catalog/targets.ts';
+import type { SourceConfig } from '../config/types.ts';
+import { largeListAfter } from '../sync/list-memory.ts';
+import { tuningWith } from '../sync/tuning.ts';
+import { inSpan } from '../tracing/spans.ts';
+import { errorLine } from '../util/error-line.ts';
+import type { RunJobData } from './jobs.ts';
+import type { ProcessorDeps } from './processor-deps.ts';
+import type { SourceSlot } from './source-gate.ts';
+import { verdictOn } from './target-verdict.ts';
+import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
+
+export interface InlineResult {
+  /** Targets settled in the run job. */
+  settled: number;
+  /** Targets a lane started but could not settle: their target jobs check the run first. */
+  tried: Set<Target>;
+  /** Targets left for target jobs, in the order given. */
+  left: Target[];
+}
+
+/** Whether the target's last sync found it small: it may be synced inside its run job. */
+function knownSmall(deps: ProcessorDeps, target: Target): boolean {
+  const entries = deps.memory.sizes.entriesOf(target);
+  return entries !== undefined && entries < largeListAfter(tuningWith(deps.tuning));
+}
+
+/**
+ * Syncs the run's small targets in lanes, each holding one of the source's gate slots (so the
+ * source's limit of jobs at once counts them) and, for each list, one of the worker's sync slots.
+ * Returns what is left for target jobs. Never throws for a list: whatever goes wrong with one is
+ * its target job's to handle.
+ */
+export async function syncSmallTargets(
+  deps: ProcessorDeps,
+  job: Job<RunJobData>,
+  runId: number,
+  targets: Target[],
+  signal: AbortSignal,
+): Promise<InlineResult> {
+  // A worker learns sizes from its own syncs; the source's other lists were synced by other workers.
+  if (targets.some((t) => deps.memory.sizes.entriesOf(t) === undefined)) await deps.memory.sizes.readSource(deps.db, targets[0]!.source.environment);
+  const small = targets.filter((t) => knownSmall(deps, t));
+  const result: InlineResult = { settled: 0, tried: new Set(), left: targets.filter((t) => !small.includes(t)) };
+  if (small.length === 0) return result;
+  const source = small[0]!.source;
+  const lanes = await admitLanes(deps, source, `${job.id}:inline`, small.length);
+  let next = 0;
+  let stopped = false;
+  try {
+    await Promise.all(
+      lanes.map(async () => {
+        while (!stopped && !signal.aborted && next < small.length) {
+          const target = small[next++]!;
+          if (await settleInline(deps, job, runId, target, signal)) result.settled += 1;
+          else {
+            // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
+            // likely stop the next one too: the rest go to target jobs, which know how to wait.
+            stopped = true;
+            result.tried.add(target);
+          }
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
+  }
+  const done = new Set(small.slice(0, next).filter((t) => !result.tried.has(t)));
+  result.left = targets.filter((t) => !done.has(t));
+  return result;
+}
+
+/**
+ * The lanes a run job may sync in: one gate slot each, up to the source's limit of jobs at once
+ * (every list at once for a source without one), none while the source cools down or is busy.
+ */
+async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string, wanted: number): Promise<SourceSlot[]> {
+  const limit = source.maxConcurrentJobs;
+  const lanes: SourceSlot[] = [];
+  for (let i = 0; i < Math.min(limit ?? 1, wanted); i++) {
+    const admission = await deps.gate.admit(source.name, `${id}:${i}`, limit);
+    if (!admission.admitted) break;
+    lanes.push(admission.slot);
+  }
+  // Without a limit the one admission (the cool-down's check) stands for every lane.
+  if (limit === undefined && lanes.length === 1) while (lanes.length < wanted) lanes.push(lanes[0]!);
+  return lanes;
+}
+
+/** Syncs one target in its own span and settles it, or says it is for a target job (false). */
+async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: number, target: Target, signal: AbortSignal): Promise<boolean> {
+  const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
+  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
+  const release = await deps.inlineSlots.take();
+  try {
+    return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
+      const outcome = await syncInWorker(deps, target, {
+        runId,
+        signal,
+        acceptRemovals: job.data.acceptRemovals === true,
+        acceptSchema: job.data.acceptSchema === true,
+        log,
+      });
+      const verdict = verdictOn(outcome, { last: false, rateLimited: 0 });
+      if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
+      if (verdict.kind !== 'done' && verdict.kind !== 'record') {
+        span.setAttribute('refsync.status', 'queued');
+        log.info({ code: outcome.errorCode, err: outcome.error }, 'list not settled in its run job: queued as a target job');
+        return false;
+      }
+      const settled = await settleOutcome(deps, outcome, runId, target.source, log);
+      span.setAttribute('refsync.status', settled.status);
+      return true;
+    });
+  } catch (err) {
+    log.info({ err: errorLine(err) }, 'list not settled in its run job: queued as a target job');
+    return false;
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,77 @@
+// A run job syncs its source's small lists itself and queues target jobs only for the rest
+// (src/queue/inline-targets.ts): a first run, whose sizes are unknown, is all target jobs; the next
+// settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
+// job of its own, which looks for it in the run first and syncs it once.
+import { describe, expect, it } from 'vitest';
+import { targetsFor } from '../../src/catalog/targets.ts';
+import { enqueueManualRuns } from '../../src/queue/jobs.ts';
+import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+
+const tdb = useTestDatabase();
+const LISTS = ['shipment_modes', 'hazmat', 'piece_types', 'location_types'];
+
+describe('a run job and its small lists', () => {
+  it('queues target jobs while sizes are unknown, then syncs known small lists itself; a list it cannot settle goes to a target job', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'inline-env', REFSYNC_LISTS: LISTS.join(',') });
+    const source = config.sources[0]!;
+    const targets = targetsFor(source);
+    await startTestWorker(config, prefix);
+    const queue = testQueue(prefix);
+
+    const runOf = async (slot: string) => {
+      await enqueueManualRuns(queue, config.sources, { slot });
+      return waitFor(async () => {
+        const { rows } = await tdb.db.query<{ id: number; status: string }>('select id, status from refdata.sync_runs where slot = $1', [slot]);
+        return rows[0]?.status === 'succeeded' && rows[0];
+      }, `run ${slot} to succeed`);
+    };
+    const snapshots = async (runId: number) =>
+      (
+        await tdb.db.query<{ list_key: string; status: string; changed: boolean }>(
+          'select list_key, status, changed from refdata.snapshots where run_id = $1 order by list_key',
+          [runId],
+        )
+      ).rows;
+    const targetJobs = async (slot: string) => {
+      const jobs = await Promise.all(targets.map((t) => queue.getJob(targetJobId(source.name, t.list.key, t.variant, slot))));
+      return jobs.filter((j) => j !== undefined);
+    };
+
+    // First run: no size known, so every list is a target job of its own.
+    await runOf('inline-1');
+    expect(await targetJobs('inline-1')).toHaveLength(targets.length);
+
+    // Second run: every list is known small. One changed upstream; the run job syncs all of them.
+    sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less-Than-Truckload, patched' });
+    const second = await runOf('inline-2');
+    expect(await targetJobs('inline-2')).toHaveLength(0);
+    const rows = await snapshots(second.id);
+    expect(rows.map((r) => r.list_key)).toEqual([...LISTS].sort());
+    expect(rows.every((r) => r.status === 'ok')).toBe(true);
+    expect(rows.filter((r) => r.changed).map((r) => r.list_key)).toEqual(['shipment_modes']);
+    const runJob = await queue.getJob(runJobId(source.name, 'inline-2'));
+    expect(runJob?.returnvalue).toMatchObject({ kind: 'run', inRunJob: targets.length, fannedOut: false });
+    const { rows: current } = await tdb.db.query<{ n: number }>(
+      "select count(*)::int as n from refdata.entries where environment = 'inline-env' and list_key = 'shipment_modes' and valid_to is null and payload->>'description' = 'Less-Than-Truckload, patched'",
+    );
+    expect(current[0]!.n).toBe(1);
+
+    // Third run: hazmat answers 429 twice (the client's two attempts), so the run job cools the
+    // source down and leaves hazmat to a target job, which checks the run first and then syncs it.
+    sb.control.setFaults({ rateLimit: { count: 2, retryAfter: '1' }, paths: ['hazmat'] });
+    const third = await runOf('inline-3');
+    const jobs = await targetJobs('inline-3');
+    expect(jobs.map((j) => j!.data.list)).toContain('hazmat');
+    const hazmatJob = jobs.find((j) => j!.data.list === 'hazmat')!;
+    expect(hazmatJob.data.checkDone).toBe(true);
+    expect(hazmatJob.returnvalue).toMatchObject({ status: 'unchanged' });
+    const thirdRows = await snapshots(third.id);
+    expect(thirdRows.map((r) => r.list_key)).toEqual([...LISTS].sort());
+    expect(thirdRows.every((r) => r.status === 'ok' && !r.changed)).toBe(true);
+  });
+});
