@@ -5,7 +5,7 @@ import { errorLine } from '../util/error-line.ts';
 import type { Logger } from '../util/logger.ts';
 import { workerConnection } from './connection.ts';
 import type { SyncJobData } from './jobs.ts';
-import { failedOutsideProcessor, recordLostTarget, type LostTargetDeps } from './lost-targets.ts';
+import { failedOutsideProcessor, recordLostJob, type LostTargetDeps } from './lost-targets.ts';
 import { QUEUE_NAME } from './names.ts';
 import type { JobResult } from './processor.ts';
 
@@ -43,14 +43,14 @@ export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, Jo
 
 /**
  * A failed attempt: counted as retried or failed, logged, and, when BullMQ failed the job without
- * the processor running (a stalled job out of attempts), its target recorded as failed in its run.
+ * the processor running (a stalled job out of attempts), what it left of its run recorded as failed.
  */
 function onJobFailed({ metrics, logger, lostTargets }: BullWorkerParts, job: Job<SyncJobData>, err: Error): void {
   const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
   metrics.job(job.name, final ? 'failed' : 'retried');
   logger[final ? 'warn' : 'info']({ jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, final ? 'job failed' : 'job will retry');
   if (failedOutsideProcessor(job)) {
-    recordLostTarget(lostTargets, job).catch((e) =>
+    recordLostJob(lostTargets, job).catch((e) =>
       logger.warn({ jobId: job.id, err: errorLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),
     );
   }

@@ -2,7 +2,9 @@
 // twice) without our processor: the stall check marks it with a deferred failure, and the next
 // worker to take it fails it at once, emitting 'failed'. Nothing in the sync would record that
 // target, and its run would stay 'running' for good. The worker records it from that event; a
-// periodic sweep catches any the event could not record (Postgres away at that moment, say).
+// periodic sweep catches any the event could not record (Postgres away at that moment, say). A run
+// job failed that way (it died twice while syncing its small lists itself, or before it fanned out)
+// leaves the targets it had not reached with no job at all: those are recorded from the event too.
 import type { Job, Queue } from 'bullmq';
 import { targetsFor } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
@@ -10,13 +12,15 @@ import type { Database } from '../db/database.ts';
 import { recordFailureUnlessDone } from '../sync/outcome/record-failure.ts';
 import { refreshRun } from '../sync/run/runs.ts';
 import type { Logger } from '../util/logger.ts';
-import type { SyncJobData, TargetJobData } from './jobs.ts';
+import type { RunJobData, SyncJobData, TargetJobData } from './jobs.ts';
 import { targetJobId } from './names.ts';
+import { slotOf } from './run-job.ts';
 
 export interface LostTargetDeps {
   db: Database;
   sources: readonly SourceConfig[];
   logger: Logger;
+  queue: Pick<Queue, 'getJobState' | 'getJob'>;
 }
 
 /** A job that BullMQ failed outside the processor: the reason it gave, as a list failure. */
@@ -29,8 +33,13 @@ class LostJobError extends Error {
 }
 
 /** Whether a failed job never reached the processor on its last try (BullMQ's deferred failure). */
-export function failedOutsideProcessor(job: Job<SyncJobData>): job is Job<TargetJobData> {
-  return job.data.kind === 'target' && Boolean(job.deferredFailure);
+export function failedOutsideProcessor(job: Job<SyncJobData>): boolean {
+  return Boolean(job.deferredFailure);
+}
+
+/** Records what a job failed outside the processor leaves unrecorded in its run. */
+export function recordLostJob(deps: LostTargetDeps, job: Job<SyncJobData>): Promise<unknown> {
+  return job.data.kind === 'target' ? recordLostTarget(deps, job as Job<TargetJobData>) : recordLostRun(deps, job as Job<RunJobData>);
 }
 
 /**
@@ -52,8 +61,33 @@ export async function recordLostTarget(deps: LostTargetDeps, job: Pick<Job<Targe
   return snapshotId;
 }
 
+/**
+ * Records as failed each target of a lost run job's run that has neither a snapshot in the run nor a
+ * target job (one queued would record its own), then brings the run up to date. Returns the number
+ * recorded; none when the run job never opened its run or the run is closed.
+ */
+export async function recordLostRun(deps: LostTargetDeps, job: Pick<Job<RunJobData>, 'id' | 'data' | 'failedReason' | 'opts' | 'timestamp'>): Promise<number> {
+  const source = deps.sources.find((s) => s.name === job.data.source);
+  if (!source) return 0;
+  const slot = slotOf(job);
+  const { rows } = await deps.db.query<{ id: number }>("select id from refdata.sync_runs where source = $1 and slot = $2 and status = 'running'", [
+    source.name,
+    slot,
+  ]);
+  const runId = rows[0] && Number(rows[0].id);
+  if (runId === undefined) return 0;
+  const reason = job.failedReason || 'no reason given';
+  let recorded = 0;
+  for (const target of targetsFor(source, job.data.lists)) {
+    if ((await deps.queue.getJobState(targetJobId(source.name, target.list.key, target.variant, slot))) !== 'unknown') continue;
+    if ((await recordFailureUnlessDone(deps.db, target, runId, new LostJobError(reason), 0)) !== undefined) recorded += 1;
+  }
+  if (recorded > 0) deps.logger.warn({ runId, jobId: job.id, reason, recorded }, 'run job failed outside the sync: its targets left recorded as failed');
+  await refreshRun(deps.db, runId, source);
+  return recorded;
+}
+
 export interface LostTargetSweep extends LostTargetDeps {
-  queue: Queue;
   /** Only runs open longer than this are looked at: a healthy run closes well before (default 5 min). */
   olderThanMs?: number;
 }

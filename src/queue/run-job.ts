@@ -12,7 +12,7 @@ import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.
 const MAX_PRIORITY = 2_097_151;
 
 /** The slot of a run job: the trigger's, or the instant a scheduler planned the job (its id ends with it). */
-export function slotOf(job: Job<RunJobData>): string {
+export function slotOf(job: Pick<Job<RunJobData>, 'id' | 'data' | 'opts' | 'timestamp'>): string {
   if (job.data.slot) return job.data.slot;
   const planned = /:(\d+)$/.exec(job.id ?? '')?.[1] ?? (job.opts as { prevMillis?: number }).prevMillis;
   return scheduleSlot(Number(planned ?? job.timestamp));

@@ -247,7 +247,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
     inlineSlots: new SyncSlots(config.concurrency),
     newerSchema: parts.newerSchema,
   });
-  const lostTargets = { db, sources: config.sources, logger };
+  const lostTargets = { db, sources: config.sources, logger, queue };
   const jobs = new JobWorker(() => createBullWorker({ config, prefix, processor, metrics, logger, lostTargets }), logger);
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
   resources.push('worker', () => jobs.close(shutdownTimeoutMs));

@@ -1,12 +1,13 @@
 // A target job that stalls more than BullMQ allows is failed without reaching the processor, so the
 // worker must record its target and close the run by other means. The stalls here are real: a
 // worker takes the job and never renews its lock, and BullMQ's own stall check (maxStalledCount 0,
-// so the first stall is the last) marks it with a deferred failure.
+// so the first stall is the last) marks it with a deferred failure. A run job failed that way
+// leaves the targets it had not queued with no job at all: the worker records those too.
 import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { describe, expect, inject, it } from 'vitest';
 import type { AppConfig } from '../../src/config/types.ts';
-import type { TargetJobData } from '../../src/queue/jobs.ts';
-import { QUEUE_NAME, targetJobId } from '../../src/queue/names.ts';
+import type { RunJobData, TargetJobData } from '../../src/queue/jobs.ts';
+import { QUEUE_NAME, runJobId, targetJobId } from '../../src/queue/names.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
@@ -110,5 +111,32 @@ describe('target jobs that stall past the limit', () => {
     // Later sweeps find the failure recorded and add nothing.
     await new Promise((r) => setTimeout(r, 600));
     expect(await snapshotsOf(run.runId)).toEqual([{ list_key: 'equipment_types', status: 'failed', error_code: 'job_stalled' }]);
+  });
+
+  it('a run job failed that way leaves its run closed: the targets with no job of their own recorded as failed', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'lost-run-env', REFSYNC_LISTS: 'shipment_modes,equipment_types' });
+    const source = config.sources[0]!;
+    // As a run job that opened its run, queued shipment_modes and then died twice (say, while it
+    // synced equipment_types itself) leaves it.
+    const slot = 'manual-lost-3';
+    const run = await openRun(config, prefix, slot, ['equipment_types', 'shipment_modes']);
+    const data: RunJobData = { kind: 'run', source: source.name, trigger: 'manual', slot };
+    await run.queue.add('run', data, { jobId: runJobId(source.name, slot), attempts: 3 });
+    const frozen = await stallPastTheLimit(prefix, run.queue, runJobId(source.name, slot));
+    await frozen.close();
+    await run.add('shipment_modes');
+
+    await startTestWorker(config, prefix);
+    const closed = await waitFor(async () => {
+      const row = await runRow(run.runId);
+      return row.status !== 'running' && row;
+    }, 'the run to close');
+    expect(closed).toMatchObject({ status: 'partial', targets_done: 2 });
+    expect(await snapshotsOf(run.runId)).toEqual([
+      { list_key: 'equipment_types', status: 'failed', error_code: 'job_stalled' },
+      { list_key: 'shipment_modes', status: 'ok', error_code: null },
+    ]);
   });
 });
