@@ -14,6 +14,7 @@ import type { Job } from 'bullmq';
 import type { Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import { largeListAfter } from '../sync/list-memory.ts';
+import { refreshRun } from '../sync/run/runs.ts';
 import { tuningWith } from '../sync/tuning.ts';
 import { inSpan } from '../tracing/spans.ts';
 import { errorLine } from '../util/error-line.ts';
@@ -78,6 +79,9 @@ export async function syncSmallTargets(
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
+  // The lists settled here are counted once, now: with their snapshots committed without waiting
+  // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
+  if (result.settled > 0) await refreshRun(deps.db, runId, source);
   const done = new Set(small.slice(0, next).filter((t) => !result.tried.has(t)));
   result.left = targets.filter((t) => !done.has(t));
   return result;
@@ -113,6 +117,7 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
         acceptRemovals: job.data.acceptRemovals === true,
         acceptSchema: job.data.acceptSchema === true,
         log,
+        advanceRun: false,
       });
       const verdict = verdictOn(outcome, { last: false, rateLimited: 0 });
       if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
@@ -121,7 +126,7 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
         log.info({ code: outcome.errorCode, err: outcome.error }, 'list not settled in its run job: queued as a target job');
         return false;
       }
-      const settled = await settleOutcome(deps, outcome, runId, target.source, log);
+      const settled = await settleOutcome(deps, outcome, runId, log, false);
       span.setAttribute('refsync.status', settled.status);
       return true;
     });

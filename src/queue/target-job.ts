@@ -77,7 +77,7 @@ async function syncAdmitted(
     log.warn({ code: outcome.errorCode, err: outcome.error }, 'list failed; will retry');
     throw outcome.failure;
   }
-  const settled = await settleOutcome(deps, outcome, runId, source, log);
+  const settled = await settleOutcome(deps, outcome, runId, log, true);
   // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
   if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
   const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
@@ -108,6 +108,7 @@ async function syncOrThrow(
       acceptSchema: job.data.acceptSchema === true,
       log,
       onProgress: progress.onProgress,
+      advanceRun: true,
     });
     await progress.finish();
     return outcome;

@@ -2,7 +2,6 @@
 // and a run job that syncs its source's small lists itself (inline-targets.ts). The list's share of
 // the memory budget is taken around the sync, and its outcome settled in one place.
 import type { Target } from '../catalog/targets.ts';
-import type { SourceConfig } from '../config/types.ts';
 import { TargetMemory } from '../memory/target-memory.ts';
 import { largeListAfter } from '../sync/list-memory.ts';
 import { recordOutcomeFailure } from '../sync/outcome/record-failure.ts';
@@ -20,6 +19,12 @@ export interface WorkerSyncRequest {
   acceptSchema: boolean;
   log: Logger;
   onProgress?: (progress: PageProgress) => void;
+  /**
+   * Count the run's progress with an unchanged list's snapshot, in its one statement, whose commit
+   * then waits for the WAL flush (a target job: it completes only once its work is durable). A run
+   * job syncing lists itself counts them once, after the last (syncSmallTargets).
+   */
+  advanceRun: boolean;
 }
 
 /** `source/list[/variant]`, as the worker's log lines name a target. */
@@ -45,7 +50,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       logger: request.log,
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
       memory,
-      advanceRun: true,
+      advanceRun: request.advanceRun,
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;
@@ -58,13 +63,13 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
 
 /**
  * Settles an outcome that is not to be retried, once: its failure recorded, the metrics observed,
- * the run brought up to date (an unchanged list's one statement counted the run already, unless
- * it was the run's last target).
+ * and, with `refresh`, the run brought up to date (an unchanged list's one statement counted the
+ * run already, unless it was the run's last target).
  */
-export async function settleOutcome(deps: ProcessorDeps, outcome: TargetOutcome, runId: number, source: SourceConfig, log: Logger): Promise<TargetOutcome> {
+export async function settleOutcome(deps: ProcessorDeps, outcome: TargetOutcome, runId: number, log: Logger, refresh: boolean): Promise<TargetOutcome> {
   const settled = await recordOutcomeFailure(deps.db, outcome, runId, log);
   observe(deps, settled);
-  if (!settled.runAdvanced) await refreshRun(deps.db, runId, source);
+  if (refresh && !settled.runAdvanced) await refreshRun(deps.db, runId, outcome.target.source);
   return settled;
 }
 

@@ -104,7 +104,7 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
 });
 
 describe('2. worker SIGKILLed after the commit, before the job is marked complete', () => {
-  it('the re-run of the job for the same slot skips the committed list, and records the unchanged ones whose transactions died once: no new change or alert', async () => {
+  it('the re-run of the run job queues its lists, and each target job finds its list committed and skips it: no new snapshot, change or alert', async () => {
     const { fx, after, prefix, redis, queue, env } = await prepare();
     const slot = 'kill-after-commit';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
@@ -117,20 +117,16 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w1 = await startWorkerProcess(env);
       await enqueueManualRuns(queue, [fx.source], { slot });
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
-      // After its commit, the changed list's sync brings the run record up to date (refdata.advance_run,
-      // through refdata.run_progress, which locks the row `for no key update`) before it returns to
-      // BullMQ. An unchanged list records its snapshot and the run's progress in one transaction
-      // (refdata.record_unchanged): it waits on the same lock before its commit. This lock lets the
-      // changed list's commit through (its foreign-key check takes a key-share lock, which
-      // `for no key update` allows) and stops every list right there.
+      // A run job counts the lists it synced itself once, after the last: refdata.advance_run, through
+      // refdata.run_progress, which locks the run row `for no key update`. This lock lets every
+      // list's commit through (the changed one's apply, the unchanged ones' record_unchanged: their
+      // foreign-key checks take key-share locks, which `for no key update` allows) and stops the run
+      // job right there, before it returns to BullMQ.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
-        async () =>
-          (await snapshotsOfRun(run.id)).length === 1 &&
-          (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === 1 &&
-          (await workerBackendsWaiting("a.query ilike '%refdata.record_unchanged(%'")) === targets - 1,
-        'the changed list committed and every target waiting to update the run record',
+        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === 1,
+        'every list committed and the run job waiting to update the run record',
         60_000,
       );
       await killHeldWorker(w1, locker);
@@ -154,9 +150,14 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const job = (await queue.getJob(jobId))!;
       expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
       expect(job.returnvalue, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
-      // The unchanged lists' transactions died with the worker; their target jobs recorded them once.
+      // The unchanged lists were committed before the kill too: their target jobs skipped them as well.
+      for (const list of fx.source.lists) {
+        await jobCompleted(queue, targetJobId(fx.source.name, list, '', slot));
+        const returned = (await queue.getJob(targetJobId(fx.source.name, list, '', slot)))!.returnvalue;
+        expect(returned, list).toMatchObject({ status: 'done-before', skipped: true });
+      }
       const recovered = await snapshotsOfRun(run.id);
-      expect(recovered.slice(0, snapshots.length)).toEqual(snapshots);
+      expect(recovered).toEqual(snapshots);
       expect(
         recovered
           .filter((s) => !s.changed)
