@@ -15,8 +15,8 @@ import { copyChunks, unnestRows } from './row-format.ts';
  * works through a transaction-mode pooler and nothing of it outlasts the apply or a failure.
  */
 export class StagingTable {
-  readonly name = `refsync_stage_${randomBytes(6).toString('hex')}`;
   readonly #conn: LazyConnection;
+  #name: string | undefined;
   #created = false;
   /** Made outside any transaction (PGlite only): it lasts until drop(). */
   #sessionScoped = false;
@@ -24,6 +24,12 @@ export class StagingTable {
   /** A spill still being written (at most one), and how it failed. */
   readonly #spill = new BackgroundWrite();
   readonly #rule: RowWriteRule;
+
+  /** Named when first used: nearly every list that gets a staging table is unchanged and never uses it. */
+  get name(): string {
+    this.#name ??= `refsync_stage_${randomBytes(6).toString('hex')}`;
+    return this.#name;
+  }
 
   /** Rows written so far (duplicates included). */
   get rowsAppended(): number {
