@@ -48,7 +48,10 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
   // synced itself before it stopped is known only to the run.
   const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : { settled: 0, tried: new Set<Target>(), left: targets };
   if (inline.left.length === 0) {
-    deps.logger.info({ source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, trigger: job.data.trigger }, 'run synced in its job');
+    deps.logger.info(
+      { source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, trigger: job.data.trigger },
+      'run synced in its job',
+    );
     return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: inline.settled };
   }
   const opts = jobOptions(deps.policy);
