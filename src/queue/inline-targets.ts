@@ -41,7 +41,7 @@ function knownSmall(deps: ProcessorDeps, target: Target): boolean {
 
 /**
  * Syncs the run's small targets in lanes, each holding one of the source's gate slots (so the
- * source's limit of jobs at once counts them) and, for each list, one of the worker's sync slots.
+ * source's limit of jobs at once counts them); each list takes one of the worker's sync slots.
  * Returns what is left for target jobs. Never throws for a list: whatever goes wrong with one is
  * its target job's to handle.
  */
@@ -108,7 +108,6 @@ async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string,
 async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: number, target: Target, signal: AbortSignal): Promise<boolean> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
-  const release = await deps.inlineSlots.take();
   try {
     return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
       const outcome = await syncInWorker(deps, target, {
@@ -133,7 +132,5 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
   } catch (err) {
     log.info({ err: errorLine(err) }, 'list not settled in its run job: queued as a target job');
     return false;
-  } finally {
-    release();
   }
 }

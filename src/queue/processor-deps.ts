@@ -24,8 +24,8 @@ export interface ProcessorDeps {
   newerSchema(): Promise<boolean>;
   /** The worker's memory budget, shared by its large lists (src/memory/). */
   memory: WorkerMemory;
-  /** The worker's slots for the lists its run jobs sync themselves (REFSYNC_CONCURRENCY in all). */
-  inlineSlots: SyncSlots;
+  /** The worker's slots for the lists it syncs at once, in target jobs and run jobs (REFSYNC_CONCURRENCY). */
+  syncSlots: SyncSlots;
   /** The sync's tuning; the defaults when absent. */
   tuning?: Partial<SyncTuning>;
 }

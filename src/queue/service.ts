@@ -244,7 +244,7 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
     logger,
     metrics,
     gate: new SourceGate(parts.commands, prefix),
-    inlineSlots: new SyncSlots(config.concurrency),
+    syncSlots: new SyncSlots(config.concurrency),
     newerSchema: parts.newerSchema,
   });
   const lostTargets = { db, sources: config.sources, logger, queue };

@@ -1,7 +1,8 @@
 /**
- * The lists a worker's run jobs sync themselves at once, in all (REFSYNC_CONCURRENCY of them):
- * BullMQ bounds a worker's jobs, and a run job may sync several of its source's lists, so without
- * this a worker busy with run jobs would have many times its concurrency of requests in flight.
+ * The lists a worker syncs at once, in all (REFSYNC_CONCURRENCY of them): a target job's list and
+ * each list a run job syncs itself. BullMQ bounds a worker's jobs, and a run job may sync several of
+ * its source's lists, so without this a worker would have up to twice its concurrency of requests in
+ * flight and of syncs asking its pool (REFSYNC_CONCURRENCY + 4 connections) for a connection.
  */
 export class SyncSlots {
   #free: number;

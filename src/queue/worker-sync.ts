@@ -3,7 +3,7 @@
 // the memory budget is taken around the sync, and its outcome settled in one place.
 import type { Target } from '../catalog/targets.ts';
 import { TargetMemory } from '../memory/target-memory.ts';
-import { largeListAfter } from '../sync/list-memory.ts';
+import { largeListAfter, type ListMemory } from '../sync/list-memory.ts';
 import { recordOutcomeFailure } from '../sync/outcome/record-failure.ts';
 import { refreshRun } from '../sync/run/runs.ts';
 import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
@@ -33,15 +33,31 @@ export function describeTarget(target: Target): string {
 }
 
 /**
- * Syncs the target inside its share of the worker's memory budget: a list large at its last sync
- * waits for its share before the fetch; a list that proves large asks during it. Throws what
- * syncTarget throws (the database away, the signal aborted); a list's own failure is in the outcome.
+ * Syncs the target inside its share of the worker's memory budget and one of its sync slots: a list
+ * large at its last sync waits for its share before the fetch; a list that proves large asks during
+ * it. It never waits for memory holding a slot: a list holding memory may be waiting for a slot.
+ * Throws what syncTarget throws (the database away, the signal aborted); a list's own failure is in
+ * the outcome.
  */
 export async function syncInWorker(deps: ProcessorDeps, target: Target, request: WorkerSyncRequest): Promise<TargetOutcome> {
   const memory = new TargetMemory(deps.memory, target);
   let entries: number | undefined;
+  let release: (() => void) | undefined;
+  const inSlot: ListMemory = {
+    get admitted() {
+      return memory.admitted;
+    },
+    admitNow: () => memory.admitNow(),
+    async wait(signal) {
+      release?.();
+      release = undefined;
+      await memory.wait(signal);
+      release = await deps.syncSlots.take();
+    },
+  };
   try {
     await memory.beforeFetch(largeListAfter(tuningWith(deps.tuning)), request.signal);
+    release = await deps.syncSlots.take();
     const outcome = await syncTarget(deps.db, deps.clientFor(target.source), target, {
       runId: request.runId,
       signal: request.signal,
@@ -49,7 +65,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       acceptSchema: request.acceptSchema,
       logger: request.log,
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
-      memory,
+      memory: inSlot,
       advanceRun: request.advanceRun,
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
@@ -57,6 +73,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
     request.log.debug({ status: outcome.status, entries: outcome.entryCount }, 'target synced');
     return outcome;
   } finally {
+    release?.();
     memory.finish(entries);
   }
 }

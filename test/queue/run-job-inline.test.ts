@@ -3,6 +3,7 @@
 // settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
 // job of its own, which looks for it in the run first and syncs it once.
 import { describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
@@ -73,5 +74,43 @@ describe('a run job and its small lists', () => {
     const thirdRows = await snapshots(third.id);
     expect(thirdRows.map((r) => r.list_key)).toEqual([...LISTS].sort());
     expect(thirdRows.every((r) => r.status === 'ok' && !r.changed)).toBe(true);
+  });
+
+  it('a worker syncs at most REFSYNC_CONCURRENCY lists at once, in its target jobs and its run jobs together', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const ALL: ListKey[] = ['shipment_modes', 'hazmat', 'piece_types', 'location_types', 'document_types', 'appointment_types'];
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'slots-env', REFSYNC_LISTS: ALL.join(','), REFSYNC_CONCURRENCY: '2' });
+    await startTestWorker(config, prefix);
+    const queue = testQueue(prefix);
+    const finished = (slot: string) =>
+      waitFor(async () => {
+        const { rows } = await tdb.db.query<{ status: string }>('select status from refdata.sync_runs where slot = $1', [slot]);
+        return rows[0]?.status === 'succeeded';
+      }, `run ${slot} to succeed`);
+
+    // Three lists known small after a first run. Then two runs at once: one of the three others, never
+    // synced, whose target jobs take the job slot its run job frees, and one of the three known
+    // small, whose run job syncs them itself beside those target jobs.
+    const known: ListKey[] = ['shipment_modes', 'hazmat', 'piece_types'];
+    await enqueueManualRuns(queue, config.sources, { slot: 'slots-1', lists: known });
+    await finished('slots-1');
+    sb.control.setLatency(400);
+    let most = 0;
+    const sampler = setInterval(() => {
+      const inFlight = sb.control.requestLog().filter((r) => r.status === 0 && !r.path.startsWith('/v2/auth/')).length;
+      most = Math.max(most, inFlight);
+    }, 10);
+    try {
+      await enqueueManualRuns(queue, config.sources, { slot: 'slots-2', lists: ALL.filter((l) => !known.includes(l)) });
+      await enqueueManualRuns(queue, config.sources, { slot: 'slots-3', lists: known });
+      await finished('slots-2');
+      await finished('slots-3');
+    } finally {
+      clearInterval(sampler);
+      sb.control.setLatency(0);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
   });
 });
