@@ -33,6 +33,11 @@ export interface InlineResult {
   left: Target[];
 }
 
+/** Nothing synced in the run job: every target is left for a target job. */
+export function nothingInRunJob(targets: Target[]): InlineResult {
+  return { settled: 0, tried: new Set(), left: targets };
+}
+
 /** Whether the target's last sync found it small: it may be synced inside its run job. */
 function knownSmall(deps: ProcessorDeps, target: Target): boolean {
   const entries = deps.memory.sizes.entriesOf(target);
@@ -55,10 +60,11 @@ export async function syncSmallTargets(
   // A worker learns sizes from its own syncs; the source's other lists were synced by other workers.
   if (targets.some((t) => deps.memory.sizes.entriesOf(t) === undefined)) await deps.memory.sizes.readSource(deps.db, targets[0]!.source.environment);
   const small = targets.filter((t) => knownSmall(deps, t));
-  const result: InlineResult = { settled: 0, tried: new Set(), left: targets.filter((t) => !small.includes(t)) };
-  if (small.length === 0) return result;
+  if (small.length === 0) return nothingInRunJob(targets);
   const source = small[0]!.source;
   const lanes = await admitLanes(deps, source, `${job.id}:inline`, small.length);
+  const tried = new Set<Target>();
+  let settled = 0;
   let next = 0;
   let stopped = false;
   try {
@@ -66,12 +72,12 @@ export async function syncSmallTargets(
       lanes.map(async () => {
         while (!stopped && !signal.aborted && next < small.length) {
           const target = small[next++]!;
-          if (await settleInline(deps, job, runId, target, signal)) result.settled += 1;
+          if (await settleInline(deps, job, runId, target, signal)) settled += 1;
           else {
             // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
             // likely stop the next one too: the rest go to target jobs, which know how to wait.
             stopped = true;
-            result.tried.add(target);
+            tried.add(target);
           }
         }
       }),
@@ -81,10 +87,9 @@ export async function syncSmallTargets(
   }
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
-  if (result.settled > 0) await refreshRun(deps.db, runId, source);
-  const done = new Set(small.slice(0, next).filter((t) => !result.tried.has(t)));
-  result.left = targets.filter((t) => !done.has(t));
-  return result;
+  if (settled > 0) await refreshRun(deps.db, runId, source);
+  const done = new Set(small.slice(0, next).filter((t) => !tried.has(t)));
+  return { settled, tried, left: targets.filter((t) => !done.has(t)) };
 }
 
 /**
@@ -104,6 +109,8 @@ async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string,
   return lanes;
 }
 
+const QUEUED = 'list not settled in its run job: queued as a target job';
+
 /** Syncs one target in its own span and settles it, or says it is for a target job (false). */
 async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: number, target: Target, signal: AbortSignal): Promise<boolean> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
@@ -122,7 +129,7 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
       if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
-        log.info({ code: outcome.errorCode, err: outcome.error }, 'list not settled in its run job: queued as a target job');
+        log.info({ code: outcome.errorCode, err: outcome.error }, QUEUED);
         return false;
       }
       const settled = await settleOutcome(deps, outcome, runId, log, false);
@@ -130,7 +137,7 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
       return true;
     });
   } catch (err) {
-    log.info({ err: errorLine(err) }, 'list not settled in its run job: queued as a target job');
+    log.info({ err: errorLine(err) }, QUEUED);
     return false;
   }
 }

@@ -1,9 +1,9 @@
 import type { Span } from '@opentelemetry/api';
 import type { Job } from 'bullmq';
-import { targetsFor, type Target } from '../catalog/targets.ts';
+import { targetsFor } from '../catalog/targets.ts';
 import { refreshRun, startRun } from '../sync/run/runs.ts';
 import { inSpan, traceCarrier } from '../tracing/spans.ts';
-import { syncSmallTargets } from './inline-targets.ts';
+import { nothingInRunJob, syncSmallTargets } from './inline-targets.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
@@ -46,7 +46,7 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
   }
   // A second fan-out queues every target again (the jobs check the run first): what the first one
   // synced itself before it stopped is known only to the run.
-  const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : { settled: 0, tried: new Set<Target>(), left: targets };
+  const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : nothingInRunJob(targets);
   if (inline.left.length === 0) {
     deps.logger.info(
       { source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, trigger: job.data.trigger },
