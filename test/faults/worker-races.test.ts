@@ -33,6 +33,10 @@ describe('19. a scheduled run and a manual trigger at once, two worker processes
       REDIS_URL: redis.url,
       REFSYNC_QUEUE_PREFIX: prefix,
       REFSYNC_SCHEDULE: '*/10 * * * * *',
+      // Both runs' lists at once even on one worker: with the default 4 sync slots, two run jobs
+      // taken by the same worker could not both wait on every lock, and the next scheduled run
+      // (10 s later) would join the race and could take a change from both.
+      REFSYNC_CONCURRENCY: '8',
     });
     const targets = fx.source.lists.length;
 
