@@ -20,29 +20,20 @@ function keyOf(environment: string, list: string, variant: string): string {
 
 /**
  * Each target's entry count as last synced: read once when the worker starts (the last ok snapshot
- * of each, refdata.target_last_ok), then kept from the worker's own outcomes. One read for all
- * targets rather than one per target job, whose round trip every unchanged sync would pay.
+ * of each, refdata.target_last_ok), then kept from the worker's own outcomes and from what each run
+ * job reads of its source (inline-targets.ts). One read for all targets rather than one per target
+ * job, whose round trip every unchanged sync would pay.
  */
 export class ListSizes {
   readonly #entries = new Map<string, number>();
 
   static async read(db: Database): Promise<ListSizes> {
     const sizes = new ListSizes();
-    await sizes.#read(db, 'entry_count is not null', []);
-    return sizes;
-  }
-
-  /** Reads again one source's sizes: the lists another worker synced since this one started. */
-  async readSource(db: Database, environment: string): Promise<void> {
-    await this.#read(db, 'environment = $1 and entry_count is not null', [environment]);
-  }
-
-  async #read(db: Database, where: string, params: unknown[]): Promise<void> {
     const { rows } = await db.query<{ environment: string; list_key: string; variant: string; entry_count: number }>(
-      `select environment, list_key, variant, entry_count from refdata.target_last_ok where ${where}`,
-      params,
+      'select environment, list_key, variant, entry_count from refdata.target_last_ok where entry_count is not null',
     );
-    for (const row of rows) this.#entries.set(keyOf(row.environment, row.list_key, row.variant), row.entry_count);
+    for (const row of rows) sizes.#entries.set(keyOf(row.environment, row.list_key, row.variant), row.entry_count);
+    return sizes;
   }
 
   /** Entries at the target's last sync, if it has one. */

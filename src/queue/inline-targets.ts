@@ -4,8 +4,10 @@
 // then costs more than the sync: BullMQ's scripts to take, report and finish the job and the
 // source gate's two, several Redis round trips, against one fetch and one Postgres statement
 // (docs/performance.md, P4). So a run job first syncs, in a few lanes, the lists known to be small
-// (by their entry count at their last sync, src/memory/list-sizes.ts). Only what it can settle in
-// one go is settled here: a list synced (changed, unchanged or held) or answered 404. Anything else
+// (by their entry count at their last sync, read when the job begins). Only what it can settle in
+// one go is settled here: a list synced (changed, unchanged or held) or answered 404. An unchanged
+// list is not even recorded on its own: it is set aside and all of them are recorded in one statement
+// after the last list (src/sync/load/unchanged-lists.ts). Anything else
 // stops the lanes and goes to a target job, which retries, waits or fails exactly as it always has:
 // a list that failed or was rate limited, the database away, a worker shutting down. A list never
 // synced (its size unknown) or large goes to a target job from the start, so first loads still
@@ -14,10 +16,13 @@ import type { Job } from 'bullmq';
 import type { Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import { largeListAfter } from '../sync/list-memory.ts';
+import { lastOkOf, readLastOk, UnchangedLists } from '../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../sync/run/runs.ts';
+import type { TargetOutcome } from '../sync/sync-target.ts';
 import { tuningWith } from '../sync/tuning.ts';
 import { inSpan } from '../tracing/spans.ts';
 import { errorLine } from '../util/error-line.ts';
+import type { Logger } from '../util/logger.ts';
 import type { RunJobData } from './jobs.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import type { SourceSlot } from './source-gate.ts';
@@ -57,13 +62,20 @@ export async function syncSmallTargets(
   targets: Target[],
   signal: AbortSignal,
 ): Promise<InlineResult> {
-  // A worker learns sizes from its own syncs; the source's other lists were synced by other workers.
-  if (targets.some((t) => deps.memory.sizes.entriesOf(t) === undefined)) await deps.memory.sizes.readSource(deps.db, targets[0]!.source.environment);
+  // One read per run job: each list's size at its last sync (other workers synced some of them) and
+  // the content hash an unchanged fetch of it has.
+  const lastOk = await readLastOk(deps.db, targets[0]!.source.environment);
+  for (const target of targets) {
+    const last = lastOkOf(lastOk, target);
+    if (last) deps.memory.sizes.learn(target, last.entryCount);
+  }
   const small = targets.filter((t) => knownSmall(deps, t));
   if (small.length === 0) return nothingInRunJob(targets);
   const source = small[0]!.source;
+  const unchanged = new UnchangedLists(lastOk);
   const lanes = await admitLanes(deps, source, `${job.id}:inline`, small.length);
   const tried = new Set<Target>();
+  const aside: SetAside[] = [];
   let settled = 0;
   let next = 0;
   let stopped = false;
@@ -72,7 +84,9 @@ export async function syncSmallTargets(
       lanes.map(async () => {
         while (!stopped && !signal.aborted && next < small.length) {
           const target = small[next++]!;
-          if (await settleInline(deps, job, runId, target, signal)) settled += 1;
+          const synced = await settleInline(deps, job, runId, target, signal, unchanged);
+          if (synced === 'settled') settled += 1;
+          else if (synced !== 'queued') aside.push(synced);
           else {
             // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
             // likely stop the next one too: the rest go to target jobs, which know how to wait.
@@ -85,11 +99,57 @@ export async function syncSmallTargets(
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
+  const recorded = await recordSetAside(deps, unchanged, runId, aside);
+  settled += recorded.settled;
+  for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
   if (settled > 0) await refreshRun(deps.db, runId, source);
-  const done = new Set(small.slice(0, next).filter((t) => !tried.has(t)));
+  const notDone = new Set([...tried, ...recorded.again]);
+  const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
   return { settled, tried, left: targets.filter((t) => !done.has(t)) };
+}
+
+/** An unchanged list synced in the run job and set aside, with its log, until the lists' one record. */
+interface SetAside {
+  outcome: TargetOutcome;
+  log: Logger;
+}
+
+/**
+ * Records the unchanged lists set aside in one statement, and settles each it recorded. `again`: the
+ * lists it did not record (nothing written for them), for target jobs to sync the ordinary way.
+ * `unsure`: all of them when the statement failed, which may have committed before its answer was
+ * lost; their target jobs look for a snapshot in the run first.
+ */
+async function recordSetAside(
+  deps: ProcessorDeps,
+  unchanged: UnchangedLists,
+  runId: number,
+  aside: SetAside[],
+): Promise<{ settled: number; again: Target[]; unsure: Target[] }> {
+  if (aside.length === 0) return { settled: 0, again: [], unsure: [] };
+  let ids: Map<Target, number | null>;
+  try {
+    ids = await unchanged.record(deps.db, runId);
+  } catch (err) {
+    deps.logger.info({ runId, lists: aside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+    return { settled: 0, again: [], unsure: aside.map((a) => a.outcome.target) };
+  }
+  let settled = 0;
+  const again: Target[] = [];
+  for (const { outcome, log } of aside) {
+    const snapshotId = ids.get(outcome.target) ?? null;
+    if (snapshotId === null) {
+      log.info('unchanged list changed or taken by another sync before its record: queued as a target job');
+      again.push(outcome.target);
+      continue;
+    }
+    const { setAside: _recorded, ...synced } = outcome;
+    await settleOutcome(deps, { ...synced, snapshotId }, runId, log, false);
+    settled += 1;
+  }
+  return { settled, again, unsure: [] };
 }
 
 /**
@@ -111,8 +171,18 @@ async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string,
 
 const QUEUED = 'list not settled in its run job: queued as a target job';
 
-/** Syncs one target in its own span and settles it, or says it is for a target job (false). */
-async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: number, target: Target, signal: AbortSignal): Promise<boolean> {
+/**
+ * Syncs one target in its own span and settles it, or sets it aside (unchanged: recorded with the
+ * others after the last list), or says it is for a target job ('queued').
+ */
+async function settleInline(
+  deps: ProcessorDeps,
+  job: Job<RunJobData>,
+  runId: number,
+  target: Target,
+  signal: AbortSignal,
+  unchanged: UnchangedLists,
+): Promise<'settled' | 'queued' | SetAside> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
   try {
@@ -124,20 +194,25 @@ async function settleInline(deps: ProcessorDeps, job: Job<RunJobData>, runId: nu
         acceptSchema: job.data.acceptSchema === true,
         log,
         advanceRun: false,
+        unchanged,
       });
       const verdict = verdictOn(outcome, { last: false, rateLimited: 0 });
       if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
         log.info({ code: outcome.errorCode, err: outcome.error }, QUEUED);
-        return false;
+        return 'queued';
+      }
+      if (outcome.setAside) {
+        span.setAttribute('refsync.status', 'unchanged');
+        return { outcome, log };
       }
       const settled = await settleOutcome(deps, outcome, runId, log, false);
       span.setAttribute('refsync.status', settled.status);
-      return true;
+      return 'settled';
     });
   } catch (err) {
     log.info({ err: errorLine(err) }, QUEUED);
-    return false;
+    return 'queued';
   }
 }

@@ -6,6 +6,7 @@ import { TargetMemory } from '../memory/target-memory.ts';
 import { largeListAfter, type ListMemory } from '../sync/list-memory.ts';
 import { recordOutcomeFailure } from '../sync/outcome/record-failure.ts';
 import { refreshRun } from '../sync/run/runs.ts';
+import type { UnchangedLists } from '../sync/load/unchanged-lists.ts';
 import { syncTarget, type TargetOutcome } from '../sync/sync-target.ts';
 import { tuningWith } from '../sync/tuning.ts';
 import type { PageProgress } from '../upstream/client.ts';
@@ -25,6 +26,8 @@ export interface WorkerSyncRequest {
    * job syncing lists itself counts them once, after the last (syncSmallTargets).
    */
   advanceRun: boolean;
+  /** A run job's unchanged lists: an unchanged fetch is set aside there, for the job to record with the others. */
+  unchanged?: UnchangedLists;
 }
 
 /** `source/list[/variant]`, as the worker's log lines name a target. */
@@ -67,6 +70,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
       memory: inSlot,
       advanceRun: request.advanceRun,
+      ...(request.unchanged ? { unchanged: request.unchanged } : {}),
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;

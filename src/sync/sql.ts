@@ -226,6 +226,27 @@ export function recordUnchangedStatement(target: Target, fetched: FetchedFields,
   return `select snapshot_id, run_advanced from refdata.record_unchanged(${[...unchangedArgs(target, fetched), String(advanceRun)].join(', ')})`;
 }
 
+/**
+ * The statement that records the unchanged fetches of one run job's lists, all of one environment
+ * (refdata.record_unchanged_lists, migration 0013): one row per list, its snapshot's id, or null when
+ * it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views waiting).
+ */
+export function recordUnchangedListsStatement(environment: string, runId: number, lists: ReadonlyArray<{ target: Target; fetched: FetchedFields }>): string {
+  // Whole numbers checked as sqlInteger checks them: a fraction or NaN is a bug, refused here.
+  const whole = (n: number | null) => (n === null ? null : Number(sqlInteger(n)));
+  const json = lists.map(({ target, fetched }) => ({
+    list_key: target.list.key,
+    variant: target.variant,
+    content_hash: fetched.contentHash,
+    entry_count: whole(fetched.entryCount),
+    fields: fetched.fields,
+    pages: whole(fetched.pages),
+    duration_ms: whole(fetched.durationMs),
+    replaced_values: whole(fetched.replacedValues),
+  }));
+  return `select list_key, variant, snapshot_id from refdata.record_unchanged_lists(${pg.escapeLiteral(environment)}, ${sqlInteger(runId)}, ${pg.escapeLiteral(JSON.stringify(json))}::jsonb)`;
+}
+
 type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean; unchanged_snapshot_id?: string | number | null };
 
 /** The row of refdata.target_state, refdata.lock_target_state or its unchanged-recording variant, as the apply uses it. */

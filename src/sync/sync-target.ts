@@ -6,7 +6,7 @@ import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { zeroCounts, type ApplyOptions } from './load/apply-types.ts';
+import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
@@ -17,6 +17,7 @@ import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
+import type { UnchangedLists } from './load/unchanged-lists.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
 
@@ -51,6 +52,11 @@ export interface SyncTargetOptions {
    * job, which refreshes its run after every target); the outcome then says runAdvanced.
    */
   advanceRun?: boolean;
+  /**
+   * A run job's unchanged lists, recorded together after its last: an unchanged fetch is set aside
+   * there, unrecorded, and its outcome says setAside.
+   */
+  unchanged?: UnchangedLists;
 }
 
 /** One sync's fixed inputs, shared by its fetches. */
@@ -164,6 +170,8 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows },
     streamFirstLoad: how.streamFirstLoad,
   };
+  const unchanged = f.options.unchanged;
+  if (unchanged) setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
   let loader: Loader | undefined;
   let sessionFailure: unknown;
   f.fetches += 1;
@@ -236,11 +244,11 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   const { collected, loader, result } = fetched;
   // Only the plain path is left after a refetch, and it never backs out.
   if ('fetchAgain' in result) throw new Error(`${listVariant(target)}: ${result.fetchAgain}, on the plain path`);
-  const { applied } = result;
+  const applied: Omit<ApplyResult, 'snapshotId'> & { snapshotId?: number } =
+    'setAside' in result ? { status: 'unchanged', counts: zeroCounts(), baseline: false } : result.applied;
   const outcome: TargetOutcome = {
     target,
     status: applied.status,
-    snapshotId: applied.snapshotId,
     counts: applied.counts,
     baseline: applied.baseline,
     entryCount: collected.entryCount,
@@ -248,6 +256,8 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
     durationMs: f.elapsed(),
     load: { loader: loader.kind, rowsWritten: loader.rowsWritten, fetches: f.fetches },
   };
+  if (applied.snapshotId !== undefined) outcome.snapshotId = applied.snapshotId;
+  if ('setAside' in result) outcome.setAside = true;
   if (applied.runAdvanced) outcome.runAdvanced = true;
   if (applied.error) {
     outcome.error = applied.error;

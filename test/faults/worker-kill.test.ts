@@ -119,7 +119,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
       // A run job counts the lists it synced itself once, after the last: refdata.advance_run, through
       // refdata.run_progress, which locks the run row `for no key update`. This lock lets every
-      // list's commit through (the changed one's apply, the unchanged ones' record_unchanged: their
+      // list's commit through (the changed one's apply, the unchanged ones' record_unchanged_lists: their
       // foreign-key checks take key-share locks, which `for no key update` allows) and stops the run
       // job right there, before it returns to BullMQ.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);

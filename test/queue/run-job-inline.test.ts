@@ -1,7 +1,8 @@
 // A run job syncs its source's small lists itself and queues target jobs only for the rest
 // (src/queue/inline-targets.ts): a first run, whose sizes are unknown, is all target jobs; the next
 // settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
-// job of its own, which looks for it in the run first and syncs it once.
+// job of its own, which looks for it in the run first and syncs it once. The unchanged lists are
+// recorded together after the last; one another sync holds by then goes to a target job too.
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
@@ -74,6 +75,42 @@ describe('a run job and its small lists', () => {
     const thirdRows = await snapshots(third.id);
     expect(thirdRows.map((r) => r.list_key)).toEqual([...LISTS].sort());
     expect(thirdRows.every((r) => r.status === 'ok' && !r.changed)).toBe(true);
+  });
+
+  it('an unchanged list another sync holds when the run job records its unchanged lists goes to a target job, which syncs it once', async () => {
+    const sb = await useSandbox();
+    const prefix = testQueuePrefix();
+    const ASIDE: ListKey[] = ['shipment_modes', 'hazmat', 'piece_types'];
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'aside-env', REFSYNC_LISTS: ASIDE.join(',') });
+    const source = config.sources[0]!;
+    await startTestWorker(config, prefix);
+    const queue = testQueue(prefix);
+    const succeeded = (slot: string) =>
+      waitFor(async () => {
+        const { rows } = await tdb.db.query<{ id: number; status: string }>('select id, status from refdata.sync_runs where slot = $1', [slot]);
+        return rows[0]?.status === 'succeeded' && rows[0];
+      }, `run ${slot} to succeed`);
+    await enqueueManualRuns(queue, config.sources, { slot: 'aside-1' });
+    await succeeded('aside-1');
+
+    // Another sync holds hazmat's lock while the run job records its unchanged lists, and until
+    // hazmat's target job is queued: the record leaves hazmat, whose target job then waits for it.
+    const hazmatJob = targetJobId(source.name, 'hazmat', '', 'aside-2');
+    await tdb.db.withConnection(async (conn) => {
+      await conn.begin();
+      await conn.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['aside-env', 'hazmat', '']);
+      await enqueueManualRuns(queue, config.sources, { slot: 'aside-2' });
+      await waitFor(async () => (await queue.getJob(hazmatJob)) !== undefined, "hazmat's target job to be queued");
+      await conn.query('commit');
+    });
+    const run = await succeeded('aside-2');
+    const { rows } = await tdb.db.query<{ list_key: string; n: number; unchanged: boolean }>(
+      "select list_key, count(*)::int as n, bool_and(status = 'ok' and not changed) as unchanged from refdata.snapshots where run_id = $1 group by list_key order by list_key",
+      [run.id],
+    );
+    expect(rows).toEqual([...ASIDE].sort().map((list_key) => ({ list_key, n: 1, unchanged: true })));
+    expect((await queue.getJob(runJobId(source.name, 'aside-2')))?.returnvalue).toMatchObject({ kind: 'run', inRunJob: 2, fannedOut: true });
+    expect((await queue.getJob(hazmatJob))?.returnvalue).toMatchObject({ status: 'unchanged' });
   });
 
   it('a worker syncs at most REFSYNC_CONCURRENCY lists at once, in its target jobs and its run jobs together', async () => {

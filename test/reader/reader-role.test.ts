@@ -122,6 +122,8 @@ describe('the refdata_reader role', () => {
       { proname: 'orphans', reader: true, public: false },
       // refsync's one-statement record of an unchanged fetch (migration 0012): not for readers.
       { proname: 'record_unchanged', reader: false, public: false },
+      // refsync's one-statement record of a run job's unchanged lists (migration 0013): not for readers.
+      { proname: 'record_unchanged_lists', reader: false, public: false },
       { proname: 'run_progress', reader: false, public: false },
       { proname: 'target_lock_key', reader: false, public: false },
       { proname: 'target_state', reader: false, public: false },

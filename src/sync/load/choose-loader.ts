@@ -8,6 +8,7 @@ import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
 import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
+import type { FetchedFields } from '../sql.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
 import { recordIfUnchanged } from './unchanged-alone.ts';
 
@@ -23,6 +24,8 @@ export interface LoaderSetup {
    * not when the list is fetched again after a streamed first load backed out.
    */
   streamFirstLoad: boolean;
+  /** Sets an unchanged-looking fetch aside instead of recording it (UnchangedLists#setAside); true when it did. */
+  setAside?: (fetched: FetchedFields) => boolean;
 }
 
 /*
@@ -48,10 +51,14 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 }
 
 /**
- * After a fetch that never spilled: an unchanged list is recorded in one statement; any other is
- * loaded by the loader chosen under the lock in the transaction that then loads.
+ * After a fetch that never spilled: an unchanged list is set aside (when the caller asks for that) or
+ * recorded in one statement; any other is loaded by the loader chosen under the lock in the
+ * transaction that then loads.
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
+  if (setup.setAside?.(fetchedFields(collected, options))) {
+    return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
+  }
   const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: recorded };
   return setup.conn.transaction(

@@ -21,6 +21,11 @@ export interface TargetOutcome {
   impactError?: string;
   /** The run's progress was counted with the snapshot (SyncTargetOptions.advanceRun): the caller need not refresh the run. */
   runAdvanced?: boolean;
+  /**
+   * Unchanged, and not recorded yet: set aside for its run job to record with its other unchanged
+   * lists (SyncTargetOptions.unchanged), which gives it its snapshotId.
+   */
+  setAside?: boolean;
   /** How the list reached the database: which loader wrote it, the rows it wrote, and in how many fetches. */
   load?: { loader: LoaderKind; rowsWritten: number; fetches: number };
   /**

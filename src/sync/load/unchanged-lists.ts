@@ -1,0 +1,74 @@
+import type { Target } from '../../catalog/targets.ts';
+import type { Database } from '../../db/database.ts';
+import { recordUnchangedListsStatement, type FetchedFields } from '../sql.ts';
+
+/** A target's last ok snapshot as a run job reads it before its lists: its size and its content hash. */
+export interface LastOk {
+  entryCount: number;
+  contentHash: string;
+}
+
+function keyOf(listKey: string, variant: string): string {
+  return `${listKey}\u0000${variant}`;
+}
+
+/** The last ok snapshot of each target of the environment, in one read (refdata.target_last_ok). */
+export async function readLastOk(db: Database, environment: string): Promise<Map<string, LastOk>> {
+  const { rows } = await db.query<{ list_key: string; variant: string; entry_count: number; content_hash: string }>(
+    `select t.list_key, t.variant, t.entry_count, s.content_hash
+     from refdata.target_last_ok t join refdata.snapshots s on s.id = t.snapshot_id
+     where t.environment = $1 and t.entry_count is not null and s.content_hash is not null`,
+    [environment],
+  );
+  return new Map(rows.map((r) => [keyOf(r.list_key, r.variant), { entryCount: r.entry_count, contentHash: r.content_hash }]));
+}
+
+/** The target's entry in readLastOk's map. */
+export function lastOkOf(lastOk: ReadonlyMap<string, LastOk>, target: Target): LastOk | undefined {
+  return lastOk.get(keyOf(target.list.key, target.variant));
+}
+
+/**
+ * The unchanged lists of one run job, recorded together after its last list. A list whose fetch has
+ * the content hash its last ok snapshot had when the job began is set aside (no statement), and one
+ * statement records them all at the end (refdata.record_unchanged_lists, migration 0013), each
+ * checked again under its lock: P4's hourly slot made a statement per list. What that statement does
+ * not record (another sync changed or holds the list meanwhile, its views wait) is the caller's to
+ * sync again; a list whose hash differs takes the ordinary way at once.
+ */
+export class UnchangedLists {
+  readonly #lastOk: ReadonlyMap<string, LastOk>;
+  readonly #aside: Array<{ target: Target; fetched: FetchedFields }> = [];
+
+  constructor(lastOk: ReadonlyMap<string, LastOk>) {
+    this.#lastOk = lastOk;
+  }
+
+  /** Sets the fetch aside, to be recorded with the others, when its hash is the one expected; else false. */
+  setAside(target: Target, fetched: FetchedFields): boolean {
+    const expected = lastOkOf(this.#lastOk, target)?.contentHash;
+    if (expected === undefined || fetched.contentHash !== expected) return false;
+    this.#aside.push({ target, fetched });
+    return true;
+  }
+
+  /** How many fetches are set aside. */
+  get size(): number {
+    return this.#aside.length;
+  }
+
+  /**
+   * Records the lists set aside in one statement (a transaction of its own, its commit not waiting for
+   * the WAL flush: the caller's count of the run's progress does). Each list's snapshot id, or null
+   * for one not recorded.
+   */
+  async record(db: Database, runId: number): Promise<Map<Target, number | null>> {
+    const recorded = new Map<Target, number | null>();
+    if (this.#aside.length === 0) return recorded;
+    const environment = this.#aside[0]!.target.source.environment;
+    const rows = await db.withConnection((conn) => conn.alone(recordUnchangedListsStatement(environment, runId, this.#aside)));
+    const ids = new Map(rows.map((r) => [keyOf(String(r.list_key), String(r.variant)), r.snapshot_id === null ? null : Number(r.snapshot_id)]));
+    for (const { target } of this.#aside) recorded.set(target, ids.get(keyOf(target.list.key, target.variant)) ?? null);
+    return recorded;
+  }
+}

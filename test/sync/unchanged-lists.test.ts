@@ -1,0 +1,127 @@
+// A run job's unchanged lists, recorded together (src/sync/load/unchanged-lists.ts, migration 0013):
+// a fetch with the hash its last ok snapshot had when the job began sends nothing, and one statement
+// records all of them after the last, each checked again under its lock. One whose lock another sync
+// holds, or whose last ok snapshot changed meanwhile, is not recorded: nothing is written for it.
+import { describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/catalog/list-keys.ts';
+import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import type { SourceConfig } from '../../src/config/types.ts';
+import type { Connection, Database } from '../../src/db/database.ts';
+import { readLastOk, UnchangedLists } from '../../src/sync/load/unchanged-lists.ts';
+import { startRun } from '../../src/sync/run/runs.ts';
+import { syncTarget } from '../../src/sync/sync-target.ts';
+import { useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { pipelineFixture } from './fixture.ts';
+
+const t = useTestDatabase();
+
+/** The database with every statement sent on a held connection counted (the fetch's own connection). */
+function counting(db: Database, sent: string[]): Database {
+  const connection = (conn: Connection): Connection => ({
+    query: (text, params) => {
+      sent.push(text);
+      return conn.query(text, params);
+    },
+    begin: () => {
+      sent.push('begin');
+      return conn.begin();
+    },
+    transaction: (fn, opening) => {
+      sent.push(opening ?? 'begin');
+      return conn.transaction(fn, opening);
+    },
+    alone: (statement) => {
+      sent.push(statement);
+      return conn.alone(statement);
+    },
+  });
+  return { ...db, kind: db.kind, query: (text, params) => db.query(text, params), withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))) };
+}
+
+/** One target per list, in the order given (targetsFor keeps the catalog's order). */
+const targetsOf = (source: SourceConfig, lists: ListKey[]): Target[] => lists.map((list) => targetsFor(source, [list])[0]!);
+
+const inRun = async (runId: number, target: Target) =>
+  (
+    await t.db.query<{ id: number; status: string; changed: boolean; content_hash: string; entry_count: number }>(
+      'select id::int, status, changed, content_hash, entry_count from refdata.snapshots where run_id = $1 and list_key = $2 and variant = $3',
+      [runId, target.list.key, target.variant],
+    )
+  ).rows;
+
+describe("a run job's unchanged lists", () => {
+  it('sets aside only a fetch with the expected hash, sending nothing for it, and records them all in one statement', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'aside-env' });
+    try {
+      const [a, b, c] = targetsOf(fx.source, ['accessorials', 'equipment_types', 'shipment_modes']);
+      const firsts = new Map<Target, number>();
+      for (const target of [a!, b!, c!]) {
+        const first = await syncTarget(t.db, fx.client, target, { runId: null });
+        expect(first.status).toBe('changed');
+        firsts.set(target, first.snapshotId!);
+      }
+      const unchanged = new UnchangedLists(await readLastOk(t.db, 'aside-env'));
+      sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less-Than-Truckload, patched' });
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 3, slot: 'aside-1' });
+
+      const sent: string[] = [];
+      const outcomeA = await syncTarget(counting(t.db, sent), fx.client, a!, { runId: run.id, unchanged });
+      expect(outcomeA).toMatchObject({ status: 'unchanged', setAside: true });
+      expect(outcomeA.snapshotId).toBeUndefined();
+      expect(sent).toEqual([]);
+      // A changed list is not set aside: it is applied at once, the ordinary way.
+      const outcomeC = await syncTarget(t.db, fx.client, c!, { runId: run.id, unchanged });
+      expect(outcomeC).toMatchObject({ status: 'changed', counts: { modified: 1 } });
+      expect(outcomeC.setAside).toBeUndefined();
+      const outcomeB = await syncTarget(t.db, fx.client, b!, { runId: run.id, unchanged });
+      expect(outcomeB).toMatchObject({ status: 'unchanged', setAside: true });
+      expect(unchanged.size).toBe(2);
+      expect(await inRun(run.id, a!)).toEqual([]);
+
+      const recorded = await unchanged.record(t.db, run.id);
+      expect([...recorded.keys()]).toEqual([a, b]);
+      for (const target of [a!, b!]) {
+        const { rows: last } = await t.db.query<{ content_hash: string; entry_count: number }>(
+          'select content_hash, entry_count from refdata.snapshots where id = $1',
+          [firsts.get(target)],
+        );
+        expect(await inRun(run.id, target)).toEqual([{ id: recorded.get(target), status: 'ok', changed: false, ...last[0] }]);
+      }
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it('records neither a list whose lock another sync holds nor one whose last ok snapshot changed since the job read it', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'refused-env' });
+    try {
+      const [locked, changed, free] = targetsOf(fx.source, ['hazmat', 'piece_types', 'location_types']);
+      for (const target of [locked!, changed!, free!]) expect((await syncTarget(t.db, fx.client, target, { runId: null })).status).toBe('changed');
+      const unchanged = new UnchangedLists(await readLastOk(t.db, 'refused-env'));
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 3, slot: 'refused-1' });
+      for (const target of [locked!, changed!, free!]) {
+        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, unchanged })).toMatchObject({ setAside: true });
+      }
+      // Another sync changes piece_types after the job read its hash (outside the run).
+      sb.control.modifyEntry('piece_types', 'PALLET', { description: 'Pallet, patched' });
+      expect((await syncTarget(t.db, fx.client, changed!, { runId: null })).status).toBe('changed');
+
+      // Another sync holds hazmat's lock while the lists are recorded.
+      const recorded = await t.db.transaction(async (tx) => {
+        await tx.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['refused-env', 'hazmat', '']);
+        return unchanged.record(t.db, run.id);
+      });
+      expect(recorded.get(locked!)).toBeNull();
+      expect(recorded.get(changed!)).toBeNull();
+      expect(recorded.get(free!)).toEqual(expect.any(Number));
+      expect(await inRun(run.id, locked!)).toEqual([]);
+      expect(await inRun(run.id, changed!)).toEqual([]);
+      expect(await inRun(run.id, free!)).toHaveLength(1);
+    } finally {
+      await fx.client.close();
+    }
+  });
+});
