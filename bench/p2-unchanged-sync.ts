@@ -55,7 +55,7 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
       // Judged against the floor of this run (the issue's target: 1.1x), the network bound in the notes.
       figure('P2 unchanged sync', median(walls), 'ms', 'fetch-only floor', median(fetchOnly), {
         target: { ratio: 1.1, better: 'lower' },
-        notes: `median of ${repeats} (min ${Math.round(Math.min(...walls))}, max ${Math.round(Math.max(...walls))}); 0 entry and 0 change rows written; database time per target ${median(dbAvg).toFixed(1)} ms (median of the runs' averages); ${last.requests} requests (${last.logins} login), concurrency ${Math.min(concurrency, last.targets)}, pool ${options.poolSize ?? 10}, latency ${latencyMs} ms; ${(median(walls) / bound).toFixed(2)}x the network bound`,
+        notes: `median of ${repeats} (min ${Math.round(Math.min(...walls))}, max ${Math.round(Math.max(...walls))}); 0 entry and 0 change rows written; database time per target ${median(dbAvg).toFixed(1)} ms (median of the runs' averages; the unchanged lists are recorded together after the last, outside it); ${last.requests} requests (${last.logins} login), concurrency ${Math.min(concurrency, last.targets)}, pool ${options.poolSize ?? 10}, latency ${latencyMs} ms; ${(median(walls) / bound).toFixed(2)}x the network bound`,
       }),
       figure('P2 fetch only, no database (the floor here)', median(fetchOnly), 'ms', 'network bound', bound, {
         notes: `median of ${repeats}; the same fetches by a fresh client with the pages dropped`,

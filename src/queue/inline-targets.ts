@@ -16,7 +16,7 @@ import type { Job } from 'bullmq';
 import type { Target } from '../catalog/targets.ts';
 import type { SourceConfig } from '../config/types.ts';
 import { largeListAfter } from '../sync/list-memory.ts';
-import { lastOkOf, readLastOk, UnchangedLists } from '../sync/load/unchanged-lists.ts';
+import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../sync/run/runs.ts';
 import type { TargetOutcome } from '../sync/sync-target.ts';
 import { tuningWith } from '../sync/tuning.ts';
@@ -145,8 +145,7 @@ async function recordSetAside(
       again.push(outcome.target);
       continue;
     }
-    const { setAside: _recorded, ...synced } = outcome;
-    await settleOutcome(deps, { ...synced, snapshotId }, runId, log, false);
+    await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
     settled += 1;
   }
   return { settled, again, unsure: [] };

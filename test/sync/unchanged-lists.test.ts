@@ -1,7 +1,8 @@
 // A run job's unchanged lists, recorded together (src/sync/load/unchanged-lists.ts, migration 0013):
 // a fetch with the hash its last ok snapshot had when the job began sends nothing, and one statement
 // records all of them after the last, each checked again under its lock. One whose lock another sync
-// holds, or whose last ok snapshot changed meanwhile, is not recorded: nothing is written for it.
+// holds, or whose last ok snapshot changed meanwhile, is not recorded: nothing is written for it, and
+// `refsync sync` syncs it again the ordinary way (a worker leaves it to a target job: run-job-inline).
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
@@ -12,6 +13,7 @@ import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
+import { waitFor } from '../queue/helpers.ts';
 import { pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -71,10 +73,14 @@ describe("a run job's unchanged lists", () => {
       expect(outcomeA).toMatchObject({ status: 'unchanged', setAside: true });
       expect(outcomeA.snapshotId).toBeUndefined();
       expect(sent).toEqual([]);
-      // A changed list is not set aside: it is applied at once, the ordinary way.
-      const outcomeC = await syncTarget(t.db, fx.client, c!, { runId: run.id, unchanged });
+      // A changed list is not set aside: it is applied at once, the ordinary way, without first
+      // trying the one-statement record of an unchanged fetch (its hash is not the one read).
+      const sentC: string[] = [];
+      const outcomeC = await syncTarget(counting(t.db, sentC), fx.client, c!, { runId: run.id, unchanged });
       expect(outcomeC).toMatchObject({ status: 'changed', counts: { modified: 1 } });
       expect(outcomeC.setAside).toBeUndefined();
+      expect(sentC[0]).toContain('from refdata.lock_target_state_or_record_unchanged(');
+      expect(sentC.filter((s) => s.includes('refdata.record_unchanged('))).toEqual([]);
       const outcomeB = await syncTarget(t.db, fx.client, b!, { runId: run.id, unchanged });
       expect(outcomeB).toMatchObject({ status: 'unchanged', setAside: true });
       expect(unchanged.size).toBe(2);
@@ -120,6 +126,39 @@ describe("a run job's unchanged lists", () => {
       expect(await inRun(run.id, locked!)).toEqual([]);
       expect(await inRun(run.id, changed!)).toEqual([]);
       expect(await inRun(run.id, free!)).toHaveLength(1);
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it('in `refsync sync`, a list not recorded with the others is synced again the ordinary way, once', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'cli-aside-env' });
+    const lists: ListKey[] = ['hazmat', 'piece_types', 'location_types'];
+    try {
+      expect((await fx.sync(t.db, lists)).status).toBe('succeeded');
+      // hazmat's lock is held from before the run until its second sync waits for it.
+      const run = await t.db.withConnection(async (conn) => {
+        await conn.begin();
+        await conn.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['cli-aside-env', 'hazmat', '']);
+        const running = fx.sync(t.db, lists);
+        await waitFor(async () => {
+          const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted");
+          return rows[0]!.n > 0;
+        }, "hazmat's second sync to wait for its lock");
+        await conn.query('commit');
+        return running;
+      });
+      expect(run.status).toBe('succeeded');
+      expect(run.outcomes.map((o) => [o.target.list.key, o.status, o.setAside, typeof o.snapshotId])).toEqual([
+        ['hazmat', 'unchanged', undefined, 'number'],
+        ['location_types', 'unchanged', undefined, 'number'],
+        ['piece_types', 'unchanged', undefined, 'number'],
+      ]);
+      // hazmat was fetched twice in the run (set aside, then again), and recorded once.
+      for (const target of targetsOf(fx.source, lists)) expect(await inRun(run.runId, target), target.list.key).toHaveLength(1);
+      const hazmatFetches = sb.control.requestLog().filter((r) => r.path.includes('hazmat')).length;
+      expect(hazmatFetches).toBe(3);
     } finally {
       await fx.client.close();
     }

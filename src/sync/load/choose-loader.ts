@@ -9,6 +9,7 @@ import { Resync } from './resync.ts';
 import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import type { FetchedFields } from '../sql.ts';
+import type { SetAsideAnswer } from './unchanged-lists.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
 import { recordIfUnchanged } from './unchanged-alone.ts';
 
@@ -24,8 +25,11 @@ export interface LoaderSetup {
    * not when the list is fetched again after a streamed first load backed out.
    */
   streamFirstLoad: boolean;
-  /** Sets an unchanged-looking fetch aside instead of recording it (UnchangedLists#setAside); true when it did. */
-  setAside?: (fetched: FetchedFields) => boolean;
+  /**
+   * The run's unchanged lists (UnchangedLists#setAside): sets a fetch with the hash the run read
+   * aside instead of recording it; any other hash is known not to be unchanged then.
+   */
+  setAside?: (fetched: FetchedFields) => SetAsideAnswer;
 }
 
 /*
@@ -53,13 +57,14 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 /**
  * After a fetch that never spilled: an unchanged list is set aside (when the caller asks for that) or
  * recorded in one statement; any other is loaded by the loader chosen under the lock in the
- * transaction that then loads.
+ * transaction that then loads. A fetch whose hash is not the one its run read skips the one
+ * statement: it would write nothing, and should another sync have made the list unchanged since,
+ * the transaction's opening records it so.
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
-  if (setup.setAside?.(fetchedFields(collected, options))) {
-    return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
-  }
-  const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
+  const answer = setup.setAside?.(fetchedFields(collected, options));
+  if (answer === 'set-aside') return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
+  const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: recorded };
   return setup.conn.transaction(
     async (tx, opened) => {

@@ -1,5 +1,6 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Database } from '../../db/database.ts';
+import type { TargetOutcome } from '../outcome/target-outcome.ts';
 import { recordUnchangedListsStatement, type FetchedFields } from '../sql.ts';
 
 /** A target's last ok snapshot as a run job reads it before its lists: its size and its content hash. */
@@ -7,6 +8,12 @@ export interface LastOk {
   entryCount: number;
   contentHash: string;
 }
+
+/**
+ * What UnchangedLists#setAside did with a fetch: set it aside, or not, as its hash is not its list's
+ * last ok one as the run read it (changed, or never loaded).
+ */
+export type SetAsideAnswer = 'set-aside' | 'other-hash';
 
 function keyOf(listKey: string, variant: string): string {
   return `${listKey}\u0000${variant}`;
@@ -44,12 +51,12 @@ export class UnchangedLists {
     this.#lastOk = lastOk;
   }
 
-  /** Sets the fetch aside, to be recorded with the others, when its hash is the one expected; else false. */
-  setAside(target: Target, fetched: FetchedFields): boolean {
+  /** Sets the fetch aside, to be recorded with the others, when its hash is the one the run read. */
+  setAside(target: Target, fetched: FetchedFields): SetAsideAnswer {
     const expected = lastOkOf(this.#lastOk, target)?.contentHash;
-    if (expected === undefined || fetched.contentHash !== expected) return false;
+    if (expected === undefined || fetched.contentHash !== expected) return 'other-hash';
     this.#aside.push({ target, fetched });
-    return true;
+    return 'set-aside';
   }
 
   /** How many fetches are set aside. */
@@ -71,4 +78,10 @@ export class UnchangedLists {
     for (const { target } of this.#aside) recorded.set(target, ids.get(keyOf(target.list.key, target.variant)) ?? null);
     return recorded;
   }
+}
+
+/** A set-aside outcome once recorded as snapshot `snapshotId`. */
+export function recordedOutcome(outcome: TargetOutcome, snapshotId: number): TargetOutcome {
+  const { setAside: _recorded, ...synced } = outcome;
+  return { ...synced, snapshotId };
 }
