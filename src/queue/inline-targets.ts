@@ -7,9 +7,9 @@
 // (by their entry count at their last sync, read when the job begins). Only what it can settle in
 // one go is settled here: a list synced (changed, unchanged or held) or answered 404. An unchanged
 // list is not even recorded on its own: it is set aside and all of them are recorded in one statement
-// after the last list (src/sync/load/unchanged-lists.ts). Anything else
-// stops the lanes and goes to a target job, which retries, waits or fails exactly as it always has:
-// a list that failed or was rate limited, the database away, a worker shutting down. A list never
+// after the last list (src/sync/load/unchanged-lists.ts). Anything else stops the lanes and goes to
+// a target job, which retries, waits or fails exactly as it always has: a list that failed or was
+// rate limited, the database away, a worker shutting down. A list never
 // synced (its size unknown) or large goes to a target job from the start, so first loads still
 // spread over every worker and large lists still ask the memory budget before their fetch.
 import type { Job } from 'bullmq';

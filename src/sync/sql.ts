@@ -227,7 +227,7 @@ export function recordUnchangedStatement(target: Target, fetched: FetchedFields,
 }
 
 /**
- * The statement that records the unchanged fetches of one run job's lists, all of one environment
+ * The statement that records the unchanged fetches of one run's lists, all of one environment
  * (refdata.record_unchanged_lists, migration 0013): one row per list, its snapshot's id, or null when
  * it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views waiting).
  */

@@ -53,8 +53,8 @@ export interface SyncTargetOptions {
    */
   advanceRun?: boolean;
   /**
-   * A run job's unchanged lists, recorded together after its last: an unchanged fetch is set aside
-   * there, unrecorded, and its outcome says setAside.
+   * The run's unchanged lists (a run job's, or a `refsync sync` source's), recorded together after
+   * its last list: an unchanged fetch is set aside there, unrecorded, and its outcome says setAside.
    */
   unchanged?: UnchangedLists;
 }

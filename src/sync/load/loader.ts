@@ -9,8 +9,8 @@ export type LoaderKind = 'first-load' | 'resync';
  * What a load ended in: applied, or a fast path that backed out and asks for the list to be fetched
  * again the plain way (a stale index of the current rows, a key met twice by a streaming first load).
  * A value, not an exception: the caller's retry is written out where it happens (sync-target.ts).
- * `setAside`: an unchanged fetch left unrecorded, for the run job to record with its other unchanged
- * lists (unchanged-lists.ts); only loadAfterFetch answers it, never a loader.
+ * `setAside`: an unchanged fetch left unrecorded, for its run to record with its other unchanged lists
+ * (unchanged-lists.ts); only loadAfterFetch answers it, never a loader.
  */
 export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { setAside: true };
 

@@ -22,8 +22,8 @@ export interface TargetOutcome {
   /** The run's progress was counted with the snapshot (SyncTargetOptions.advanceRun): the caller need not refresh the run. */
   runAdvanced?: boolean;
   /**
-   * Unchanged, and not recorded yet: set aside for its run job to record with its other unchanged
-   * lists (SyncTargetOptions.unchanged), which gives it its snapshotId.
+   * Unchanged, and not recorded yet: set aside for its run to record with its other unchanged lists
+   * (SyncTargetOptions.unchanged), which gives it its snapshotId.
    */
   setAside?: boolean;
   /** How the list reached the database: which loader wrote it, the rows it wrote, and in how many fetches. */

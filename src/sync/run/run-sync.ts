@@ -93,7 +93,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
  */
 async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, unchanged?: UnchangedLists): Promise<TargetOutcome> {
   const logger = options.logger ?? silentLogger;
-  try {
+  return failingRun(options, plan, async () => {
     const targetOptions: Parameters<typeof syncTarget>[3] = {
       runId: plan.runId,
       acceptRemovals: options.acceptRemovals ?? false,
@@ -108,6 +108,13 @@ async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, unch
     const outcome = await recordOutcomeFailure(options.db, await syncTarget(options.db, plan.client, target, targetOptions), plan.runId, logger);
     if (!outcome.setAside) options.onTarget?.(outcome);
     return outcome;
+  });
+}
+
+/** Runs fn; what it throws (the database, not a list: a list's failure is in its outcome) fails the run first. */
+async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
   } catch (err) {
     await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
     throw err;
@@ -121,13 +128,7 @@ async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, unch
  */
 async function recordSetAside(options: RunSyncOptions, plan: Plan, outcomes: TargetOutcome[]): Promise<void> {
   if (plan.unchanged.size === 0) return;
-  let ids: Map<Target, number | null>;
-  try {
-    ids = await plan.unchanged.record(options.db, plan.runId);
-  } catch (err) {
-    await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
-    throw err;
-  }
+  const ids = await failingRun(options, plan, () => plan.unchanged.record(options.db, plan.runId));
   for (const [i, outcome] of outcomes.entries()) {
     if (!outcome.setAside) continue;
     const snapshotId = ids.get(outcome.target) ?? null;
