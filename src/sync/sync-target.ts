@@ -34,8 +34,17 @@ export interface TargetProgress extends PageProgress {
   target: Target;
 }
 
-export interface SyncTargetOptions {
+/** The run a target is synced in, as its statements need it. */
+export interface TargetRun {
   runId: number | null;
+  /**
+   * The run's unchanged lists (a run job's, or a `refsync sync` source's), recorded together after
+   * its last list: an unchanged fetch is set aside there, unrecorded, and its outcome says setAside.
+   */
+  unchanged?: UnchangedLists;
+}
+
+interface TargetSettings {
   acceptRemovals?: boolean;
   /** Apply a change of the list's columns its schema policy would hold (`--accept-schema`). */
   acceptSchema?: boolean;
@@ -52,12 +61,14 @@ export interface SyncTargetOptions {
    * job, which refreshes its run after every target); the outcome then says runAdvanced.
    */
   advanceRun?: boolean;
-  /**
-   * The run's unchanged lists (a run job's, or a `refsync sync` source's), recorded together after
-   * its last list: an unchanged fetch is set aside there, unrecorded, and its outcome says setAside.
-   */
-  unchanged?: UnchangedLists;
 }
+
+/**
+ * A target's settings and its run: at hand, or (`run`) still being started. `refsync sync` starts its
+ * run beside its first fetches, which need none of it: the fetch awaits the run once it is in, before
+ * the apply or the set-aside that write with it, so a run that fails to start has nothing written.
+ */
+export type SyncTargetOptions = TargetSettings & (TargetRun | { run: Promise<TargetRun> });
 
 /** One sync's fixed inputs, shared by its fetches. */
 interface Fetch {
@@ -170,8 +181,6 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows },
     streamFirstLoad: how.streamFirstLoad,
   };
-  const unchanged = f.options.unchanged;
-  if (unchanged) setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
   let loader: Loader | undefined;
   let sessionFailure: unknown;
   f.fetches += 1;
@@ -198,8 +207,11 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     }
     const collected = await check.finish(collector.finish());
     f.pages = collected.pages;
-    const applyOptions = applyOptionsOf(f);
+    const run = await runOf(f.options);
+    const applyOptions = applyOptionsOf(f, run.runId);
     if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
+    const { unchanged } = run;
+    if (unchanged) setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
     const loaded = await loadAfterFetch(setup, collected, applyOptions);
     f.loader = loaded.loader;
     return { collected, ...loaded };
@@ -216,10 +228,15 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
   }
 }
 
-/** How the fetch is to be applied, from the sync's options and tuning. */
-function applyOptionsOf(f: Fetch): ApplyOptions {
+/** The target's run, once started (SyncTargetOptions). */
+async function runOf(options: SyncTargetOptions): Promise<TargetRun> {
+  return 'run' in options ? options.run : options;
+}
+
+/** How the fetch is to be applied in run `runId`, from the sync's options and tuning. */
+function applyOptionsOf(f: Fetch, runId: number | null): ApplyOptions {
   return {
-    runId: f.options.runId,
+    runId,
     acceptRemovals: f.options.acceptRemovals ?? false,
     acceptSchema: f.options.acceptSchema ?? false,
     durationMs: f.elapsed,

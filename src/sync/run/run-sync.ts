@@ -2,12 +2,12 @@ import { capabilitiesOf } from '../../db/capabilities.ts';
 import type { ListKey } from '../../catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
-import type { Database } from '../../db/database.ts';
+import type { Connection, Database } from '../../db/database.ts';
 import { mapWithConcurrency } from '../../util/concurrency.ts';
 import { silentLogger, type Logger } from '../../util/logger.ts';
 import { recordOutcomeFailure } from '../outcome/record-failure.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
-import { syncTarget, type PageSource, type TargetOutcome, type TargetProgress } from '../sync-target.ts';
+import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
 import { readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
 
@@ -44,58 +44,100 @@ export interface RunResult {
 export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
   // One connection holds this process's claim on its runs for as long as they last.
   return options.db.withConnection(async (runConn) => {
-    const claim = await RunClaim.open(runConn, capabilitiesOf(options.db));
-    const plans = [];
+    const { plans, started, claim, signal } = startPlans(options, runConn);
     try {
-      for (const source of options.sources) {
-        await closeAbandonedRuns(options.db, source);
-        const targets = targetsFor(source, options.lists);
-        const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
-        await claim.hold(run.id);
-        // Each list's last content hash: an unchanged fetch is set aside and recorded with the others.
-        const unchanged = new UnchangedLists(await readLastOk(options.db, source.environment));
-        plans.push({ source, runId: run.id, targets, client: options.clientFor(source), unchanged });
-      }
-      return await syncPlans(options, plans);
+      return await syncPlans({ ...options, signal }, plans);
     } finally {
-      await claim.release().catch(() => undefined);
+      // The starts end before the claim does, whether or not a list got as far as its run.
+      await started.catch(() => undefined);
+      await claim.then((c) => c.release()).catch(() => undefined);
     }
   });
 }
 
 interface Plan {
   source: SourceConfig;
-  runId: number;
   targets: Target[];
   client: PageSource;
+  /** The source's run once every source's has started (startRuns); a start that failed rejects it. */
+  run: Promise<StartedRun>;
+}
+
+interface StartedRun {
+  runId: number;
   /** The source's unchanged lists, set aside during the run and recorded together at its end. */
   unchanged: UnchangedLists;
+}
+
+/**
+ * Each source's plan, its run started on `runConn` but not waited for: a list's fetch needs no run
+ * (its apply does, and waits for it), so the fetches begin beside the starts, which took 2 ms before
+ * the first request of an unchanged sync. No list is applied until every run has started, as when
+ * they all came first; a start that fails stops the fetches (`signal`), and each list then throws its
+ * error, neither applied nor recorded.
+ */
+function startPlans(options: RunSyncOptions, runConn: Connection) {
+  // What may throw (the lists, a client) comes before anything is started.
+  const sources = options.sources.map((source) => ({ source, targets: targetsFor(source, options.lists), client: options.clientFor(source) }));
+  const claim = RunClaim.open(runConn, capabilitiesOf(options.db));
+  const started = startRuns(options, claim, sources);
+  const stop = new AbortController();
+  started.catch(() => stop.abort());
+  const plans = sources.map((planned, i): Plan => {
+    const run = started.then((runs) => runs[i]!);
+    // Awaited by the lists once fetched, maybe after it failed: a rejection left unhandled meanwhile ends the process.
+    run.catch(() => undefined);
+    return { ...planned, run };
+  });
+  return { plans, started, claim, signal: options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal };
+}
+
+/**
+ * Starts each source's run in turn: its abandoned runs closed before its new run row, the claim's
+ * lock on it, and each list's last content hash (an unchanged fetch is set aside and recorded with
+ * the others).
+ */
+async function startRuns(
+  options: RunSyncOptions,
+  claiming: Promise<RunClaim>,
+  sources: ReadonlyArray<Pick<Plan, 'source' | 'targets'>>,
+): Promise<StartedRun[]> {
+  const claim = await claiming;
+  const runs: StartedRun[] = [];
+  for (const { source, targets } of sources) {
+    await closeAbandonedRuns(options.db, source);
+    const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
+    await claim.hold(run.id);
+    runs.push({ runId: run.id, unchanged: new UnchangedLists(await readLastOk(options.db, source.environment)) });
+  }
+  return runs;
 }
 
 async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunResult[]> {
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
-  const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, ({ plan, target }) => syncOne(options, plan, target, plan.unchanged));
+  const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, ({ plan, target }) => syncOne(options, plan, target, plan.run));
   const results: RunResult[] = [];
   for (const plan of plans) {
+    const run = await plan.run;
     const planned = outcomes.filter((_, i) => work[i]!.plan === plan);
-    await recordSetAside(options, plan, planned);
-    const status = await refreshRun(options.db, plan.runId, plan.source, true);
-    results.push({ runId: plan.runId, source: plan.source, status, outcomes: planned });
+    await recordSetAside(options, plan, run, planned);
+    const status = await refreshRun(options.db, run.runId, plan.source, true);
+    results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
   return results;
 }
 
 /**
- * Syncs one target of the run; with `unchanged`, an unchanged fetch is set aside there, told to
- * onTarget only once recorded. A database failure fails the run.
+ * Syncs one target of the run; with the run's unchanged lists, an unchanged fetch is set aside there,
+ * told to onTarget only once recorded. A database failure fails the run.
  */
-async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, unchanged?: UnchangedLists): Promise<TargetOutcome> {
+async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, run: Promise<TargetRun>): Promise<TargetOutcome> {
   const logger = options.logger ?? silentLogger;
   return failingRun(options, plan, async () => {
-    const targetOptions: Parameters<typeof syncTarget>[3] = {
-      runId: plan.runId,
+    const targetOptions: SyncTargetOptions = {
+      run,
       acceptRemovals: options.acceptRemovals ?? false,
       acceptSchema: options.acceptSchema ?? false,
       logger,
@@ -103,20 +145,25 @@ async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, unch
     if (options.signal) targetOptions.signal = options.signal;
     if (options.onProgress) targetOptions.onProgress = options.onProgress;
     if (options.tuning) targetOptions.tuning = options.tuning;
-    if (unchanged) targetOptions.unchanged = unchanged;
-    // In process there is no later attempt: a list failure is recorded at once.
-    const outcome = await recordOutcomeFailure(options.db, await syncTarget(options.db, plan.client, target, targetOptions), plan.runId, logger);
+    const synced = await syncTarget(options.db, plan.client, target, targetOptions);
+    // In process there is no later attempt: a list failure is recorded at once, in its run (a run
+    // that did not start throws its error here, and the failure is not recorded).
+    const outcome = await recordOutcomeFailure(options.db, synced, (await run).runId, logger);
     if (!outcome.setAside) options.onTarget?.(outcome);
     return outcome;
   });
 }
 
-/** Runs fn; what it throws (the database, not a list: a list's failure is in its outcome) fails the run first. */
+/**
+ * Runs fn; what it throws (the database, not a list: a list's failure is in its outcome) fails the
+ * run first. A run that did not start has nothing to fail: its start's error is thrown instead.
+ */
 async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    await failRun(options.db, plan.runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
+    const { runId } = await plan.run;
+    await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
     throw err;
   }
 }
@@ -126,14 +173,15 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
  * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
  * is synced again the ordinary way.
  */
-async function recordSetAside(options: RunSyncOptions, plan: Plan, outcomes: TargetOutcome[]): Promise<void> {
-  if (plan.unchanged.size === 0) return;
-  const ids = await failingRun(options, plan, () => plan.unchanged.record(options.db, plan.runId));
+async function recordSetAside(options: RunSyncOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
+  if (run.unchanged.size === 0) return;
+  const ids = await failingRun(options, plan, () => run.unchanged.record(options.db, run.runId));
   for (const [i, outcome] of outcomes.entries()) {
     if (!outcome.setAside) continue;
     const snapshotId = ids.get(outcome.target) ?? null;
     if (snapshotId === null) {
-      outcomes[i] = await syncOne(options, plan, outcome.target);
+      // In its run, without the unchanged lists: the ordinary way.
+      outcomes[i] = await syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId }));
       continue;
     }
     outcomes[i] = recordedOutcome(outcome, snapshotId);
