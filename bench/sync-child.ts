@@ -83,7 +83,7 @@ function traced(inner: Database): Database {
         return fn({
           query: q.query,
           begin: () => conn.begin(),
-          transaction: (f, opening) => conn.transaction((tx, opened) => f(time(tx), opened), opening),
+          transaction: (f, opening) => conn.transaction((tx, opened, atCommit) => f(time(tx), opened, atCommit), opening),
           alone: (statement) => conn.alone(statement),
         });
       }),

@@ -19,9 +19,11 @@ export type DatabaseKind = 'pg' | 'pglite';
 
 /**
  * The work of a transaction. `opened` holds the rows of the transaction's opening statement, when
- * one was given (else it is empty).
+ * one was given (else it is empty). `atCommit` takes a statement without parameters (its values
+ * quoted in its text) to run last, in the COMMIT's own round trip on Postgres: work whose end needs
+ * no answer (a NOTIFY) saves a round trip. Its failure rolls the transaction back and is thrown.
  */
-export type TransactionWork<T> = (tx: Queryable, opened: Array<Record<string, unknown>>) => Promise<T>;
+export type TransactionWork<T> = (tx: Queryable, opened: Array<Record<string, unknown>>, atCommit: (statement: string) => void) => Promise<T>;
 
 /**
  * One held connection. Behind a transaction-mode pooler (PgBouncer, managed poolers) only what
@@ -131,7 +133,7 @@ function pgConnection(client: pg.PoolClient, timeouts: string): Connection {
     async transaction(fn, opening) {
       if (opening === undefined) {
         await this.begin();
-        return commitAfter(conn, (tx) => fn(tx, []));
+        return commitAfter(conn, (tx, atCommit) => fn(tx, [], atCommit));
       }
       let opened: Array<Record<string, unknown>>;
       try {
@@ -141,7 +143,7 @@ function pgConnection(client: pg.PoolClient, timeouts: string): Connection {
         await conn.query('rollback').catch(() => undefined);
         throw err;
       }
-      return commitAfter(conn, (tx) => fn(tx, opened));
+      return commitAfter(conn, (tx, atCommit) => fn(tx, opened, atCommit));
     },
     async alone(statement) {
       // Postgres runs a message of several statements as one implicit transaction, which it ends
@@ -227,7 +229,11 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const transaction: Connection['transaction'] = (fn, opening) =>
     client.transaction(async (tx) => {
       const q = wrap(tx);
-      return fn(q, await openingRows(q, opening));
+      const closing: string[] = [];
+      const result = await fn(q, await openingRows(q, opening), (statement) => closing.push(statement));
+      // One statement a query here, and no round trip to save: each in turn before PGlite commits.
+      for (const statement of closing) await q.query(statement);
+      return result;
     });
   const begin = `begin; ${transactionTimeouts(options)}`;
   const alone: Connection['alone'] = (statement) => transaction(async (_tx, opened) => opened, statement);
@@ -249,11 +255,17 @@ export async function openingRows(tx: Queryable, opening: string | undefined): P
   return opening === undefined ? [] : (await tx.query<Record<string, unknown>>(opening)).rows;
 }
 
-/** Runs `fn` inside the transaction already begun on `conn`, then commits; rolls back if it throws. */
-export async function commitAfter<T>(conn: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` inside the transaction already begun on `conn`, then commits, with the statements fn
+ * gave atCommit in the COMMIT's message (one round trip: a message of several statements without
+ * parameters); rolls back if it throws, or if one of them fails (the rest of the message, COMMIT
+ * with it, is then skipped).
+ */
+export async function commitAfter<T>(conn: Queryable, fn: (tx: Queryable, atCommit: (statement: string) => void) => Promise<T>): Promise<T> {
+  const closing: string[] = [];
   try {
-    const result = await fn(conn);
-    await conn.query('commit');
+    const result = await fn(conn, (statement) => closing.push(statement));
+    await conn.query([...closing, 'commit'].join('; '));
     return result;
   } catch (err) {
     await conn.query('rollback').catch(() => undefined);

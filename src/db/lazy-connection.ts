@@ -67,15 +67,15 @@ export class LazyConnection implements Connection {
     this.#check('begin');
     const conn = await this.#get();
     // Checked once more after fn: the commit that follows is refused too.
-    const guarded: TransactionWork<T> = async (tx, opened) => {
-      const result = await fn(this.#guarded(tx), opened);
+    const guarded: TransactionWork<T> = async (tx, opened, atCommit) => {
+      const result = await fn(this.#guarded(tx), opened, atCommit);
       this.#check('commit');
       return result;
     };
     if (!this.#early) return conn.transaction(guarded, opening);
     this.#early = false;
     // Begun earlier: the opening statement is the transaction's next one.
-    return commitAfter(conn, async (tx) => guarded(tx, await openingRows(tx, opening)));
+    return commitAfter(conn, async (tx, atCommit) => guarded(tx, await openingRows(tx, opening), atCommit));
   }
 
   /** A statement as a transaction of its own; never while a transaction begun by openEarly waits (it would run inside it). */

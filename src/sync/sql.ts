@@ -182,7 +182,7 @@ export function lockThenLastSnapshots(target: Target): string {
 export type FetchedFields = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues'>;
 
 /** A whole number as SQL text; anything else is a bug upstream of the statement. */
-function sqlInteger(n: number | null): string {
+export function sqlInteger(n: number | null): string {
   if (n === null) return 'null';
   const whole = Math.round(n);
   if (!Number.isSafeInteger(whole)) throw new Error(`not a whole number for SQL: ${n}`);

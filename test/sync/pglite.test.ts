@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
+import { failRun, refreshRun } from '../../src/sync/run/runs.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture } from './fixture.ts';
 
@@ -69,5 +70,34 @@ describe('the pipeline on embedded PGlite', () => {
     expect(again.counts).toEqual({ added: 0, removed: 0, modified: 30, reappeared: 0, reshaped: 0 });
     expect(await count(db, 'entries', "list_key = 'accessorials' and valid_to is null")).toBe(3_000);
     expect(await count(db, 'entry_changes', "list_key = 'accessorials'")).toBe(30);
+  });
+  it('closes a run with a failing list as partial: its row, and its run_completed alert once (what is sent with the COMMIT runs a statement at a time here)', async () => {
+    const alerting = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'pglite-close', REFSYNC_ALERT_ON: 'run_completed' });
+    sb.control.setFaults({ errorCount: 50, paths: ['hazmat'] });
+    try {
+      const run = await alerting.sync(db, ['hazmat', 'shipment_modes']);
+      expect(run.status).toBe('partial');
+      const { rows } = await db.query<{ status: string; targets_done: number; targets_failed: number; finished: boolean }>(
+        'select status, targets_done, targets_failed, finished_at is not null as finished from refdata.sync_runs where id = $1',
+        [run.runId],
+      );
+      expect(rows).toEqual([{ status: 'partial', targets_done: 2, targets_failed: 1, finished: true }]);
+      // Closed again, by a refresh and by a failure: no second alert.
+      expect(await refreshRun(db, run.runId, alerting.source, true)).toBe('partial');
+      await failRun(db, run.runId, 'database error: gone', alerting.source);
+      const { rows: alerts } = await db.query<{ kind: string; payload: { status: string; lists: Array<{ list_key: string; status: string }> } }>(
+        'select kind, payload from refdata.alerts where run_id = $1',
+        [run.runId],
+      );
+      expect(alerts).toHaveLength(1);
+      expect(alerts[0]).toMatchObject({ kind: 'run_completed', payload: { run_id: run.runId, status: 'partial', targets_failed: 1 } });
+      expect(alerts[0]!.payload.lists.map((l) => [l.list_key, l.status])).toEqual([
+        ['hazmat', 'failed'],
+        ['shipment_modes', 'changed'],
+      ]);
+    } finally {
+      sb.control.clearFaults();
+      await alerting.client.close();
+    }
   });
 });

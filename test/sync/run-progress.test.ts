@@ -1,14 +1,19 @@
 // A run's progress as each target job refreshes it: counted in one statement while the run goes on
 // and nothing failed (refdata.advance_run, migration 0011), worded and closed by refreshRun's own
 // transaction otherwise. Snapshots come from real syncs and a recorded failure; the run row is read back.
+// Its close: the row, the NOTIFY refdata_runs and the run_completed alert, as listeners get them.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import type { Database } from '../../src/db/database.ts';
-import { refreshRun, startRun } from '../../src/sync/run/runs.ts';
+import { ALERT_CHANNEL } from '../../src/alerts/outbox.ts';
+import { NOTIFY_LIMIT, RUNS_CHANNEL } from '../../src/sync/run/run-completed.ts';
+import { failRun, refreshRun, startRun } from '../../src/sync/run/runs.ts';
 import { recordFailure } from '../../src/sync/outcome/record-failure.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
+import { waitFor } from '../queue/helpers.ts';
 import { pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -91,6 +96,144 @@ describe("a run's progress", () => {
       expect(await refreshRun(t.db, run.id)).toBe('succeeded');
       expect(await runRow(run.id)).toEqual({ status: 'succeeded', targets_done: 1, targets_failed: 0, error: null, finished: true });
     } finally {
+      await fx.client.close();
+    }
+  });
+});
+
+/** The database, with what its transactions' work sends recorded: each statement, and each given to send with the COMMIT. */
+function recordingWork(db: Database, sent: { work: string[]; atCommit: string[] }): Database {
+  return {
+    ...db,
+    kind: db.kind,
+    query: (text: string, params?: unknown[]) => db.query(text, params),
+    transaction: (fn, opening) =>
+      db.transaction((tx, opened, atCommit) => {
+        const recorded = {
+          query: (text: string, params?: unknown[]) => {
+            sent.work.push(text.replace(/\s+/g, ' ').trim());
+            return tx.query(text, params);
+          },
+        } as typeof tx;
+        return fn(recorded, opened, (statement) => {
+          sent.atCommit.push(statement.replace(/\s+/g, ' ').trim());
+          atCommit(statement);
+        });
+      }, opening),
+    withConnection: (fn) => db.withConnection(fn),
+    close: () => db.close(),
+  } as Database;
+}
+
+/** A client listening on the run and alert channels; `flushed` waits until every notice committed before it has arrived. */
+async function listening(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const notices: Array<{ channel: string; payload: string }> = [];
+  client.on('notification', (n) => notices.push({ channel: n.channel, payload: n.payload ?? '' }));
+  await client.query(`listen ${RUNS_CHANNEL}; listen ${ALERT_CHANNEL}`);
+  return {
+    of: (channel: string) => notices.filter((n) => n.channel === channel).map((n) => n.payload),
+    // Notices reach a listener in commit order: one sent after the others arrives after them.
+    async flushed() {
+      await t.db.query(`select pg_notify('${RUNS_CHANNEL}', 'flushed')`);
+      await waitFor(() => notices.some((n) => n.payload === 'flushed'), 'the flush notice');
+      notices.splice(
+        notices.findIndex((n) => n.payload === 'flushed'),
+        1,
+      );
+    },
+    close: () => client.end(),
+  };
+}
+
+/** The run's outcome as its row and snapshots have it, in the documented key order (docs/data-teams.md, "Running the next job"). */
+async function expectedOutcome(runId: number) {
+  const { rows: runs } = await t.db.query<Record<string, unknown>>(
+    `select id::int as run_id, source, environment, trigger, slot, status, to_json(started_at) #>> '{}' as started_at,
+            to_json(finished_at) #>> '{}' as finished_at, targets_total, targets_done, targets_failed, error
+     from refdata.sync_runs where id = $1`,
+    [runId],
+  );
+  const { rows: lists } = await t.db.query<Record<string, unknown>>(
+    `select list_key, variant, case when status = 'ok' then case when changed then 'changed' else 'unchanged' end else status end as status,
+            id::int as snapshot_id, entry_count as entries, added, removed, modified, reappeared, reshaped, error_code
+     from refdata.snapshots where run_id = $1 order by list_key, variant`,
+    [runId],
+  );
+  return { ...runs[0]!, lists };
+}
+
+describe("a run's close", () => {
+  it('writes the row, then sends its NOTIFY and run_completed alert with the COMMIT; once, however often it is closed again', async () => {
+    const fx = pipelineFixture(await useSandbox(), { REFSYNC_ENVIRONMENT: 'close-env', REFSYNC_ALERT_ON: 'run_completed' });
+    const listener = await listening(t.url);
+    try {
+      const [a, b] = targetsFor(fx.source, ['accessorials', 'equipment_types']);
+      const run = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: 2 });
+      expect((await syncTarget(t.db, fx.client, a!, { runId: run.id })).status).toBe('changed');
+      await recordFailure(t.db, b!, run.id, Object.assign(new Error('the upstream answered 500'), { code: 'http_500' }), 1);
+
+      const sent = { work: [] as string[], atCommit: [] as string[] };
+      expect(await refreshRun(recordingWork(t.db, sent), run.id, fx.source, true)).toBe('partial');
+      // The update and the outcome it returns in one statement; the NOTIFY and the alert sent with the COMMIT.
+      expect(sent.work).toEqual([expect.stringMatching(/^with r as \(update refdata\.sync_runs set /)]);
+      expect(sent.atCommit).toEqual([
+        expect.stringMatching(/^select pg_notify\('refdata_runs', /),
+        expect.stringMatching(/^with inserted as \( insert into refdata\.alerts .* select pg_notify\('refdata_alerts', /),
+      ]);
+
+      // Closed again, by a refresh and by a failure: nothing more is written or sent.
+      expect(await refreshRun(t.db, run.id, fx.source, true)).toBe('partial');
+      await failRun(t.db, run.id, 'database error: gone', fx.source);
+      await listener.flushed();
+
+      const outcome = await expectedOutcome(run.id);
+      expect(outcome).toMatchObject({
+        status: 'partial',
+        targets_total: 2,
+        targets_done: 2,
+        targets_failed: 1,
+        error: `1 of 2 targets did not sync: ${b!.list.key} (failed: the upstream answered 500)`,
+        lists: [
+          { list_key: a!.list.key, status: 'changed', error_code: null },
+          { list_key: b!.list.key, status: 'failed', entries: null, error_code: 'http_500' },
+        ],
+      });
+      expect(listener.of(RUNS_CHANNEL)).toEqual([JSON.stringify(outcome)]);
+      const { rows: alerts } = await t.db.query<{ id: number; kind: string; environment: string; snapshot_id: number | null; payload: unknown }>(
+        'select id::int, kind, environment, snapshot_id, payload from refdata.alerts where run_id = $1',
+        [run.id],
+      );
+      expect(alerts).toEqual([{ id: alerts[0]!.id, kind: 'run_completed', environment: 'close-env', snapshot_id: null, payload: outcome }]);
+      expect(listener.of(ALERT_CHANNEL).map((n) => JSON.parse(n))).toEqual([{ id: alerts[0]!.id, environment: 'close-env', kind: 'run_completed' }]);
+    } finally {
+      await listener.close();
+      await fx.client.close();
+    }
+  });
+
+  it("sends a NOTIFY under Postgres's limit when the outcome is larger, its lists left out; the alert keeps them", async () => {
+    const fx = pipelineFixture(await useSandbox(), { REFSYNC_ENVIRONMENT: 'close-cut-env', REFSYNC_ALERT_ON: 'run_completed' });
+    const listener = await listening(t.url);
+    try {
+      const targets = targetsFor(fx.source);
+      const run = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: targets.length });
+      // Each failure quotes 120 characters of three bytes into the run's error (cut at RUN_ERROR_BYTES).
+      const quoted = Object.assign(new Error(`the upstream answered 500: ${'\u20ac'.repeat(200)}`), { code: 'http_500' });
+      for (const target of targets) await recordFailure(t.db, target, run.id, quoted, 1);
+      expect(await refreshRun(t.db, run.id, fx.source, true)).toBe('failed');
+      await listener.flushed();
+
+      const { lists, ...outcome } = await expectedOutcome(run.id);
+      expect(Buffer.byteLength(JSON.stringify({ ...outcome, lists }))).toBeGreaterThan(NOTIFY_LIMIT);
+      const [notice] = listener.of(RUNS_CHANNEL);
+      expect(Buffer.byteLength(notice!)).toBeLessThanOrEqual(NOTIFY_LIMIT);
+      expect(JSON.parse(notice!)).toEqual({ ...outcome, lists_omitted: true });
+      const { rows } = await t.db.query<{ payload: unknown }>('select payload from refdata.alerts where run_id = $1', [run.id]);
+      expect(rows).toEqual([{ payload: { ...outcome, lists } }]);
+    } finally {
+      await listener.close();
       await fx.client.close();
     }
   });

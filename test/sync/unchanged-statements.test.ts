@@ -34,8 +34,8 @@ function recording(db: Database, sent: string[]): Database {
     },
     transaction: (fn, opening) => {
       sent.push(opening === undefined ? 'begin' : `begin; ${opening.replace(/\s+/g, ' ').trim()}`);
-      return conn.transaction(async (tx, opened) => {
-        const result = await fn(recorded(tx), opened);
+      return conn.transaction(async (tx, opened, atCommit) => {
+        const result = await fn(recorded(tx), opened, atCommit);
         const { rows } = await tx.query<{ setting: string }>("select current_setting('synchronous_commit') as setting");
         sent.push(`commit (synchronous_commit ${rows[0]!.setting})`);
         return result;

@@ -2,9 +2,10 @@
 // every finished run, and a run_completed alert (outbox, webhook, Slack) when REFSYNC_ALERT_ON
 // asks for it. Both carry the run's outcome and its per-list counts.
 import type { SourceConfig } from '../../config/types.ts';
-import type { Queryable } from '../../db/database.ts';
+import pg from 'pg';
 import { ALERT_CHANNEL } from '../../alerts/outbox.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
+import { sqlInteger } from '../sql.ts';
 
 /** Channel of the run notices; refdata_changes keeps the contract's per-list payload. */
 export const RUNS_CHANNEL = 'refdata_runs';
@@ -46,10 +47,14 @@ export interface RunCompleted {
   lists: RunListOutcome[];
 }
 
-/** The run's outcome with each target's last snapshot in it. */
-export async function runCompletedPayload(q: Queryable, runId: number): Promise<RunCompleted | undefined> {
-  const { rows } = await q.query<RunCompleted>(
-    `select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
+/**
+ * A statement that updates one run (`update`: an UPDATE of refdata.sync_runs, without RETURNING) and
+ * returns it as its outcome (RunCompleted), with each target's last snapshot in it: one round trip.
+ * No row when the update changed none.
+ */
+export function updatedRunCompleted(update: string): string {
+  return `with r as (${update} returning *)
+     select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
             to_json(r.started_at) #>> '{}' as started_at, to_json(r.finished_at) #>> '{}' as finished_at,
             r.targets_total, r.targets_done, r.targets_failed, r.error,
             coalesce((select json_agg(json_build_object(
@@ -60,10 +65,7 @@ export async function runCompletedPayload(q: Queryable, runId: number): Promise<
                        order by s.list_key, s.variant)
                       from (select distinct on (list_key, variant) * from refdata.snapshots
                              where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists
-       from refdata.sync_runs r where r.id = $1`,
-    [runId],
-  );
-  return rows[0];
+       from r`;
 }
 
 const bytes = (text: string) => Buffer.byteLength(text);
@@ -86,21 +88,20 @@ export function runNotice(payload: RunCompleted): string {
 }
 
 /**
- * Tells that run `runId` finished, in the caller's transaction (sent and written only if it
- * commits). A second call for the same run writes no second alert.
+ * What tells that a run finished (its outcome `run`, no longer running): the NOTIFY, and the
+ * run_completed alert when `source` asks for it (written once: a second run_completed of the same
+ * run writes nothing). Run in the transaction that closed the run, they are sent and written only if
+ * it commits; without parameters, so that it can send them with its COMMIT, in one round trip.
  */
-export async function recordRunCompleted(tx: Queryable, runId: number, source: SourceConfig | undefined): Promise<void> {
-  const payload = await runCompletedPayload(tx, runId);
-  if (!payload || payload.status === 'running') return;
-  await tx.query(`select pg_notify('${RUNS_CHANNEL}', $1)`, [runNotice(payload)]);
-  if (!source?.alertOn.includes('run_completed')) return;
-  await tx.query(
-    `with inserted as (
+export function runCompletedStatements(run: RunCompleted, source: SourceConfig | undefined): string[] {
+  const notify = `select pg_notify('${RUNS_CHANNEL}', ${pg.escapeLiteral(runNotice(run))})`;
+  if (!source?.alertOn.includes('run_completed')) return [notify];
+  const environment = pg.escapeLiteral(run.environment);
+  const alert = `with inserted as (
        insert into refdata.alerts (run_id, kind, environment, list_key, variant, payload)
-       values ($1, 'run_completed', $2, '', '', $3::jsonb)
+       values (${sqlInteger(run.run_id)}, 'run_completed', ${environment}, '', '', ${pg.escapeLiteral(JSON.stringify(run))}::jsonb)
        on conflict (run_id, kind) where run_id is not null do nothing
        returning id)
-     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', $2::text, 'kind', 'run_completed')::text) from inserted`,
-    [runId, payload.environment, JSON.stringify(payload)],
-  );
+     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', ${environment}::text, 'kind', 'run_completed')::text) from inserted`;
+  return [notify, alert];
 }

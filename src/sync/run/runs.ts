@@ -2,7 +2,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import type { Capabilities } from '../../db/capabilities.ts';
 import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
-import { recordRunCompleted } from './run-completed.ts';
+import { runCompletedStatements, updatedRunCompleted, type RunCompleted } from './run-completed.ts';
 
 /**
  * The most a run's `error` takes, in bytes as JSON text (so also as UTF-8): it quotes the upstream's
@@ -52,42 +52,47 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
     const { rows } = await db.query<{ advanced: boolean }>('select refdata.advance_run($1) as advanced', [runId]);
     if (rows[0]?.advanced) return 'running';
   }
-  // The run row's lock and the count from its snapshots (migration 0010), in the BEGIN's round trip.
+  // Three round trips, since a run's close is what `refsync sync` waits for after its last list: the
+  // run row's lock and the count from its snapshots (migration 0010) in the BEGIN's, the update and
+  // the run's outcome in one statement, and what tells of its end (run-completed.ts) in the COMMIT's.
   const opening = `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
-  return db.transaction(async (tx, opened) => {
+  return db.transaction(async (tx, opened, atCommit) => {
     const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null } | undefined;
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
     const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
     const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${run.problems ?? ''}` : null;
-    const updated = await tx.query<{ status: RunStatus }>(
-      `update refdata.sync_runs set
-         targets_done = $2,
-         targets_failed = $3,
-         status = case when $2 < targets_total then 'running'
-                       when $3 = 0 then 'succeeded'
-                       when $3 >= targets_total then 'failed'
-                       else 'partial' end,
-         finished_at = case when $2 >= targets_total then clock_timestamp() end,
-         error = $4
-       where id = $1
-       returning status`,
+    const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(
+      updatedRunCompleted(
+        `update refdata.sync_runs set
+           targets_done = $2,
+           targets_failed = $3,
+           status = case when $2 < targets_total then 'running'
+                         when $3 = 0 then 'succeeded'
+                         when $3 >= targets_total then 'failed'
+                         else 'partial' end,
+           finished_at = case when $2 >= targets_total then clock_timestamp() end,
+           error = $4
+         where id = $1`,
+      ),
       [runId, progress.done, progress.failed, error === null ? null : cutToBytes(error, RUN_ERROR_BYTES)],
     );
-    const status = updated.rows[0]!.status;
-    if (status !== 'running') await recordRunCompleted(tx, runId, source);
-    return status;
+    const updated = rows[0]!;
+    if (updated.status !== 'running') for (const statement of runCompletedStatements(updated, source)) atCommit(statement);
+    return updated.status;
   }, opening);
 }
 
 /** Ends a run that could not finish (for example, the database went away mid-run). */
 export async function failRun(q: Queryable, runId: number, error: string, source?: SourceConfig): Promise<void> {
-  const { rows } = await q.query(
-    `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2
-     where id = $1 and status = 'running' returning id`,
+  const { rows } = await q.query<RunCompleted>(
+    updatedRunCompleted(`update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2 where id = $1 and status = 'running'`),
     [runId, cutToBytes(error, RUN_ERROR_BYTES)],
   );
-  if (rows.length > 0) await recordRunCompleted(q, runId, source);
+  const failed = rows[0];
+  if (!failed) return;
+  // In the caller's transaction, if any: sent and written only if it commits.
+  for (const statement of runCompletedStatements(failed, source)) await q.query(statement);
 }
 
 // Any fixed number: the advisory-lock class of "this process is running run N".
