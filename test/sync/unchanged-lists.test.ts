@@ -143,7 +143,11 @@ describe("a run job's unchanged lists", () => {
         await conn.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['cli-aside-env', 'hazmat', '']);
         const running = fx.sync(t.db, lists);
         await waitFor(async () => {
-          const { rows } = await t.db.query<{ n: number }>("select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted");
+          // pg_locks is server-wide: other test files' syncs wait for their own locks, so only this database's count.
+          const { rows } = await t.db.query<{ n: number }>(
+            `select count(*)::int as n from pg_locks
+             where database = (select oid from pg_database where datname = current_database()) and locktype = 'advisory' and not granted`,
+          );
           return rows[0]!.n > 0;
         }, "hazmat's second sync to wait for its lock");
         await conn.query('commit');
