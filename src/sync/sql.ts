@@ -317,13 +317,16 @@ export async function markReshaped(tx: Queryable, diff: string, fields: string[]
   );
 }
 
-/** Added keys the target had before (any closed row in its history) are reappeared, not added. */
-export async function markReappeared(tx: Queryable, diff: string, target: Target): Promise<void> {
+/**
+ * Added keys the target had before (any closed row in its history) are reappeared, not added. The
+ * versions snapshot `opened` opened already (a streamed resync's) are not history.
+ */
+export async function markReappeared(tx: Queryable, diff: string, target: Target, opened?: number): Promise<void> {
   await tx.query(
     `update ${diff} d set change = 'reappeared'
      where change = 'added' and exists (
-       select 1 from refdata.entries h where ${targetIs('h')} and h.entry_key = d.entry_key)`,
-    targetParams(target),
+       select 1 from refdata.entries h where ${targetIs('h')} and h.entry_key = d.entry_key and h.first_snapshot_id is distinct from $4::bigint)`,
+    [...targetParams(target), opened ?? null],
   );
 }
 

@@ -135,13 +135,13 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
 async function syncWithin(f: Fetch): Promise<TargetOutcome> {
   const { copy, ownSessions } = capabilitiesOf(f.db);
   const { options, target } = f;
-  let fetched = await fetchStartingOver(f, { indexed: copy && f.tuning.currentRowIndex, streamFirstLoad: ownSessions });
+  let fetched = await fetchStartingOver(f, { indexed: copy && f.tuning.currentRowIndex, streamAtSpill: ownSessions });
   if ('fetchAgain' in fetched.result) {
     // A fast path backed out: another sync applied the target while the index was in use, or a
     // streamed first load met a key twice. Fetch again the plain way, every row staged: neither
     // fast path is taken, so this cannot back out a second time.
     (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
-    fetched = await fetchStartingOver(f, { indexed: false, streamFirstLoad: false });
+    fetched = await fetchStartingOver(f, { indexed: false, streamAtSpill: false });
   }
   return appliedOutcome(f, fetched);
 }
@@ -155,7 +155,7 @@ async function syncWithin(f: Fetch): Promise<TargetOutcome> {
  * - A key came out of order after the content hash had let go of the lines it kept
  *   (tuning.hashKeepEntries): fetched again, every key sorted from the first.
  */
-async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamAtSpill: boolean }): Promise<Fetched> {
   for (;;) {
     try {
       return await fetchAndLoad(f, how);
@@ -170,7 +170,7 @@ async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamFirstL
 }
 
 /** Fetches every page into a collector, which spills into the loader chosen at its first spill, or after the fetch. */
-async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: boolean }): Promise<Fetched> {
+async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: boolean }): Promise<Fetched> {
   // Taken at the first spill or at the load, so a small list holds no connection while it is fetched.
   const conn = new LazyConnection(f.db, f.refusal);
   const check = new CurrentRowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
@@ -179,7 +179,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
     target: f.target,
     check,
     rule: { copy: capabilitiesOf(f.db).copy, copyMinRows: f.tuning.copyMinRows },
-    streamFirstLoad: how.streamFirstLoad,
+    streamAtSpill: how.streamAtSpill,
   };
   let loader: Loader | undefined;
   let sessionFailure: unknown;
@@ -192,7 +192,10 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamFirstLoad: 
       keep: (row) => check.keeps(row),
       hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
       spill: async (rows) => {
-        loader ??= f.loader = await loaderAtFirstSpill(setup);
+        if (!loader) {
+          loader = f.loader = await loaderAtFirstSpill(setup);
+          if (loader.spillEach) collector.spillEach(loader.spillEach);
+        }
         await loader.append(rows);
       },
     });

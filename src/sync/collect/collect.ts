@@ -60,6 +60,8 @@ export class ListCollector {
   #received = 0;
   #buffer: NormalizedEntry[] = [];
   #spilled = false;
+  /** Rows per spill set after the first by the loader it chose (spillEach). */
+  #spillEach: number | undefined;
   #pages = 0;
   #replacedValues = 0;
   #replacedEntries = 0;
@@ -69,6 +71,11 @@ export class ListCollector {
     this.#list = list;
     this.#options = options;
     this.#hasher = new ContentHasher(list.key, options.hash);
+  }
+
+  /** From the next spill on, spills every `rows` rows kept: the loader's choice (Loader#spillEach). */
+  spillEach(rows: number): void {
+    this.#spillEach = rows;
   }
 
   /** Entries read so far, duplicates included. */
@@ -87,7 +94,7 @@ export class ListCollector {
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
     }
-    const threshold = this.#spilled ? (this.#options.spillEvery ?? this.#options.spillThreshold) : this.#options.spillThreshold;
+    const threshold = this.#spilled ? (this.#spillEach ?? this.#options.spillEvery ?? this.#options.spillThreshold) : this.#options.spillThreshold;
     if (this.#buffer.length >= threshold) {
       const rows = this.#buffer;
       this.#buffer = [];

@@ -6,6 +6,7 @@ import type { CurrentRowsCheck } from './current-rows-check.ts';
 import { FirstLoad } from './first-load.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
+import { StreamedResync } from './streamed-resync.ts';
 import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import type { FetchedFields } from '../sql.ts';
@@ -20,11 +21,12 @@ export interface LoaderSetup {
   check: CurrentRowsCheck;
   rule: RowWriteRule;
   /**
-   * Whether a first load may hold a transaction from its first spill to its end: only where each
-   * connection is a session of its own (on PGlite every other statement would run inside it), and
-   * not when the list is fetched again after a streamed first load backed out.
+   * Whether a load may hold a transaction from its first spill to its end (a first load, or a
+   * resync streamed with its index): only where each connection is a session of its own (on PGlite
+   * every other statement would run inside it), and not when the list is fetched again after a
+   * streamed load backed out.
    */
-  streamFirstLoad: boolean;
+  streamAtSpill: boolean;
   /**
    * The run's unchanged lists (UnchangedLists#setAside): sets a fetch with the hash the run read
    * aside instead of recording it; any other hash is known not to be unchanged then.
@@ -42,13 +44,15 @@ export interface LoaderSetup {
 export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
   // An index read in flight uses the same connection: let it end before a transaction begins there.
   await setup.check.settled();
-  if (setup.streamFirstLoad) {
+  if (setup.streamAtSpill) {
     const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
     if (txn?.state.firstLoad) {
       setup.check.off();
       return FirstLoad.open(txn, setup.rule);
     }
-    // Loaded before, or another sync holds the target right now: stage, and diff once it is free.
+    const streamed = txn && (await StreamedResync.open(txn, setup.check));
+    if (streamed) return streamed;
+    // Another sync holds the target right now, or the index is missing or stale: stage, and diff once it is free.
     await txn?.rollback();
   }
   return new Resync(setup.conn, setup.target, setup.check, setup.rule);

@@ -43,6 +43,11 @@ export class CurrentRowsCheck {
     return this.#index;
   }
 
+  /** The index once read (the first spill awaits it: settled()). */
+  get index(): CurrentRowIndex | undefined {
+    return this.#ready;
+  }
+
   /**
    * Stops the check for a first load: there are no current rows to match, and the load's open
    * transaction holds the connection an index read would use.

@@ -2,8 +2,8 @@ import type { ApplyOptions, ApplyResult } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 
-/** The two ways a fetched list takes into the database (first-load.ts, resync.ts). */
-export type LoaderKind = 'first-load' | 'resync';
+/** The ways a fetched list takes into the database (first-load.ts, resync.ts, streamed-resync.ts). */
+export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
 
 /**
  * What a load ended in: applied, or a fast path that backed out and asks for the list to be fetched
@@ -21,8 +21,10 @@ export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { s
  */
 export interface Loader {
   readonly kind: LoaderKind;
-  /** Rows written so far: into the entries (first load), or into staging (resync). */
+  /** Rows written so far: into the entries (first load), into staging (resync), or into the diff (streamed resync). */
   readonly rowsWritten: number;
+  /** Rows per spill this load wants from its next spill on, when not the collector's own (tuning.spillEvery). */
+  readonly spillEach?: number;
   /** Takes a batch of rows while the fetch goes on (written in the background where it can be). */
   append(rows: NormalizedEntry[]): Promise<void>;
   /** The fetch is complete: writes what is left and the snapshot, and commits. */

@@ -38,7 +38,7 @@ import { holdForSchema, type HeldColumn } from './schema-hold.ts';
  * are diffed set-based against the current ones, and the snapshot, the SCD2 close/open, the change
  * rows, the typed columns, the alert outbox rows and the NOTIFY are written together.
  */
-export async function applyResync(txn: TargetTransaction, staging: StagingTable, collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
+export async function applyResync(txn: TargetTransaction, source: DiffSource, collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   // Unchanged, and recorded already by the statement that opened the transaction (migration 0011).
@@ -59,20 +59,43 @@ export async function applyResync(txn: TargetTransaction, staging: StagingTable,
   if (collected.index && (await rowsGeneration(tx, target)) !== collected.index.generation) {
     return { fetchAgain: `${target.list.key}: the current rows changed while the list was fetched` };
   }
-  const diff = await diffStaged(tx, target, staging, collected, options);
+  const diff = await source.complete(tx, collected, options);
   // Without an ok snapshot (a baseline), a key seen before is counted as added, as on a first load.
-  if (state.lastOk) await markReappeared(tx, diff, target);
+  if (state.lastOk) await markReappeared(tx, diff, target, source.streamed?.snapshotId);
   const drift = state.lastOk?.fields ? fieldDrift(state.lastOk.fields, collected.fields) : undefined;
   if (drift) await markReshaped(tx, diff, drift.names);
   const counts = zeroCounts();
   for (const r of await countChanges(tx, diff)) counts[r.change] = r.n;
   // Planned before anything is written: the schema policy may hold the list, and the snapshot row carries the count of values that do not fit.
   const columns = await planListColumns(tx, target.list.key, collected.fieldValues, planTarget(target));
-  const schema = await holdForSchema(txn, collected, options, counts, columns, drift);
+  // A hold writes its snapshot only: versions a streamed resync wrote are rolled back first.
+  const undo = source.streamed?.undo;
+  const schema = await holdForSchema(txn, collected, options, counts, columns, drift, undo);
   if (schema.held) return { applied: schema.held };
-  const held = await holdIfTooManyRemoved(txn, collected, options, counts);
+  const held = await holdIfTooManyRemoved(txn, collected, options, counts, undo);
   if (held) return { applied: held };
-  return { applied: await writeChanges(txn, diff, collected, options, { counts, drift, columns, accepted: schema.accepted }) };
+  return { applied: await writeChanges(txn, diff, collected, options, { counts, drift, columns, accepted: schema.accepted, streamed: source.streamed }) };
+}
+
+/** Where a resync's diff comes from: the staged rows, diffed once fetched, or a streamed resync's. */
+export interface DiffSource {
+  /** The complete diff table (sql.ts#createDiff's columns), in the apply's transaction: its name. */
+  complete(tx: Queryable, collected: CollectedList, options: ApplyOptions): Promise<string>;
+  /** The diff's versions are closed and opened already (streamed-resync.ts). */
+  streamed?: StreamedVersions;
+}
+
+/** What a streamed resync wrote while the list was fetched. */
+export interface StreamedVersions {
+  /** The snapshot id the opened versions carry, reserved: the snapshot row takes it. */
+  snapshotId: number;
+  /** Rolls the versions back, for a hold. */
+  undo(): Promise<void>;
+}
+
+/** The staged rows' diff source (resync.ts). */
+export function stagedDiff(target: Target, staging: StagingTable): DiffSource {
+  return { complete: (tx, collected, options) => diffStaged(tx, target, staging, collected, options) };
 }
 
 /** Stages what is still in memory and diffs the complete staging table against the current rows: the diff table's name. */
@@ -99,6 +122,7 @@ async function holdIfTooManyRemoved(
   collected: CollectedList,
   options: ApplyOptions,
   counts: Record<ChangeKind, number>,
+  beforeHold?: () => Promise<void>,
 ): Promise<ApplyResult | undefined> {
   const { q: tx, target, state } = txn;
   const current = collected.entryCount - counts.added - counts.reappeared + counts.removed;
@@ -109,6 +133,7 @@ async function holdIfTooManyRemoved(
   const error = emptied
     ? `held: the fetch is empty but ${current} entries are current; run refsync sync --accept-removals to apply it`
     : `held: the fetch would remove ${counts.removed} of ${current} entries (more than ${maxFraction * 100}%); run refsync sync --accept-removals to apply it`;
+  await beforeHold?.();
   const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, state.now, { status: 'held', changed: false, counts, error }));
   const heldBefore = state.last?.status === 'held' && state.last.contentHash === collected.contentHash;
   if (!heldBefore && wantsAlert(target.source, 'held', target.list.key)) {
@@ -131,6 +156,8 @@ interface Decided {
   columns: ColumnPlan;
   /** Column changes the schema policy would have held, applied on --accept-schema. */
   accepted: HeldColumn[];
+  /** The versions are written already (a streamed resync). */
+  streamed: StreamedVersions | undefined;
 }
 
 /** The snapshot, the SCD2 close and open, the typed columns and, unless a baseline, the change rows, alerts and impact. */
@@ -138,14 +165,15 @@ async function writeChanges(txn: TargetTransaction, diff: string, collected: Col
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
   const listKey = target.list.key;
-  const { counts, drift, columns, accepted } = decided;
-  const snapshotId = await insertSnapshot(
-    tx,
-    target,
-    snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming, schemaAccepted: accepted.length > 0 }),
-  );
-  await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
-  await insertEntries(tx, target, now, snapshotId, openedBy(diff));
+  const { counts, drift, columns, accepted, streamed } = decided;
+  const snapshotId = await insertSnapshot(tx, target, {
+    ...snapshotOf(collected, options, now, { status: 'ok', changed: true, counts, nonconforming: columns.nonconforming, schemaAccepted: accepted.length > 0 }),
+    ...(streamed ? { id: streamed.snapshotId } : {}),
+  });
+  if (!streamed) {
+    await closeRows(tx, diff, now, lastOk?.id ?? snapshotId);
+    await insertEntries(tx, target, now, snapshotId, openedBy(diff));
+  }
   const views = await applyColumnPlan(tx, columns, snapshotId, now);
   await noteWaitingViews(tx, snapshotId, views);
   // Rows left behind by a pruned history, with no ok snapshot to compare with: a baseline again.

@@ -5,7 +5,7 @@ import type { LazyConnection } from '../../db/lazy-connection.ts';
 import type { Target } from '../../catalog/targets.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
-import { applyResync } from './resync-apply.ts';
+import { applyResync, stagedDiff } from './resync-apply.ts';
 import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
@@ -60,9 +60,10 @@ export class Resync implements Loader {
 
   /** The diff applied in the transaction the load was chosen in, or in one of its own. */
   async #applied(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
-    if (this.#txn) return applyResync(this.#txn, this.#staging, collected, options);
+    const source = stagedDiff(this.#target, this.#staging);
+    if (this.#txn) return applyResync(this.#txn, source, collected, options);
     return this.#conn.transaction(
-      async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), this.#staging, collected, options),
+      async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), source, collected, options),
       TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
     );
   }

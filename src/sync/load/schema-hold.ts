@@ -59,6 +59,7 @@ export async function holdForSchema(
   counts: Record<ChangeKind, number>,
   plan: ColumnPlan,
   drift: FieldDrift | undefined,
+  beforeHold?: () => Promise<void>,
 ): Promise<{ held?: ApplyResult; accepted: HeldColumn[] }> {
   const { q: tx, target, state } = txn;
   const policy = schemaPolicyFor(target.source.schemaChanges, target.list.key);
@@ -75,6 +76,7 @@ export async function holdForSchema(
     errorCode: SCHEMA_HELD,
     nonconforming: plan.nonconforming,
   });
+  await beforeHold?.();
   const snapshotId = await insertSnapshot(tx, target, snapshot);
   const heldBefore = state.last?.status === 'held' && state.last.contentHash === collected.contentHash;
   if (!heldBefore && wantsAlert(target.source, 'held', key)) {
