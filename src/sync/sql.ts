@@ -349,12 +349,15 @@ export async function closeRows(tx: Queryable, diff: string, now: Date, lastSnap
   );
 }
 
-/** The new side of the diff (everything but the removed) as rows to open. */
-export function openedBy(diff: string): Pick<RowSource, 'from' | 'params'> {
+/**
+ * The new side of the diff (everything but the removed) as rows to open; with `batch`, only the rows
+ * one spill of a streamed resync wrote into it (its parameter is $6, after insertEntries' five).
+ */
+export function openedBy(diff: string, batch?: number): Pick<RowSource, 'from' | 'params'> {
   return {
     from: `(select entry_key, new_code as code, new_description as description, new_payload as payload, new_hash as entry_hash
-            from ${diff} where change <> 'removed') n`,
-    params: [],
+            from ${diff} where change <> 'removed'${batch === undefined ? '' : ' and batch = $6'}) n`,
+    params: batch === undefined ? [] : [batch],
   };
 }
 

@@ -8,7 +8,7 @@ import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, type DiffSource } from './resync-apply.ts';
 import { unnestRows } from './row-format.ts';
-import { ENTRY_ROW_COLUMNS, nextSnapshotId, rowsGeneration, targetParams } from '../sql.ts';
+import { insertEntries, nextSnapshotId, openedBy, rowsGeneration, targetParams } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 
 /**
@@ -111,11 +111,7 @@ export class StreamedResync implements Loader {
        where e.id = any (array(select old_id from d where old_id is not null))`,
       [...targetParams(target), ...this.#closing(), batch, ...source.params],
     );
-    await q.query(
-      `insert into refdata.entries (environment, list_key, variant, ${ENTRY_ROW_COLUMNS}, valid_from, first_snapshot_id, last_snapshot_id)
-       select $1, $2, $3, entry_key, new_code, new_description, new_payload, new_hash, $4, $5, $5 from ${this.#diff} where batch = $6`,
-      [...targetParams(target), this.#txn.state.now, this.#snapshotId, batch],
-    );
+    await insertEntries(q, target, this.#txn.state.now, this.#snapshotId, openedBy(this.#diff, batch));
   }
 
   /**
