@@ -1,0 +1,127 @@
+import type { Queryable } from './database.ts';
+
+/** What node-postgres hands a submittable: its protocol connection, whose `stream` is the socket. */
+interface PgConnection {
+  stream: NodeJS.EventEmitter;
+  query(text: string): void;
+}
+
+/** Backend message types read here (PostgreSQL protocol, "Message Formats"). */
+const COPY_DATA = 0x64; // 'd'
+const COPY_DONE = 0x63; // 'c'
+const ERROR_RESPONSE = 0x45; // 'E'
+
+/** Called with the bytes of one CopyData message: buf[start, end). */
+export type CopyDataHandler = (buf: Buffer, start: number, end: number) => void;
+
+/**
+ * COPY ... TO STDOUT read straight off the node-postgres connection's socket: each CopyData
+ * message's bytes go to `onData` where they lie in the socket's chunk, with no Buffer made for them.
+ * pg-copy-streams (and node-postgres's own parser) make a Buffer per message, and Postgres sends a
+ * message per row: a million-row read made a million Buffers, about a third of the client's time
+ * reading the current-row index (docs/performance.md, round eight).
+ *
+ * As pg-copy-streams does, it takes the socket's data from node-postgres's parser once submitted, and
+ * gives it back at CopyDone, or at an ErrorResponse, which node-postgres then reads and fails the
+ * query with. Messages Postgres may send between (notices, parameter status) are passed over.
+ */
+class CopyOut {
+  readonly text: string;
+  readonly done: Promise<void>;
+  readonly #onData: CopyDataHandler;
+  #resolve!: () => void;
+  #reject!: (err: unknown) => void;
+  #connection: PgConnection | undefined;
+  #pgListener: ((chunk: Buffer) => void) | undefined;
+  /** An incomplete message at the end of the last chunk. */
+  #rest: Buffer | undefined;
+  /** A failure of onData: the rest of the COPY is read and passed over, then the read fails with it. */
+  #failure: unknown;
+  #failed = false;
+
+  constructor(text: string, onData: CopyDataHandler) {
+    this.text = text;
+    this.#onData = onData;
+    this.done = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // Awaited by the caller; a failure before it is must not count as unhandled.
+    this.done.catch(() => undefined);
+  }
+
+  /** node-postgres runs the query: the socket's data comes here until the COPY ends. An error returned fails it. */
+  submit(connection: PgConnection): Error | undefined {
+    this.#connection = connection;
+    const listeners = connection.stream.listeners('data') as Array<(chunk: Buffer) => void>;
+    if (listeners.length !== 1) return new Error(`COPY TO: expected one data listener on the connection, found ${listeners.length}`);
+    this.#pgListener = listeners[0]!;
+    connection.stream.removeListener('data', this.#pgListener);
+    connection.stream.on('data', this.#read);
+    connection.query(this.text);
+    return undefined;
+  }
+
+  readonly #read = (chunk: Buffer): void => {
+    const buf = this.#rest ? Buffer.concat([this.#rest, chunk]) : chunk;
+    this.#rest = undefined;
+    let at = 0;
+    while (at + 5 <= buf.length) {
+      const type = buf[at]!;
+      if (type === ERROR_RESPONSE) {
+        this.#giveBack(buf.subarray(at));
+        return;
+      }
+      const end = at + 1 + buf.readUInt32BE(at + 1);
+      if (end > buf.length) break;
+      if (type === COPY_DATA) this.#data(buf, at + 5, end);
+      else if (type === COPY_DONE) {
+        this.#giveBack(buf.subarray(end));
+        return;
+      }
+      at = end;
+    }
+    if (at < buf.length) this.#rest = buf.subarray(at);
+  };
+
+  #data(buf: Buffer, start: number, end: number): void {
+    if (this.#failed) return;
+    try {
+      this.#onData(buf, start, end);
+    } catch (err) {
+      this.#failed = true;
+      this.#failure = err;
+    }
+  }
+
+  /** Hands the socket back to node-postgres's parser, with what is left of the chunk. */
+  #giveBack(rest: Buffer): void {
+    const connection = this.#connection!;
+    connection.stream.removeListener('data', this.#read);
+    connection.stream.on('data', this.#pgListener!);
+    if (rest.length > 0) this.#pgListener!(rest);
+  }
+
+  handleCommandComplete(): void {}
+
+  handleReadyForQuery(): void {
+    if (this.#failed) this.#reject(this.#failure);
+    else this.#resolve();
+  }
+
+  handleError(err: unknown): void {
+    this.#reject(err);
+  }
+}
+
+/**
+ * Runs `copy ... to stdout` on q (a held node-postgres connection, otherwise idle) and hands each
+ * CopyData message to onData as it arrives; resolves once Postgres has ended the COPY. A throw from
+ * onData fails the COPY after it is read (the connection stays usable).
+ */
+export async function copyOut(q: Queryable, sql: string, onData: CopyDataHandler): Promise<void> {
+  const copy = new CopyOut(sql, onData);
+  // node-postgres runs a submittable on the connection and hands it back (not a promise).
+  await q.query(copy as unknown as string);
+  await copy.done;
+}
