@@ -16,6 +16,7 @@ import {
   createBenchDatabase,
   figure,
   machineLine,
+  median,
   printFigures,
   runMain,
   runSyncChild,
@@ -30,6 +31,8 @@ const run = promisify(execFile);
 const LIST = 'nmfc_codes';
 /** Peak RSS of one list's sync, on every path (issue 36): what a worker's memory budget counts per large list. */
 const RSS_BUDGET_MIB = 256;
+/** Collect floors and resyncs measured in turn: the resync figures are their medians. */
+const RESYNC_PAIRS = 3;
 const COLUMNS = 'environment, list_key, variant, entry_key, code, description, payload, entry_hash, valid_from, first_snapshot_id, last_snapshot_id';
 
 export interface P3Options {
@@ -128,17 +131,10 @@ async function loadShape(
     if (loaded.entryCount !== entries || current !== entries) throw new Error(`P3: fetched ${loaded.entryCount}, current rows ${current}, expected ${entries}`);
     log(`P3 first load (${label}): ${Math.round(first.wallMs)} ms, ${loaded.pages} pages, peak RSS ${Math.round(first.maxRssMiB)} MiB`);
     const copyMs = await copyBaseline(bench, entries, log);
-    // What the sync does with no database, to tell the client's and sandbox's share of the time
-    // from Postgres's: reading and parsing the pages, then also normalising and hashing them.
-    let collectFloorMs = 0;
-    for (const mode of ['fetch', 'collect'] as const) {
-      const floor = await runSyncChild<SyncChildResult>({ ...job, mode });
-      if (mode === 'collect') collectFloorMs = floor.wallMs;
-      const what = mode === 'fetch' ? 'fetch and parse only' : 'fetch, parse, normalise and hash';
-      log(
-        `P3 floor (${label}), ${what}, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`,
-      );
-    }
+    const fetchFloor = await runSyncChild<SyncChildResult>({ ...job, mode: 'fetch' });
+    log(
+      `P3 floor (${label}), fetch and parse only, no database: ${Math.round(fetchFloor.wallMs)} ms (${Math.round(entries / (fetchFloor.wallMs / 1000))} entries/s), peak RSS ${Math.round(fetchFloor.maxRssMiB)} MiB`,
+    );
     const suffix = shape === 'next' ? '' : ` (${label})`;
     figures.push(
       figure(`P3 load${suffix}`, entries / (first.wallMs / 1000), 'entries/s', 'psql \\copy', entries / (copyMs / 1000), {
@@ -148,26 +144,50 @@ async function loadShape(
       figure(`P3 peak RSS, first load${suffix}`, first.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
     );
 
-    await sandbox.control('changeGenerated', { listKey: LIST, everyNth });
-    if (analyze) await bench.db.query('analyze refdata.entries');
-    const resync = await runSyncChild<SyncChildResult>(job);
-    const changed = check(resync, '1% resync');
-    const expected = Math.floor((entries - 1) / everyNth) + 1;
-    if (changed.counts.modified !== expected && changed.counts.modified !== Math.floor(entries / everyNth)) {
-      throw new Error(`P3 resync: ${changed.counts.modified} modified, expected about ${expected}`);
+    // The resync beside its floor, RESYNC_PAIRS times: one pair varies by 0.15x or more on a 2-core
+    // VM whose neighbours come and go, more than most changes measured against it. Each pair is a
+    // collect floor (what the sync does with no database: read, parse, normalise and hash every
+    // entry) and then a resync of the same 1% changed again; the figures take the medians, and the
+    // largest peak RSS.
+    const floors: number[] = [];
+    const resyncs: SyncChildResult[] = [];
+    for (let pair = 0; pair < RESYNC_PAIRS; pair++) {
+      const floor = await runSyncChild<SyncChildResult>({ ...job, mode: 'collect' });
+      floors.push(floor.wallMs);
+      log(
+        `P3 floor (${label}), fetch, parse, normalise and hash, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`,
+      );
+      await sandbox.control('changeGenerated', { listKey: LIST, everyNth });
+      if (analyze) await bench.db.query('analyze refdata.entries');
+      const resync = await runSyncChild<SyncChildResult>(job);
+      const changed = check(resync, '1% resync');
+      const expected = Math.floor((entries - 1) / everyNth) + 1;
+      if (changed.counts.modified !== expected && changed.counts.modified !== Math.floor(entries / everyNth)) {
+        throw new Error(`P3 resync: ${changed.counts.modified} modified, expected about ${expected}`);
+      }
+      if ((await currentCount(bench)) !== entries) throw new Error('P3 resync: current row count changed');
+      log(
+        `P3 resync (${label}), pair ${pair + 1}: ${Math.round(resync.wallMs)} ms, ${(resync.wallMs / floor.wallMs).toFixed(2)}x its floor, peak RSS ${Math.round(resync.maxRssMiB)} MiB`,
+      );
+      resyncs.push(resync);
     }
-    if ((await currentCount(bench)) !== entries) throw new Error('P3 resync: current row count changed');
+    const resync = [...resyncs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor(resyncs.length / 2)]!;
+    const changed = resync.outcomes[0]!;
+    const collectFloorMs = median(floors);
+    const peakRss = Math.max(...resyncs.map((r) => r.maxRssMiB));
+    const pairs = `median of ${RESYNC_PAIRS} pairs, each a collect floor then a resync (resyncs ${resyncs.map((r) => (r.wallMs / 1000).toFixed(2)).join(', ')} s; floors ${floors.map((f) => (f / 1000).toFixed(2)).join(', ')} s)`;
     figures.push(
       figure(`P3 resync 1% changed${suffix}`, resync.wallMs / 1000, 's', 'budget', 5, {
         target: { ratio: 1, better: 'lower' },
-        notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), peak RSS ${Math.round(resync.maxRssMiB)} MiB${analyze ? ', after ANALYZE refdata.entries' : ', stale planner statistics'}`,
+        notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), median of ${RESYNC_PAIRS}, peak RSS ${Math.round(peakRss)} MiB${analyze ? ', after ANALYZE refdata.entries' : ', stale planner statistics'}`,
       }),
       // The issue's target for the resync: what the database adds to reading, normalising and
       // hashing the list (the collect floor of this same run), at most 30%.
       figure(`P3 resync 1% changed vs its floor${suffix}`, resync.wallMs / 1000, 's', 'collect floor', collectFloorMs / 1000, {
         target: { ratio: 1.3, better: 'lower' },
+        notes: pairs,
       }),
-      figure(`P3 peak RSS, resync${suffix}`, resync.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
+      figure(`P3 peak RSS, resync${suffix}`, peakRss, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
     );
 
     const unchanged = await runSyncChild<SyncChildResult>(job);
