@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { copyOut } from '../../src/db/copy-out.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from '../faults/servers.ts';
@@ -61,6 +62,26 @@ describe.skipIf(!canStartPrivatePostgres)('TLS to Postgres', () => {
     expect(migrate.code, migrate.stderr).toBe(0);
     // verify-ca checks the chain only: the certificate names localhost, not 127.0.0.1.
     expect(await sslInUse(urlFor('127.0.0.1', 'sslmode=verify-ca'), { PGSSLROOTCERT: caFile })).toBe(true);
+  });
+
+  it('a COPY out is read off the TLS socket whole, and the connection goes on', async () => {
+    // copyOut (the current-row index) takes the socket's data from node-postgres: here a TLS socket.
+    const db = await openDatabase({ url: urlFor('127.0.0.1', 'sslmode=require'), poolSize: 1 });
+    try {
+      const rows = await db.withConnection(async (conn) => {
+        const got: string[] = [];
+        await copyOut(conn, `copy (select x, repeat('t', 200) from generate_series(1, 20000) x) to stdout`, (buf, start, end) =>
+          got.push(buf.toString('utf8', start, end)),
+        );
+        const { rows: after } = await conn.query<{ ssl: boolean }>('select ssl from pg_stat_ssl where pid = pg_backend_pid()');
+        return { got, ssl: after[0]!.ssl };
+      });
+      expect(rows.ssl).toBe(true);
+      expect(rows.got).toHaveLength(20_000);
+      expect(rows.got[19_999]).toBe(`20000\t${'t'.repeat(200)}\n`);
+    } finally {
+      await db.close();
+    }
   });
 
   it('a wrong CA, or a host the certificate does not name, fails with one line naming the setting', async () => {
