@@ -9,7 +9,13 @@ interface PgConnection {
 /** Backend message types read here (PostgreSQL protocol, "Message Formats"). */
 const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = 0x63; // 'c'
-const ERROR_RESPONSE = 0x45; // 'E'
+/** What Postgres may send before or between CopyData messages that the COPY itself has no use for. */
+const PASSED_OVER = new Set([
+  0x48, // 'H' CopyOutResponse
+  0x4e, // 'N' NoticeResponse
+  0x53, // 'S' ParameterStatus
+  0x41, // 'A' NotificationResponse
+]);
 
 /** Called with the bytes of one CopyData message: buf[start, end). */
 export type CopyDataHandler = (buf: Buffer, start: number, end: number) => void;
@@ -22,8 +28,9 @@ export type CopyDataHandler = (buf: Buffer, start: number, end: number) => void;
  * reading the current-row index (docs/performance.md, round eight).
  *
  * As pg-copy-streams does, it takes the socket's data from node-postgres's parser once submitted, and
- * gives it back at CopyDone, or at an ErrorResponse, which node-postgres then reads and fails the
- * query with. Messages Postgres may send between (notices, parameter status) are passed over.
+ * gives it back after CopyDone, or at an ErrorResponse (or any message a COPY does not send), which
+ * node-postgres then reads and fails the query with. Messages Postgres may send between (notices,
+ * parameter status, notifications) are passed over.
  */
 class CopyOut {
   readonly text: string;
@@ -68,7 +75,8 @@ class CopyOut {
     let at = 0;
     while (at + 5 <= buf.length) {
       const type = buf[at]!;
-      if (type === ERROR_RESPONSE) {
+      // An ErrorResponse, or anything else a COPY does not send: node-postgres reads it from here.
+      if (type !== COPY_DATA && type !== COPY_DONE && !PASSED_OVER.has(type)) {
         this.#giveBack(buf.subarray(at));
         return;
       }
