@@ -69,8 +69,9 @@ function traced(inner: Database): Database {
         return await q.query<R>(text, params);
       } finally {
         const ms = performance.now() - started;
-        // A COPY is sent as a stream object, not text: named as such (a throw here would leave it unread and hang the sync).
-        const what = typeof text === 'string' ? text.replace(/\s+/g, ' ').slice(0, 160) : '(copy stream)';
+        // A COPY is sent as an object (a pg-copy-streams stream in, copyOut's submittable out), not text:
+        // named as such (a throw here would leave it unread and hang the sync).
+        const what = typeof text === 'string' ? text.replace(/\s+/g, ' ').slice(0, 160) : '(copy)';
         if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${what}\n`);
       }
     },
