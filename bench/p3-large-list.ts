@@ -40,9 +40,9 @@ export interface P3Options {
   shapes?: Array<'next' | 'array'>;
   changeEveryNth?: number;
   /**
-   * ANALYZE refdata.entries before the resync (default false). Apply closes rows by primary key,
-   * so the resync no longer depends on fresh statistics; before that fix a stale planner ran the
-   * close as a nested loop (21 s for 100,000 entries; docs/performance.md). Kept to compare.
+   * ANALYZE refdata.entries before each resync (default false). The sync analyzes it itself after a
+   * write of a tenth of it, as the first load is (src/sync/load/entry-statistics.ts), so the resyncs
+   * run on the statistics it left; kept to compare.
    */
   analyzeBeforeResync?: boolean;
   /**
@@ -180,7 +180,7 @@ async function loadShape(
     figures.push(
       figure(`P3 resync 1% changed${suffix}`, resync.wallMs / 1000, 's', 'budget', 5, {
         target: { ratio: 1, better: 'lower' },
-        notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), median of ${RESYNC_PAIRS}, peak RSS ${Math.round(peakRss)} MiB${analyze ? ', after ANALYZE refdata.entries' : ', stale planner statistics'}`,
+        notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), median of ${RESYNC_PAIRS}, peak RSS ${Math.round(peakRss)} MiB${analyze ? ', after ANALYZE refdata.entries' : ''}`,
       }),
       // The issue's target for the resync: what the database adds to reading, normalising and
       // hashing the list (the collect floor of the same pair), at most 30%.

@@ -11,6 +11,7 @@ import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/cho
 import { ListCollector, type CollectedList } from './collect/collect.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
+import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
@@ -143,7 +144,9 @@ async function syncWithin(f: Fetch): Promise<TargetOutcome> {
     (options.logger ?? silentLogger).info({ target: listVariant(target), reason: fetched.result.fetchAgain }, 'fetching the list again through staging');
     fetched = await fetchStartingOver(f, { indexed: false, streamAtSpill: false });
   }
-  return appliedOutcome(f, fetched);
+  const outcome = appliedOutcome(f, fetched);
+  if (outcome.status === 'changed') await analyzeAfterLargeWrite(f.db, target, outcome.counts, f.tuning.analyzeAfterRows, options.logger ?? silentLogger);
+  return outcome;
 }
 
 /**

@@ -25,7 +25,11 @@ export interface SyncTuning {
   currentRowIndex: boolean;
   /** Batches of at least this many rows are written with COPY; below it one unnest statement is as quick. */
   copyMinRows: number;
-  /** Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned. */
+  /**
+   * Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned; and
+   * rows a sync changed from which refdata.entries is analyzed after its commit, when they are also a
+   * tenth of the table (entry-statistics.ts).
+   */
   analyzeAfterRows: number;
   /**
    * Entries in key order after which the content hash lets go of the lines it kept in case a key

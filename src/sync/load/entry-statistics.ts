@@ -1,0 +1,41 @@
+import { listVariant, type Target } from '../../catalog/targets.ts';
+import type { Database } from '../../db/database.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { ChangeKind } from './apply-types.ts';
+
+/**
+ * Share of refdata.entries' rows a sync must have changed for its statistics to be refreshed at
+ * once: autovacuum's own default (autovacuum_analyze_scale_factor), so refsync analyzes no more
+ * often than autovacuum would, only sooner.
+ */
+const ANALYZE_SHARE = 0.1;
+
+/**
+ * After a sync changed a large share of refdata.entries (a million-entry list's first load, a list
+ * replaced), ANALYZE the table now instead of whenever autovacuum gets to it: a minute later at
+ * best, never where it is off. Until then the planner plans the next sync's statements for the
+ * table as it was: right after a first load of a million entries it took the read of the current
+ * rows (current-index.ts) for a handful of rows and ran it as an index scan, a random heap read a
+ * row (1.1-1.3 s in psql, against 0.6-0.8 s for the sequential scan fresh statistics choose), while
+ * the resync's fetch waited for it: eight interleaved pairs of a 1% resync of a million took 1.56x
+ * their collect floor without this, 1.27x with it (docs/performance.md, round ten). Data teams'
+ * queries on the views are planned from the same statistics.
+ *
+ * Run after the sync committed, on a connection of its own: SKIP_LOCKED never waits behind
+ * another ANALYZE or a VACUUM of the table (which refresh it anyway), and a failure is logged,
+ * never the sync's, whose rows are in. Small syncs cost nothing: below `minRows` the table's size
+ * is not even asked.
+ */
+export async function analyzeAfterLargeWrite(db: Database, target: Target, counts: Record<ChangeKind, number>, minRows: number, logger: Logger): Promise<void> {
+  const changed = counts.added + counts.removed + counts.modified + counts.reappeared + counts.reshaped;
+  if (changed < minRows) return;
+  try {
+    // reltuples is -1 for a table never analyzed or vacuumed.
+    const { rows } = await db.query<{ rows: number }>(`select reltuples::float8 as rows from pg_class where oid = 'refdata.entries'::regclass`);
+    if (changed < ANALYZE_SHARE * Math.max(rows[0]?.rows ?? 0, 0)) return;
+    await db.query('analyze (skip_locked) refdata.entries');
+    logger.debug({ target: listVariant(target), rowsChanged: changed }, 'analyzed refdata.entries after a large write');
+  } catch (err) {
+    logger.warn({ target: listVariant(target), err, rowsChanged: changed }, 'could not analyze refdata.entries after a large write; autovacuum will');
+  }
+}
