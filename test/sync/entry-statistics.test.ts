@@ -39,6 +39,22 @@ describe('statistics of refdata.entries after a sync', () => {
     const loaded = await entriesStatistics();
     expect(loaded.analyzed).toBe(before.analyzed + 1);
     expect(loaded.reltuples).toBe(ENTRIES);
+    // The columns plans read, not the payload, description or hash.
+    const { rows: columns } = await t.db.query<{ attname: string }>(
+      `select attname from pg_stats where schemaname = 'refdata' and tablename = 'entries' order by attname`,
+    );
+    expect(columns.map((c) => c.attname)).toEqual([
+      'code',
+      'entry_key',
+      'environment',
+      'first_snapshot_id',
+      'id',
+      'last_snapshot_id',
+      'list_key',
+      'valid_from',
+      'valid_to',
+      'variant',
+    ]);
 
     // 500 rows modified: below the 1,000 rows, though a sixth of the table.
     g.sb.control.changeGenerated(LIST, { everyNth: 6 });

@@ -11,6 +11,14 @@ import type { ChangeKind } from './apply-types.ts';
 const ANALYZE_SHARE = 0.1;
 
 /**
+ * The columns analyzed: the ones statements filter, join or sort on. The payload, the description
+ * and the entry hash are left to autovacuum: no plan reads their statistics (the typed views' fields
+ * are expressions over the payload, which column statistics do not cover), and computing them was a
+ * third of the ANALYZE of a million rows (460-600 ms with this list, 620-1000 ms without).
+ */
+const PLANNED_COLUMNS = 'id, environment, list_key, variant, entry_key, code, valid_from, valid_to, first_snapshot_id, last_snapshot_id';
+
+/**
  * After a sync changed a large share of refdata.entries (a million-entry list's first load, a list
  * replaced), ANALYZE the table now instead of whenever autovacuum gets to it: a minute later at
  * best, never where it is off. Until then the planner plans the next sync's statements for the
@@ -33,7 +41,7 @@ export async function analyzeAfterLargeWrite(db: Database, target: Target, count
     // reltuples is -1 for a table never analyzed or vacuumed.
     const { rows } = await db.query<{ rows: number }>(`select reltuples::float8 as rows from pg_class where oid = 'refdata.entries'::regclass`);
     if (changed < ANALYZE_SHARE * Math.max(rows[0]?.rows ?? 0, 0)) return;
-    await db.query('analyze (skip_locked) refdata.entries');
+    await db.query(`analyze (skip_locked) refdata.entries (${PLANNED_COLUMNS})`);
     logger.debug({ target: listVariant(target), rowsChanged: changed }, 'analyzed refdata.entries after a large write');
   } catch (err) {
     logger.warn({ target: listVariant(target), err, rowsChanged: changed }, 'could not analyze refdata.entries after a large write; autovacuum will');
