@@ -1,7 +1,7 @@
 import { listVariant, type Target } from '../../catalog/targets.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { ChangeKind } from './apply-types.ts';
+import { changeKinds, type ChangeKind } from './apply-types.ts';
 
 /**
  * Share of refdata.entries' rows a sync must have changed for its statistics to be refreshed at
@@ -35,7 +35,7 @@ const PLANNED_COLUMNS = 'id, environment, list_key, variant, entry_key, code, va
  * is not even asked.
  */
 export async function analyzeAfterLargeWrite(db: Database, target: Target, counts: Record<ChangeKind, number>, minRows: number, logger: Logger): Promise<void> {
-  const changed = counts.added + counts.removed + counts.modified + counts.reappeared + counts.reshaped;
+  const changed = changeKinds.reduce((sum, kind) => sum + counts[kind], 0);
   if (changed < minRows) return;
   try {
     // reltuples is -1 for a table never analyzed or vacuumed.
