@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SyncTuning } from '../src/sync/tuning.ts';
 import type { SyncChildJob, SyncChildResult } from './sync-child.ts';
+import { cpuSeconds } from './cpu-time.ts';
 import {
   createBenchDatabase,
   figure,
@@ -101,6 +102,27 @@ async function currentCount(bench: BenchDatabase): Promise<number> {
   return rows[0]!.n;
 }
 
+/** A sync child's result, and the CPU seconds Postgres and the sandbox used while it ran. */
+interface Measured {
+  result: SyncChildResult;
+  postgresS: number;
+  sandboxS: number;
+}
+
+/** Runs one sync child and reads, from /proc, what Postgres and the sandbox spent beside it (0 where there is no /proc). */
+async function measuredChild(job: SyncChildJob): Promise<Measured> {
+  const before = await cpuSeconds([]);
+  const result = await runSyncChild<SyncChildResult>(job);
+  const after = await cpuSeconds([]);
+  const spent = (part: 'postgres' | 'sandbox') => (after[part] ?? 0) - (before[part] ?? 0);
+  return { result, postgresS: spent('postgres'), sandboxS: spent('sandbox') };
+}
+
+/** "sync 8.2 s, postgres 1.5 s, sandbox 1.1 s": the CPU of one child of a pair and of what served it. */
+function cpuOf(m: Measured): string {
+  return `sync ${(m.result.cpuMs / 1000).toFixed(1)} s, postgres ${m.postgresS.toFixed(1)} s, sandbox ${m.sandboxS.toFixed(1)} s`;
+}
+
 async function loadShape(
   sandbox: BenchSandbox,
   shape: 'next' | 'array',
@@ -150,15 +172,19 @@ async function loadShape(
     // ratio: a pair's two runs are seconds apart, so a VM that slows down for a while moves both,
     // where medians of floors and of resyncs taken apart could come from different pairs. The
     // budget figure takes the median resync, and the peak RSS the largest.
-    const pairs: Array<{ floorMs: number; resync: SyncChildResult }> = [];
+    // The CPU of each side (the child's every thread, Postgres's and the sandbox's) is printed with
+    // it: on 2 cores, a resync's excess over its floor is first of all the CPU it adds.
+    const pairs: Array<{ floorMs: number; resync: SyncChildResult; cpu: string }> = [];
     for (let pair = 0; pair < RESYNC_PAIRS; pair++) {
-      const floor = await runSyncChild<SyncChildResult>({ ...job, mode: 'collect' });
+      const measuredFloor = await measuredChild({ ...job, mode: 'collect' });
+      const floor = measuredFloor.result;
       log(
-        `P3 floor (${label}), fetch, parse, normalise and hash, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB`,
+        `P3 floor (${label}), fetch, parse, normalise and hash, no database: ${Math.round(floor.wallMs)} ms (${Math.round(entries / (floor.wallMs / 1000))} entries/s), peak RSS ${Math.round(floor.maxRssMiB)} MiB; CPU ${cpuOf(measuredFloor)}`,
       );
       await sandbox.control('changeGenerated', { listKey: LIST, everyNth });
       if (analyze) await bench.db.query('analyze refdata.entries');
-      const resync = await runSyncChild<SyncChildResult>(job);
+      const measuredResync = await measuredChild(job);
+      const resync = measuredResync.result;
       const changed = check(resync, '1% resync');
       const expected = Math.floor((entries - 1) / everyNth) + 1;
       if (changed.counts.modified !== expected && changed.counts.modified !== Math.floor(entries / everyNth)) {
@@ -166,9 +192,9 @@ async function loadShape(
       }
       if ((await currentCount(bench)) !== entries) throw new Error('P3 resync: current row count changed');
       log(
-        `P3 resync (${label}), pair ${pair + 1}: ${Math.round(resync.wallMs)} ms, ${(resync.wallMs / floor.wallMs).toFixed(2)}x its floor, peak RSS ${Math.round(resync.maxRssMiB)} MiB`,
+        `P3 resync (${label}), pair ${pair + 1}: ${Math.round(resync.wallMs)} ms, ${(resync.wallMs / floor.wallMs).toFixed(2)}x its floor, peak RSS ${Math.round(resync.maxRssMiB)} MiB; CPU ${cpuOf(measuredResync)}`,
       );
-      pairs.push({ floorMs: floor.wallMs, resync });
+      pairs.push({ floorMs: floor.wallMs, resync, cpu: `the floor's ${cpuOf(measuredFloor)}; the resync's ${cpuOf(measuredResync)}` });
     }
     const middle = <T>(sorted: T[]): T => sorted[Math.floor(sorted.length / 2)]!;
     const resync = middle([...pairs].sort((a, b) => a.resync.wallMs - b.resync.wallMs)).resync;
@@ -176,7 +202,7 @@ async function loadShape(
     const changed = resync.outcomes[0]!;
     const peakRss = Math.max(...pairs.map((p) => p.resync.maxRssMiB));
     const seconds = (ms: number) => (ms / 1000).toFixed(2);
-    const pairNotes = `median pair by ratio of ${RESYNC_PAIRS}, each a collect floor then a resync (ratios ${pairs.map((p) => (p.resync.wallMs / p.floorMs).toFixed(2)).join(', ')}; resyncs ${pairs.map((p) => seconds(p.resync.wallMs)).join(', ')} s; floors ${pairs.map((p) => seconds(p.floorMs)).join(', ')} s)`;
+    const pairNotes = `median pair by ratio of ${RESYNC_PAIRS}, each a collect floor then a resync (ratios ${pairs.map((p) => (p.resync.wallMs / p.floorMs).toFixed(2)).join(', ')}; resyncs ${pairs.map((p) => seconds(p.resync.wallMs)).join(', ')} s; floors ${pairs.map((p) => seconds(p.floorMs)).join(', ')} s); the median pair's CPU: ${medianPair.cpu}`;
     figures.push(
       figure(`P3 resync 1% changed${suffix}`, resync.wallMs / 1000, 's', 'budget', 5, {
         target: { ratio: 1, better: 'lower' },

@@ -30,6 +30,11 @@ export interface SyncChildResult {
   wallMs: number;
   /** process.resourceUsage().maxRSS at exit, in MiB (the whole process: code, heap, buffers). */
   maxRssMiB: number;
+  /**
+   * CPU the process used over wallMs, every thread (the main one, V8's GC helpers, libuv's pool), in
+   * ms: on 2 cores a floor that keeps more than one of them busy leaves less room for anything beside it.
+   */
+  cpuMs: number;
   outcomes: Array<{
     target: string;
     status: string;
@@ -100,11 +105,18 @@ const db = process.env.BENCH_TRACE_SQL ? traced(opened) : opened;
 const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
 });
+/** User and system CPU of this process since `start`, in ms. */
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 /** The first list's pages read with no database, optionally through the collector: a floor. */
 async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   const target = targetsFor(source, job.lists)[0]!;
   const request = { basePath: target.list.basePath, path: target.path, ...(target.serviceVersion ? { serviceVersion: target.serviceVersion } : {}) };
   const started = performance.now();
+  const cpuStarted = process.cpuUsage();
   const tuning = { ...defaultTuning, ...job.tuning };
   const collector = new ListCollector(target.list, {
     spillThreshold: tuning.spillThreshold,
@@ -124,12 +136,14 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   return {
     wallMs,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    cpuMs: cpuMsSince(cpuStarted),
     outcomes: [{ target: `${target.list.key}:${target.variant}`, status: mode, entryCount: entries, pages, counts: {} }],
   };
 }
 
 async function sync(): Promise<SyncChildResult> {
   const started = performance.now();
+  const cpuStarted = process.cpuUsage();
   const [run] = await runSync({
     db,
     sources: [source],
@@ -143,6 +157,7 @@ async function sync(): Promise<SyncChildResult> {
   return {
     wallMs,
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    cpuMs: cpuMsSince(cpuStarted),
     outcomes: run!.outcomes.map((o) => ({
       target: `${o.target.list.key}:${o.target.variant}`,
       status: o.status,

@@ -56,6 +56,10 @@ describe('benchmarks, reduced', () => {
     // The first load streamed straight into the entries; the resync staged only the 30 the index did not match.
     expect(figures[0]!.notes).toMatch(/first-load loader, 3000 rows written\)/);
     expect(figures[2]!.notes).toMatch(/^30 modified of 3000 \(resync loader, 30 rows written\)/);
+    // Each side of the pair reports its CPU, read in the sync child and from /proc for Postgres.
+    expect(figures[3]!.notes).toMatch(
+      /the median pair's CPU: the floor's sync \d+\.\d s, postgres \d+\.\d s, .*; the resync's sync \d+\.\d s, postgres \d+\.\d s/,
+    );
   }, 120_000);
 
   it('P4: a first-load slot and an unchanged slot of several sources drained by a worker, every target exactly once', async () => {
