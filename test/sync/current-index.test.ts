@@ -5,6 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { CurrentRowIndex } from '../../src/sync/load/current-index.ts';
 import { CurrentRowsCheck } from '../../src/sync/load/current-rows-check.ts';
+import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { count, servedAndStored, useGeneratedList } from './fixture.ts';
@@ -142,5 +143,34 @@ describe('the current-row index', () => {
     expect(changed.staged).toBe(1);
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
+  }, 120_000);
+
+  it('finds every current row out of fetch order, also when the last snapshot undercounted the rows it reads', async () => {
+    await sync();
+    const { rows } = await t.db.query<{ entry_key: string; entry_hash: string }>(
+      `select entry_key, entry_hash from refdata.entries where list_key = $1 and valid_to is null order by id desc`,
+      [LIST],
+    );
+    // In the reverse of the order they were written, so each lookup goes to the hash table.
+    const fetched = rows.map((r) => ({ entryKey: r.entry_key, digest: r.entry_hash }) as NormalizedEntry);
+    const notCurrent = { entryKey: rows[0]!.entry_key, digest: rows[1]!.entry_hash } as NormalizedEntry;
+    const matchEvery = async () => {
+      const index = await t.db.withConnection((conn) => CurrentRowIndex.read(conn, g.target));
+      return { size: index.size, missed: fetched.filter((e) => !index.match(e)).length, unseen: index.unseenIds().length, stray: index.match(notCurrent) };
+    };
+    const all = { size: rows.length, missed: 0, unseen: 0, stray: false };
+    // The last ok snapshot's entry count sizes the arrays.
+    expect(await matchEvery()).toEqual(all);
+    // Undercounted, the arrays grow past it as the rows come.
+    const { rows: counts } = await t.db.query<{ id: string; entry_count: number }>(`select id, entry_count from refdata.snapshots where list_key = $1`, [LIST]);
+    await t.db.query(`update refdata.snapshots set entry_count = 10 where list_key = $1`, [LIST]);
+    try {
+      expect(await matchEvery()).toEqual(all);
+    } finally {
+      await t.db.query(`update refdata.snapshots s set entry_count = c.n from unnest($1::bigint[], $2::int[]) c(id, n) where s.id = c.id`, [
+        counts.map((c) => c.id),
+        counts.map((c) => c.entry_count),
+      ]);
+    }
   }, 120_000);
 });
