@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Target } from '../catalog/targets.ts';
+import { bigintArrayText } from '../db/bigint-array.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
 import type { RowSource } from './load/row-format.ts';
@@ -281,7 +282,7 @@ export function currentRowsOf(target: Target, unseenIds: number[] | undefined): 
     `select e.* from unnest($1::bigint[]) as u(id)
      cross join lateral (select id, ${ENTRY_ROW_COLUMNS} from refdata.entries
                          where id = u.id and valid_to is null limit 1) e`,
-    [unseenIds],
+    [bigintArrayText(unseenIds)],
   ];
 }
 

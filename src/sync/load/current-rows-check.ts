@@ -79,6 +79,12 @@ export class CurrentRowsCheck {
   async finish(collected: CollectedList): Promise<CollectedList> {
     if (!this.#index) return collected;
     const index = await this.#index;
-    return { ...collected, pending: index.unmatched(collected.pending), index: index.result() };
+    const checked = { ...collected, pending: index.unmatched(collected.pending), index: index.result() };
+    // The apply needs only the result: the index's arrays (about 46 bytes a current row) go now,
+    // before it, not when the sync ends. A later call stages every row, as without an index.
+    this.#index = undefined;
+    this.#ready = undefined;
+    this.#enabled = false;
+    return checked;
   }
 }

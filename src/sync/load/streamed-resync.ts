@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { bigintArrayText } from '../../db/bigint-array.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { ApplyOptions } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
@@ -129,7 +130,7 @@ export class StreamedResync implements Loader {
          returning e.id, e.entry_key, e.code, e.description, e.payload)
        insert into ${this.#diff} (entry_key, change, old_id, old_code, old_description, old_payload, batch)
        select entry_key, 'removed', id, code, description, payload, 0 from r`,
-      [...this.#closing(), unseenIds],
+      [...this.#closing(), bigintArrayText(unseenIds)],
     );
   }
 
