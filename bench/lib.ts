@@ -339,9 +339,12 @@ export async function runSyncChild<R>(job: unknown, nodeArgs: string[] = []): Pr
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`sync child exited with ${code}`);
+  // The result is the last line that is a JSON object. What else the child printed goes to stderr:
+  // BENCH_NODE_ARGS=--trace-gc writes to stdout, also after the result, as the child exits.
   const lines = out.trim().split('\n');
-  const line = lines.pop() ?? '';
-  // What the child printed before its result (BENCH_NODE_ARGS=--trace-gc writes to stdout) goes to stderr.
-  if (lines.length) process.stderr.write(`${lines.join('\n')}\n`);
-  return JSON.parse(line) as R;
+  const at = lines.findLastIndex((l) => l.startsWith('{'));
+  const others = lines.filter((_, i) => i !== at);
+  if (others.length) process.stderr.write(`${others.join('\n')}\n`);
+  if (at === -1) throw new Error('sync child printed no result');
+  return JSON.parse(lines[at]!) as R;
 }
