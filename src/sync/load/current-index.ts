@@ -27,10 +27,16 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
   base64Value[c.charCodeAt(0)] = i;
 }
 
-/** A table slot from the first four characters (24 bits) of a base64 digest, given as char codes. */
-function slotOf(a: number, b: number, c: number, d: number, mask: number): number {
-  const v = (code: number) => base64Value[code & 127]!;
-  return ((v(a) << 18) | (v(b) << 12) | (v(c) << 6) | v(d)) & mask;
+/**
+ * A table slot from the first four characters (24 bits) of a base64 digest, given as their word()
+ * (a char code a byte, the first lowest): the stored rows and the fetched entries both have it.
+ */
+function slotOf(first: number, mask: number): number {
+  const a = base64Value[first & 127]!;
+  const b = base64Value[(first >> 8) & 127]!;
+  const c = base64Value[(first >> 16) & 127]!;
+  const d = base64Value[(first >>> 24) & 127]!;
+  return ((a << 18) | (b << 12) | (c << 6) | d) & mask;
 }
 
 /** FNV-1a over UTF-16 code units: the key must match too, or a change to a list's key rule would go unseen. */
@@ -202,9 +208,8 @@ export class CurrentRowIndex {
     this.#slots = new Int32Array(capacity);
     this.#mask = capacity - 1;
     for (let row = 0; row < ids.length; row++) {
-      // The slot comes from the digest's first four characters, the low bytes of its first word.
-      const first = records[row * RECORD_WORDS + 1]!;
-      let slot = slotOf(first & 255, (first >> 8) & 255, (first >> 16) & 255, (first >>> 24) & 255, this.#mask);
+      // The slot comes from the digest's first four characters: its record's first word.
+      let slot = slotOf(records[row * RECORD_WORDS + 1]!, this.#mask);
       while (this.#slots[slot] !== 0) slot = (slot + 1) & this.#mask;
       this.#slots[slot] = row + 1;
     }
@@ -252,7 +257,7 @@ export class CurrentRowIndex {
       hash = keyHash(entry.entryKey) | 0;
       if (records[next * RECORD_WORDS] === hash) return this.#matched(next);
     }
-    let slot = slotOf(w0 & 255, (w0 >> 8) & 255, (w0 >> 16) & 255, (w0 >>> 24) & 255, this.#mask);
+    let slot = slotOf(w0, this.#mask);
     for (let value = this.#slots[slot]!; value !== 0; slot = (slot + 1) & this.#mask, value = this.#slots[slot]!) {
       const row = value - 1;
       if (!this.#digestIs(row, w0, w1, w2, w3)) continue;
