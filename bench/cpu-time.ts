@@ -1,6 +1,7 @@
 // CPU time spent by each part of a benchmark (the workers, Postgres, Redis, the sandbox), read from
 // /proc before and after a measured stretch: on 2 cores every part competes for the same CPUs, so a
 // slot's wall time is first of all where its CPU went. Linux only; elsewhere it reports nothing.
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on every Linux build in use). */
@@ -18,14 +19,27 @@ interface ProcTimes {
   reaped: number;
 }
 
+/** The times of a /proc/<pid>/stat (or /proc/<pid>/task/<tid>/stat) line, in clock ticks. */
+function parseStat(pid: number, stat: string): ProcTimes {
+  // comm is in parentheses and may hold spaces; the fields after it are space-separated.
+  const close = stat.lastIndexOf(')');
+  const comm = stat.slice(stat.indexOf('(') + 1, close);
+  const f = stat.slice(close + 2).split(' ');
+  return { pid, ppid: Number(f[1]), comm, own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+}
+
 async function procTimes(pid: number): Promise<ProcTimes | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // comm is in parentheses and may hold spaces; the fields after it are space-separated.
-    const close = stat.lastIndexOf(')');
-    const comm = stat.slice(stat.indexOf('(') + 1, close);
-    const f = stat.slice(close + 2).split(' ');
-    return { pid, ppid: Number(f[1]), comm, own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+    return parseStat(pid, await readFile(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds of CPU this process's main thread has used so far (its own task in /proc); undefined without /proc. */
+export function mainThreadCpuSeconds(): number | undefined {
+  try {
+    return parseStat(process.pid, readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')).own / TICKS_PER_SECOND;
   } catch {
     return undefined;
   }

@@ -1,6 +1,5 @@
 // One `refsync sync` of some lists in a process of its own, so its peak memory is its own: reads a
 // JSON job from argv[2], prints one JSON line (wall time, max RSS, outcomes) and exits.
-import { readFileSync } from 'node:fs';
 import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
@@ -12,6 +11,7 @@ import type { TargetOutcome } from '../src/sync/outcome/target-outcome.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
+import { mainThreadCpuSeconds } from './cpu-time.ts';
 
 export interface SyncChildJob {
   env: Record<string, string>;
@@ -108,29 +108,19 @@ const db = process.env.BENCH_TRACE_SQL ? traced(opened) : opened;
 const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
 });
-/** The main thread's user and system CPU so far in ms, from /proc (clock ticks of 10 ms); undefined without /proc. */
-function mainThreadCpuMs(): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Where the CPU readings start: cpuSince() gives what was used from here. */
-function cpuMark(): { usage: NodeJS.CpuUsage; mainMs: number | undefined } {
-  return { usage: process.cpuUsage(), mainMs: mainThreadCpuMs() };
+function cpuMark(): { usage: NodeJS.CpuUsage; mainS: number | undefined } {
+  return { usage: process.cpuUsage(), mainS: mainThreadCpuSeconds() };
 }
 
-/** The process's CPU since the mark, and its main thread's where /proc has it, in ms. */
+/** The process's CPU since the mark, and its main thread's where /proc has it (clock ticks of 10 ms), in ms. */
 function cpuSince(mark: ReturnType<typeof cpuMark>): Pick<SyncChildResult, 'cpuMs' | 'mainThreadCpuMs'> {
   const used = process.cpuUsage(mark.usage);
-  const mainNow = mainThreadCpuMs();
+  const mainNow = mainThreadCpuSeconds();
   return {
     cpuMs: (used.user + used.system) / 1000,
-    ...(mark.mainMs !== undefined && mainNow !== undefined ? { mainThreadCpuMs: mainNow - mark.mainMs } : {}),
+    ...(mark.mainS !== undefined && mainNow !== undefined ? { mainThreadCpuMs: Math.round((mainNow - mark.mainS) * 1000) } : {}),
   };
 }
 
