@@ -45,17 +45,27 @@ export function mainThreadCpuSeconds(): number | undefined {
   }
 }
 
-/** Seconds of CPU used so far by each part: `workers` are the given pids, the sandbox is found by its command line. */
-export async function cpuSeconds(workerPids: readonly number[]): Promise<Partial<Record<CpuPart, number>>> {
+/** Whether this process is the postmaster, whose reaped times hold every backend that has ended. */
+function isPostmaster(t: ProcTimes): boolean {
+  return t.comm === 'postmaster' || (t.comm === 'postgres' && t.ppid === 1);
+}
+
+/**
+ * One pass over /proc: each part's CPU, and whether a backend ended during it. The postmaster's
+ * reaped times (every backend that has ended) are read at the end of the pass, not where its pid
+ * comes (first: it is the lowest), so a backend that ends in between is counted in them rather than
+ * nowhere; if one ended in between, it may be counted twice instead, and the pass says so.
+ */
+async function scan(workers: ReadonlySet<number>): Promise<{ parts: Partial<Record<CpuPart, number>>; backendEnded: boolean } | undefined> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
-    return {};
+    return undefined;
   }
   const parts: Partial<Record<CpuPart, number>> = {};
   const add = (part: CpuPart, ticks: number) => (parts[part] = (parts[part] ?? 0) + ticks / TICKS_PER_SECOND);
-  const workers = new Set(workerPids);
+  const postmasters = new Map<number, number>();
   for (const name of entries) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
@@ -64,12 +74,31 @@ export async function cpuSeconds(workerPids: readonly number[]): Promise<Partial
     if (workers.has(pid)) add('workers', t.own);
     else if (pid === process.pid) add('bench', t.own);
     else if (t.comm === 'postgres' || t.comm === 'postmaster') {
-      // The postmaster's reaped children are the backends that have ended; live ones count themselves.
-      add('postgres', t.own + (t.comm === 'postmaster' || t.ppid === 1 ? t.reaped : 0));
+      add('postgres', t.own);
+      if (isPostmaster(t)) postmasters.set(pid, t.reaped);
     } else if (t.comm.startsWith('redis-server')) add('redis', t.own);
     else if (t.ppid === process.pid && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes('sandbox-child')) add('sandbox', t.own);
   }
-  return parts;
+  let backendEnded = false;
+  for (const [pid, reapedBefore] of postmasters) {
+    const reaped = (await procTimes(pid))?.reaped ?? reapedBefore;
+    add('postgres', reaped);
+    backendEnded ||= reaped !== reapedBefore;
+  }
+  return { parts, backendEnded };
+}
+
+/**
+ * Seconds of CPU used so far by each part: `workers` are the given pids, the sandbox is found by its
+ * command line. A pass during which a backend ended (tests running beside it end theirs all the
+ * time) is taken again, a few times at most: such a backend may be counted twice, which made a
+ * Postgres delta negative when the earlier reading was the one that overcounted.
+ */
+export async function cpuSeconds(workerPids: readonly number[]): Promise<Partial<Record<CpuPart, number>>> {
+  const workers = new Set(workerPids);
+  let pass = await scan(workers);
+  for (let retry = 0; pass?.backendEnded && retry < 5; retry++) pass = await scan(workers);
+  return pass?.parts ?? {};
 }
 
 /** The CPU each part used between two readings, as one line: "workers 80.1 s, postgres 60.2 s, ... of 238 s (2 cores x 119 s)". */
