@@ -1,5 +1,4 @@
 // Help text, derived from the command table and the option table the parser reads (options.ts).
-import { readFileSync } from 'node:fs';
 import type { CommandEntry } from './commands.ts';
 import { commands } from './commands.ts';
 import { commandOptions, type OptionSpec } from './options.ts';
@@ -18,11 +17,6 @@ function columns(rows: Array<[string, string]>): string[] {
 
 function optionTerm(name: string, spec: OptionSpec): string {
   return `--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`;
-}
-
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }
 
 export function topHelp(): string {

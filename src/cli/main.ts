@@ -6,7 +6,8 @@ import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
 import { terminalText } from './terminal.ts';
-import { commandHelp, topHelp, version } from './help.ts';
+import { commandHelp, topHelp } from './help.ts';
+import { packageVersion } from '../util/package-version.ts';
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
 
@@ -14,7 +15,7 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V') {
     const schema = shippedSchemaVersion();
-    process.stdout.write(`refsync ${version()} (schema version ${schema.version}: ${schema.tag})\n`);
+    process.stdout.write(`refsync ${packageVersion} (schema version ${schema.version}: ${schema.tag})\n`);
     return 0;
   }
   if (!name || isHelp(name) || name === 'help') {

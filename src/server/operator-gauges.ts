@@ -1,14 +1,12 @@
 // Gauges for operators' alert rules and dashboards (deploy/prometheus, deploy/grafana): which build
 // runs, and which targets need a human. The per-target ones are read from Postgres at scrape time,
 // so every worker reports the same values (take max over workers).
-import { readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
+import { packageVersion } from '../util/package-version.ts';
 import { targetGauges } from './target-gauges.ts';
 import { targetHealth, type TargetHealthRow } from '../read/target-health.ts';
-
-const packageVersion: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 export function registerBuildInfo(registry: Registry): void {
   new Gauge({
