@@ -144,7 +144,7 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
     entries += page.length;
     if (mode === 'collect') await collector.addPage(page);
   }
-  if (mode === 'collect') entries = collector.finish().entryCount;
+  if (mode === 'collect') entries = (await collector.finish()).entryCount;
   const wallMs = performance.now() - started;
   return {
     wallMs,

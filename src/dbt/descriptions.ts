@@ -265,6 +265,11 @@ const snapshots: RelationDescription = {
       description:
         "Whether this snapshot applied a change of the list's columns that its schema policy (REFSYNC_SCHEMA_CHANGES) holds, accepted with --accept-schema.",
     },
+    {
+      name: 'served_digest',
+      description:
+        "sha-256 (hex) of the entries as served, seeded with the refsync release and the list's key rules: an unchanged sync that finds it again skips normalising the list. Null for large lists and failed fetches.",
+    },
   ],
   key: ['id'],
 };

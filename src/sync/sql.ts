@@ -45,6 +45,8 @@ export interface SnapshotRow {
   pages: number | null;
   durationMs: number;
   replacedValues: number;
+  /** The digest of the entries as served (served-digest.ts); null for a large list or a failed fetch. */
+  servedDigest: string | null;
   /** Values that did not fit their typed column. */
   nonconforming: number;
   /** A change of the list's columns its schema policy holds was applied on --accept-schema. */
@@ -69,9 +71,11 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
   const { rows } = await tx.query<{ id: number }>(
     `insert into refdata.snapshots
        (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped, schema_accepted)
+        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped, schema_accepted,
+        served_digest)
      select coalesce($19::bigint, ${nextSnapshotId}),
-            $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22, $23${withoutFlush}
+            $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22, $23,
+            $24${withoutFlush}
      returning id`,
     [
       row.runId,
@@ -95,6 +99,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       row.nonconforming,
       row.counts.reshaped,
       row.schemaAccepted,
+      row.servedDigest,
     ],
   );
   return Number(rows[0]!.id);
@@ -180,7 +185,7 @@ export function lockThenLastSnapshots(target: Target): string {
 }
 
 /** What a fetch measured of its snapshot row, whatever the load then finds (snapshot-row.ts#fetchedFields). */
-export type FetchedFields = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues'>;
+export type FetchedFields = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues' | 'servedDigest'>;
 
 /** A whole number as SQL text; anything else is a bug upstream of the statement. */
 export function sqlInteger(n: number | null): string {
@@ -229,7 +234,7 @@ export function recordUnchangedStatement(target: Target, fetched: FetchedFields,
 
 /**
  * The statement that records the unchanged fetches of one run's lists, all of one environment
- * (refdata.record_unchanged_lists, migration 0013): one row per list, its snapshot's id, or null when
+ * (refdata.record_unchanged_lists, migrations 0013 and 0014): one row per list, its snapshot's id, or null when
  * it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views waiting).
  */
 export function recordUnchangedListsStatement(environment: string, runId: number, lists: ReadonlyArray<{ target: Target; fetched: FetchedFields }>): string {
@@ -244,6 +249,7 @@ export function recordUnchangedListsStatement(environment: string, runId: number
     pages: whole(fetched.pages),
     duration_ms: whole(fetched.durationMs),
     replaced_values: whole(fetched.replacedValues),
+    served_digest: fetched.servedDigest,
   }));
   return `select list_key, variant, snapshot_id from refdata.record_unchanged_lists(${pg.escapeLiteral(environment)}, ${sqlInteger(runId)}, ${pg.escapeLiteral(JSON.stringify(json))}::jsonb)`;
 }

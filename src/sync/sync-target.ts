@@ -7,13 +7,15 @@ import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
-import { loadAfterFetch, loaderAtFirstSpill, type LoaderSetup } from './load/choose-loader.ts';
+import { loadAfterFetch, loaderAtFirstSpill, setAsideLoad, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
+import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
+import { fetchedFields } from './load/snapshot-row.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
@@ -94,6 +96,8 @@ interface Fetched {
   collected: CollectedList;
   loader: Loader;
   result: LoadResult;
+  /** Set aside by its served digest, nothing normalised (setAsideAsServedBefore). */
+  asServedBefore?: boolean;
 }
 
 /**
@@ -189,11 +193,13 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
   f.fetches += 1;
   f.loader = undefined;
   try {
+    const largeAfter = largeListAfter(f.tuning);
     const collector = new ListCollector(f.target.list, {
       spillThreshold: f.tuning.spillThreshold,
       spillEvery: Math.min(f.tuning.spillEvery, f.tuning.spillThreshold),
       keep: (row) => check.keeps(row),
       hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
+      served: { entries: largeAfter - 1, chars: SERVED_DIGEST_MAX_CHARS, hold: mayBeSetAside(f.options) },
       spill: async (rows) => {
         if (!loader) {
           loader = f.loader = await loaderAtFirstSpill(setup);
@@ -204,23 +210,13 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     });
     f.pages = 0;
     const memory = f.options.memory;
-    const largeAfter = largeListAfter(f.tuning);
     for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
       // Asked before the page is taken in, so that neither its spill nor the index read comes first.
       if (memory && !memory.admitted && collector.received + page.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
       await collector.addPage(page);
       check.observe(collector.received);
     }
-    const collected = await check.finish(collector.finish());
-    f.pages = collected.pages;
-    const run = await runOf(f.options);
-    const applyOptions = applyOptionsOf(f, run.runId);
-    if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
-    const { unchanged } = run;
-    if (unchanged) setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
-    const loaded = await loadAfterFetch(setup, collected, applyOptions);
-    f.loader = loaded.loader;
-    return { collected, ...loaded };
+    return await loadFetched(f, setup, collector, loader);
   } catch (err) {
     // A list failure says nothing about the session; anything else may have left it unfit.
     if (!isListFailure(err) && !(err instanceof WaitForMemory) && !(err instanceof KeysOutOfOrder)) sessionFailure = err;
@@ -232,6 +228,53 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     });
     await conn.release(sessionFailure);
   }
+}
+
+/**
+ * The fetch once its last page is in: set aside as served before, else finished and loaded by the
+ * loader its first spill chose, or by one chosen now.
+ */
+async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollector, loader: Loader | undefined): Promise<Fetched> {
+  const run = await runOf(f.options);
+  const applyOptions = applyOptionsOf(f, run.runId);
+  const { unchanged } = run;
+  if (unchanged) {
+    setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
+    const asBefore = setAsideAsServedBefore(setup, unchanged, collector, applyOptions);
+    if (asBefore) {
+      f.pages = asBefore.collected.pages;
+      return asBefore;
+    }
+  }
+  const collected = await setup.check.finish(await collector.finish());
+  f.pages = collected.pages;
+  if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
+  const loaded = await loadAfterFetch(setup, collected, applyOptions);
+  f.loader = loaded.loader;
+  return { collected, ...loaded };
+}
+
+/**
+ * A small list's fetch whose entries were served as its last ok snapshot's (the same served digest):
+ * set aside as unchanged with that snapshot's content hash, count and fields, none of its entries
+ * normalised or hashed. Undefined otherwise (the fetch is then normalised as ever); also when it is
+ * not set aside after all, so its summary, which has no rows, never reaches a loader.
+ */
+function setAsideAsServedBefore(setup: LoaderSetup, unchanged: UnchangedLists, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
+  const before = unchanged.servedBefore(setup.target, collector.servedDigest());
+  if (!before) return undefined;
+  const collected = collector.finishAsBefore(before);
+  if (setup.setAside!(fetchedFields(collected, options)) !== 'set-aside') return undefined;
+  return { collected, ...setAsideLoad(setup), asServedBefore: true };
+}
+
+/**
+ * Whether the target's run read its lists' last ok snapshots to set unchanged fetches aside with (a
+ * run job's, `refsync sync`'s): only then is a small list held unnormalised until its served digest
+ * is compared. A run still starting is taken to have: holding costs a small list next to nothing.
+ */
+function mayBeSetAside(options: SyncTargetOptions): boolean {
+  return 'run' in options || options.unchanged !== undefined;
 }
 
 /** The target's run, once started (SyncTargetOptions). */
@@ -281,6 +324,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   };
   if (applied.snapshotId !== undefined) outcome.snapshotId = applied.snapshotId;
   if ('setAside' in result) outcome.setAside = true;
+  if (fetched.asServedBefore) outcome.asServedBefore = true;
   if (applied.runAdvanced) outcome.runAdvanced = true;
   if (applied.error) {
     outcome.error = applied.error;

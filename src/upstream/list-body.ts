@@ -5,6 +5,7 @@ import { UpstreamError } from './errors.ts';
 import type { ListBudget } from './list-budget.ts';
 import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
+import { withServedText } from './served-text.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
 export type PageInfo = Omit<ListPage, 'entries'>;
@@ -37,7 +38,7 @@ export async function* readListBody(
       checkEntries(entries, ctx, received);
       received += entries.length;
       budget.parsed(entries.length, ctx);
-      return entries;
+      return withServedText(entries, text);
     };
     for await (const chunk of readChunks(body, transportError)) {
       size += chunk.length;

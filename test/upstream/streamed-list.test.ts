@@ -85,7 +85,39 @@ describe('a list answer larger than a page streams in batches', () => {
     const client = await serve((_page, res) => writeInPieces(res, arrayText));
     const collector = new ListCollector(catalog.find((l) => l.key === 'shipment_modes')!, { spillThreshold: 100_000, spill: async () => undefined });
     for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addPage(batch);
-    expect(collector.finish()).toMatchObject({ pages: 1, entryCount: ENTRIES });
+    expect(await collector.finish()).toMatchObject({ pages: 1, entryCount: ENTRIES });
+  });
+
+  it("a list's served digest is the same however its bytes are cut, counts its entries and not its envelope, and holding it changes nothing", async () => {
+    const collected = async (cut: boolean, envelope: (page: number) => string, hold: boolean) => {
+      const client = await serve((page, res) => {
+        const text = envelope(page);
+        if (cut) writeInPieces(res, text);
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      });
+      const collector = new ListCollector(catalog.find((l) => l.key === 'shipment_modes')!, {
+        spillThreshold: 100_000,
+        spill: async () => undefined,
+        served: { entries: 100_000, chars: 2 ** 26, hold },
+      });
+      for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addPage(batch);
+      await c!.close();
+      await server!.close();
+      return collector.finish();
+    };
+    const bare = () => arrayText;
+    const cursor = (token: string) => (page: number) =>
+      page === 1 ? `{"results":${arrayText},"next":"/v2/shipments/nmfc/?cursor=${token}"}` : `{"next":null,"results":[{"code":"LAST"}],"served_at":"${token}"}`;
+    const whole = await collected(false, bare, false);
+    expect(whole.servedDigest).toMatch(/^[0-9a-f]{64}$/);
+    const inPieces = await collected(true, bare, true);
+    expect(inPieces).toMatchObject({ servedDigest: whole.servedDigest, contentHash: whole.contentHash, entryCount: ENTRIES });
+    // The envelope around the entries (a cursor, a time) is not part of it; the entries are.
+    const first = await collected(true, cursor('a1'), true);
+    const second = await collected(false, cursor('b2'), false);
+    expect(first.servedDigest).toBe(second.servedDigest);
+    expect(first.servedDigest).not.toBe(whole.servedDigest);
+    expect(first.contentHash).not.toBe(whole.contentHash);
   });
 
   it('a results envelope: the entries stream, and the members after them still page the list', async () => {

@@ -1,9 +1,11 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
 import type { FieldValues } from '../../columns/conformance.ts';
 import { continuesPage } from '../../upstream/paging.ts';
+import { servedTextOf } from '../../upstream/served-text.ts';
 import { ContentHasher, type HasherOptions } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
 import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
+import { ServedDigest } from './served-digest.ts';
 
 /** What one fetch of a list amounts to once every page has been read. */
 export interface CollectedList {
@@ -21,6 +23,8 @@ export interface CollectedList {
   fieldValues: Map<string, FieldValues>;
   /** Rows not yet written to staging (all of them for small lists), less the ones `keep` dropped. */
   pending: NormalizedEntry[];
+  /** The digest of the entries as served (served-digest.ts), for a list small enough; else null. */
+  servedDigest: string | null;
   /**
    * Set when the rows were checked against an index of the current rows: only the rows that are
    * not current as fetched were staged, and these are the current rows nothing matched.
@@ -42,7 +46,17 @@ export interface CollectorOptions {
   keep?: (row: NormalizedEntry) => boolean;
   /** How the content hash keeps lines for a key out of order (content-hash.ts); all of them by default. */
   hash?: HasherOptions;
+  /**
+   * A list of at most this much is digested as served (served-digest.ts), and with `hold` its
+   * batches are held as they came until the fetch ends (ListCollector#servedDigest says why). Past
+   * either bound the list is not small: the held batches are normalised then, and it has no digest.
+   * Keep `entries` below the spill threshold and the index's start: a held list never spills.
+   */
+  served?: { entries: number; chars: number; hold: boolean };
 }
+
+/** The whole list summed up without its rows, from the snapshot whose served digest it has. */
+export type SummedUp = Pick<CollectedList, 'contentHash' | 'entryCount' | 'fields'>;
 
 /** Entry keys named in the log line about replacements: enough to find them, bounded for a million. */
 export const REPLACED_KEYS_LOGGED = 20;
@@ -50,7 +64,8 @@ export const REPLACED_KEYS_LOGGED = 20;
 /**
  * Reads a list page by page: normalises each entry, tracks its fields, and feeds its key and digest
  * to the canonical hash; the rows themselves are buffered up to a threshold and then spilled to
- * staging, so a million-entry list is never held whole.
+ * staging, so a million-entry list is never held whole. A small list may be held as it came until
+ * its served digest is known (CollectorOptions.served).
  */
 export class ListCollector {
   readonly #list: ListDefinition;
@@ -58,6 +73,14 @@ export class ListCollector {
   readonly #fields = new FieldTracker();
   readonly #hasher: ContentHasher;
   #received = 0;
+  /** Entries normalised so far: the index an entry is named by in errors. */
+  #normalized = 0;
+  /** The served text's digest, while the list is small (CollectorOptions.served); null once it is not. */
+  #digest: ServedDigest | null;
+  /** The digest once finished (servedDigest). */
+  #digestHex: string | null | undefined;
+  /** Batches taken in but not normalised yet (CollectorOptions.served.hold). */
+  #held: unknown[][] = [];
   #buffer: NormalizedEntry[] = [];
   #spilled = false;
   /** Rows per spill set after the first by the loader it chose (spillEach). */
@@ -71,6 +94,7 @@ export class ListCollector {
     this.#list = list;
     this.#options = options;
     this.#hasher = new ContentHasher(list.key, options.hash);
+    this.#digest = options.served ? new ServedDigest(list) : null;
   }
 
   /** From the next spill on, spills every `rows` rows kept: the loader's choice (Loader#spillEach). */
@@ -86,10 +110,48 @@ export class ListCollector {
   /** Takes the next batch of entries: a page, or the continuation of a large one (which counts no page). */
   async addPage(entries: readonly unknown[]): Promise<void> {
     if (!continuesPage(entries)) this.#pages += 1;
+    this.#received += entries.length;
+    if (this.#digest) this.#digestServed(entries);
+    if (this.#digest && this.#options.served!.hold) {
+      this.#held.push(entries as unknown[]);
+      return;
+    }
+    await this.#releaseHeld();
+    await this.#normalize(entries);
+  }
+
+  /** Adds the batch's served text to the digest while the list stays small; past that, the list has none. */
+  #digestServed(entries: readonly unknown[]): void {
+    const digest = this.#digest!;
+    const bounds = this.#options.served!;
+    const text = servedTextOf(entries);
+    if (text === undefined || this.#received > bounds.entries || digest.chars + text.length > bounds.chars) this.#digest = null;
+    else digest.add(text);
+  }
+
+  /**
+   * The digest of every entry as served, once the fetch has ended, for a list that stayed small; null
+   * for a larger one. With `served.hold` nothing is normalised yet: the caller compares it with the
+   * last ok snapshot's first, and sums the list up from that snapshot (finishAsBefore) when it is
+   * the same, which is the unchanged sync's usual case, or normalises it all (finish) when not.
+   */
+  servedDigest(): string | null {
+    if (this.#digestHex === undefined) this.#digestHex = this.#digest?.hex() ?? null;
+    return this.#digestHex;
+  }
+
+  /** Normalises the batches held, in the order they came (the list is not small, or not as it was). */
+  async #releaseHeld(): Promise<void> {
+    const held = this.#held;
+    this.#held = [];
+    for (const entries of held) await this.#normalize(entries);
+  }
+
+  async #normalize(entries: readonly unknown[]): Promise<void> {
     const keep = this.#options.keep;
     for (const raw of entries) {
-      const row = normalizeEntry(this.#list, raw, this.#received, this.#fields);
-      this.#received += 1;
+      const row = normalizeEntry(this.#list, raw, this.#normalized, this.#fields);
+      this.#normalized += 1;
       if (row.replaced > 0) this.#noteReplaced(row);
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
@@ -109,8 +171,29 @@ export class ListCollector {
     if (this.#replacedKeys.length < REPLACED_KEYS_LOGGED) this.#replacedKeys.push(row.entryKey);
   }
 
+  /**
+   * The fetch as it was last time: its served digest is `before`'s, so normalising would make the
+   * same content hash, count and fields. Its rows are not made: only an unchanged sync may use it.
+   * The batches stay held: should the caller not take it as unchanged after all, finish() still
+   * normalises every one.
+   */
+  finishAsBefore(before: SummedUp): CollectedList {
+    return {
+      ...before,
+      pages: this.#pages,
+      replacedValues: 0,
+      replacedEntries: 0,
+      replacedKeys: [],
+      fieldValues: new Map(),
+      pending: [],
+      servedDigest: this.servedDigest(),
+    };
+  }
+
   /** The fetch as a whole, once every page has been added; throws on two entries under one key. */
-  finish(): CollectedList {
+  async finish(): Promise<CollectedList> {
+    const servedDigest = this.servedDigest();
+    await this.#releaseHeld();
     const { contentHash, entryCount } = this.#hasher.finish();
     return {
       contentHash,
@@ -122,6 +205,7 @@ export class ListCollector {
       replacedKeys: this.#replacedKeys,
       fieldValues: this.#fields.fieldValues(),
       pending: this.#buffer,
+      servedDigest,
     };
   }
 }

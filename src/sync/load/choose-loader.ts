@@ -58,6 +58,11 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
   return new Resync(setup.conn, setup.target, setup.check, setup.rule);
 }
 
+/** What a fetch set aside as unchanged amounts to: no load (the loader is the one an apply would have). */
+export function setAsideLoad(setup: LoaderSetup): { loader: Loader; result: LoadResult } {
+  return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
+}
+
 /**
  * After a fetch that never spilled: an unchanged list is set aside (when the caller asks for that) or
  * recorded in one statement; any other is loaded by the loader chosen under the lock in the
@@ -67,7 +72,7 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
   const answer = setup.setAside?.(fetchedFields(collected, options));
-  if (answer === 'set-aside') return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
+  if (answer === 'set-aside') return setAsideLoad(setup);
   const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: recorded };
   return setup.conn.transaction(

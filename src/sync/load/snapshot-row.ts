@@ -43,5 +43,6 @@ export function fetchedFields(collected: CollectedList, options: ApplyOptions): 
     pages: collected.pages,
     durationMs: options.durationMs(),
     replacedValues: collected.replacedValues,
+    servedDigest: collected.servedDigest,
   };
 }

@@ -1,12 +1,17 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Database } from '../../db/database.ts';
+import type { SummedUp } from '../collect/collect.ts';
 import type { TargetOutcome } from '../outcome/target-outcome.ts';
 import { recordUnchangedListsStatement, type FetchedFields } from '../sql.ts';
 
-/** A target's last ok snapshot as a run reads it before its lists: its size and its content hash. */
+/** A target's last ok snapshot as a run reads it before its lists: its size, content hash and served digest. */
 export interface LastOk {
   entryCount: number;
   contentHash: string;
+  fields: string[] | null;
+  /** The digest of its entries as served (served-digest.ts); null for a large list, or one recorded without it. */
+  servedDigest: string | null;
+  replacedValues: number;
 }
 
 /**
@@ -21,13 +26,26 @@ function keyOf(listKey: string, variant: string): string {
 
 /** The last ok snapshot of each target of the environment, in one read (refdata.target_last_ok). */
 export async function readLastOk(db: Database, environment: string): Promise<Map<string, LastOk>> {
-  const { rows } = await db.query<{ list_key: string; variant: string; entry_count: number; content_hash: string }>(
-    `select t.list_key, t.variant, t.entry_count, s.content_hash
+  const { rows } = await db.query<{
+    list_key: string;
+    variant: string;
+    entry_count: number;
+    content_hash: string;
+    fields: string[] | null;
+    served_digest: string | null;
+    replaced_values: number;
+  }>(
+    `select t.list_key, t.variant, t.entry_count, s.content_hash, s.fields, s.served_digest, s.replaced_values
      from refdata.target_last_ok t join refdata.snapshots s on s.id = t.snapshot_id
      where t.environment = $1 and t.entry_count is not null and s.content_hash is not null`,
     [environment],
   );
-  return new Map(rows.map((r) => [keyOf(r.list_key, r.variant), { entryCount: r.entry_count, contentHash: r.content_hash }]));
+  return new Map(
+    rows.map((r) => [
+      keyOf(r.list_key, r.variant),
+      { entryCount: r.entry_count, contentHash: r.content_hash, fields: r.fields, servedDigest: r.served_digest, replacedValues: r.replaced_values },
+    ]),
+  );
 }
 
 /** The target's entry in readLastOk's map. */
@@ -50,6 +68,17 @@ export class UnchangedLists {
 
   constructor(lastOk: ReadonlyMap<string, LastOk>) {
     this.#lastOk = lastOk;
+  }
+
+  /**
+   * The target's last ok snapshot as the run read it, when the fetch's served digest is that
+   * snapshot's: the fetch then has its content hash, count and fields without being normalised. Not
+   * for a snapshot that replaced values, whose warning each fetch logs again with the keys.
+   */
+  servedBefore(target: Target, servedDigest: string | null): SummedUp | undefined {
+    const last = lastOkOf(this.#lastOk, target);
+    if (servedDigest === null || last?.servedDigest !== servedDigest || last.replacedValues > 0 || last.fields === null) return undefined;
+    return { contentHash: last.contentHash, entryCount: last.entryCount, fields: last.fields };
   }
 
   /** Sets the fetch aside, to be recorded with the others, when its hash is the one the run read. */

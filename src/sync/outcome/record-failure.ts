@@ -69,6 +69,7 @@ export async function recordFailureUnlessDone(
       pages: null,
       durationMs,
       replacedValues: 0,
+      servedDigest: null,
       nonconforming: 0,
       schemaAccepted: false,
       error: message,

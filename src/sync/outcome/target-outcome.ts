@@ -26,6 +26,11 @@ export interface TargetOutcome {
    * (SyncTargetOptions.unchanged), which gives it its snapshotId.
    */
   setAside?: boolean;
+  /**
+   * Set aside as unchanged by its served digest (served-digest.ts): its entries came as the last ok
+   * snapshot's did, so none of them was normalised or hashed.
+   */
+  asServedBefore?: boolean;
   /** How the list reached the database: which loader wrote it, the rows it wrote, and in how many fetches. */
   load?: { loader: LoaderKind; rowsWritten: number; fetches: number };
   /**
