@@ -51,21 +51,35 @@ function isPostmaster(t: ProcTimes): boolean {
 }
 
 /**
- * One pass over /proc: each part's CPU, and whether a backend ended during it. The postmaster's
- * reaped times (every backend that has ended) are read at the end of the pass, not where its pid
- * comes (first: it is the lowest), so a backend that ends in between is counted in them rather than
- * nowhere; if one ended in between, it may be counted twice instead, and the pass says so.
+ * A reading of the CPU used so far: each part's seconds, Postgres apart, by server (its postmaster's
+ * pid): a test beside a bench may start and stop a Postgres cluster of its own, whose CPU would
+ * leave the total with it. cpuUsed compares the servers present in both readings.
  */
-async function scan(workers: ReadonlySet<number>): Promise<{ parts: Partial<Record<CpuPart, number>>; backendEnded: boolean } | undefined> {
+export interface CpuReading {
+  parts: Partial<Record<Exclude<CpuPart, 'postgres'>, number>>;
+  postgres: Map<number, number>;
+}
+
+/**
+ * One pass over /proc. A Postgres server is its postmaster, its live backends and what it has
+ * reaped (every backend that has ended). Tests running beside a bench end backends all the time,
+ * and one that ends between its own line and the postmaster's would be counted twice or not at all:
+ * so the backends' own times are taken from the pass, and then, between two readings of the
+ * postmaster's reaped times that agree, only those of the backends still there are kept. A backend
+ * gone by then was reaped before the first reading (none was reaped between the two), so its time
+ * is in the reaped times, once.
+ */
+async function scan(workers: ReadonlySet<number>): Promise<CpuReading | undefined> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
     return undefined;
   }
-  const parts: Partial<Record<CpuPart, number>> = {};
-  const add = (part: CpuPart, ticks: number) => (parts[part] = (parts[part] ?? 0) + ticks / TICKS_PER_SECOND);
+  const parts: CpuReading['parts'] = {};
+  const add = (part: Exclude<CpuPart, 'postgres'>, ticks: number) => (parts[part] = (parts[part] ?? 0) + ticks / TICKS_PER_SECOND);
   const postmasters = new Map<number, number>();
+  const backends: ProcTimes[] = [];
   for (const name of entries) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
@@ -74,41 +88,57 @@ async function scan(workers: ReadonlySet<number>): Promise<{ parts: Partial<Reco
     if (workers.has(pid)) add('workers', t.own);
     else if (pid === process.pid) add('bench', t.own);
     else if (t.comm === 'postgres' || t.comm === 'postmaster') {
-      add('postgres', t.own);
-      if (isPostmaster(t)) postmasters.set(pid, t.reaped);
+      if (isPostmaster(t)) postmasters.set(pid, t.own);
+      else backends.push(t);
     } else if (t.comm.startsWith('redis-server')) add('redis', t.own);
     else if (t.ppid === process.pid && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes('sandbox-child')) add('sandbox', t.own);
   }
-  let backendEnded = false;
-  for (const [pid, reapedBefore] of postmasters) {
-    const reaped = (await procTimes(pid))?.reaped ?? reapedBefore;
-    add('postgres', reaped);
-    backendEnded ||= reaped !== reapedBefore;
+  const postgres = new Map<number, number>();
+  for (const [pid, own] of postmasters) {
+    const ticks = await settledBackends(
+      pid,
+      backends.filter((b) => b.ppid === pid),
+    );
+    if (ticks !== undefined) postgres.set(pid, (own + ticks) / TICKS_PER_SECOND);
   }
-  return { parts, backendEnded };
+  return { parts, postgres };
 }
 
-/**
- * Seconds of CPU used so far by each part: `workers` are the given pids, the sandbox is found by its
- * command line. A pass during which a backend ended (tests running beside it end theirs all the
- * time) is taken again, a few times at most: such a backend may be counted twice, which made a
- * Postgres delta negative when the earlier reading was the one that overcounted.
- */
-export async function cpuSeconds(workerPids: readonly number[]): Promise<Partial<Record<CpuPart, number>>> {
-  const workers = new Set(workerPids);
-  let pass = await scan(workers);
-  for (let retry = 0; pass?.backendEnded && retry < 5; retry++) pass = await scan(workers);
-  return pass?.parts ?? {};
+/** A server's backends' times, in clock ticks: the reaped ones' and the own times of those still there (scan says why); undefined once the server is gone. */
+async function settledBackends(postmaster: number, backends: readonly ProcTimes[]): Promise<number | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const reaped = (await procTimes(postmaster))?.reaped;
+    if (reaped === undefined) return undefined;
+    let live = 0;
+    for (const b of backends) if (await procTimes(b.pid)) live += b.own;
+    // Past a few tries (a storm of backends ending) the last one stands: off by a backend at most.
+    if ((await procTimes(postmaster))?.reaped === reaped || attempt === 20) return reaped + live;
+  }
 }
 
-/** The CPU each part used between two readings, as one line: "workers 80.1 s, postgres 60.2 s, ... of 238 s (2 cores x 119 s)". */
-export function describeCpu(before: Partial<Record<CpuPart, number>>, after: Partial<Record<CpuPart, number>>, wallSeconds: number, cores: number): string {
-  const used = (Object.keys(after) as CpuPart[])
-    .map((part) => [part, (after[part] ?? 0) - (before[part] ?? 0)] as const)
-    .filter(([, s]) => s > 0.05)
-    .sort((a, b) => b[1] - a[1]);
-  if (!used.length) return 'CPU time by part: not available (no /proc)';
-  const total = used.reduce((n, [, s]) => n + s, 0);
-  const parts = used.map(([part, s]) => `${part} ${s.toFixed(1)} s`).join(', ');
-  return `CPU time by part: ${parts}; ${total.toFixed(1)} s in all of ${(cores * wallSeconds).toFixed(0)} s (${cores} cores x ${wallSeconds.toFixed(1)} s)`;
+/** CPU used so far by each part: `workers` are the given pids, the sandbox is found by its command line. */
+export async function cpuSeconds(workerPids: readonly number[]): Promise<CpuReading> {
+  return (await scan(new Set(workerPids))) ?? { parts: {}, postgres: new Map() };
+}
+
+/** Seconds of CPU each part used between two readings; Postgres's, of the servers running at both. */
+export function cpuUsed(before: CpuReading, after: CpuReading): Partial<Record<CpuPart, number>> {
+  const used: Partial<Record<CpuPart, number>> = {};
+  for (const part of Object.keys(after.parts) as Array<keyof CpuReading['parts']>) used[part] = (after.parts[part] ?? 0) - (before.parts[part] ?? 0);
+  let postgres: number | undefined;
+  for (const [pid, seconds] of after.postgres) {
+    const earlier = before.postgres.get(pid);
+    if (earlier !== undefined) postgres = (postgres ?? 0) + seconds - earlier;
+  }
+  if (postgres !== undefined) used.postgres = postgres;
+  return used;
+}
+
+/** The CPU each part used, as one line: "workers 80.1 s, postgres 60.2 s, ... of 238 s (2 cores x 119 s)". */
+export function describeCpu(used: Partial<Record<CpuPart, number>>, wallSeconds: number, cores: number): string {
+  const parts = (Object.entries(used) as Array<[CpuPart, number]>).filter(([, s]) => s > 0.05).sort((a, b) => b[1] - a[1]);
+  if (!parts.length) return 'CPU time by part: not available (no /proc)';
+  const total = parts.reduce((n, [, s]) => n + s, 0);
+  const line = parts.map(([part, s]) => `${part} ${s.toFixed(1)} s`).join(', ');
+  return `CPU time by part: ${line}; ${total.toFixed(1)} s in all of ${(cores * wallSeconds).toFixed(0)} s (${cores} cores x ${wallSeconds.toFixed(1)} s)`;
 }

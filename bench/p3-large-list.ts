@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SyncTuning } from '../src/sync/tuning.ts';
 import type { SyncChildJob, SyncChildResult } from './sync-child.ts';
-import { cpuSeconds } from './cpu-time.ts';
+import { cpuSeconds, cpuUsed } from './cpu-time.ts';
 import {
   createBenchDatabase,
   figure,
@@ -113,9 +113,8 @@ interface Measured {
 async function measuredChild(job: SyncChildJob): Promise<Measured> {
   const before = await cpuSeconds([]);
   const result = await runSyncChild<SyncChildResult>(job);
-  const after = await cpuSeconds([]);
-  const spent = (part: 'postgres' | 'sandbox') => (after[part] ?? 0) - (before[part] ?? 0);
-  return { result, postgresS: spent('postgres'), sandboxS: spent('sandbox') };
+  const used = cpuUsed(before, await cpuSeconds([]));
+  return { result, postgresS: used.postgres ?? 0, sandboxS: used.sandbox ?? 0 };
 }
 
 /** "sync 8.2 s (main thread 6.2 s), postgres 1.5 s, sandbox 1.1 s": the CPU of one child of a pair and of what served it. */

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { targetsFor } from '../src/catalog/targets.ts';
-import { cpuSeconds, describeCpu } from './cpu-time.ts';
+import { cpuSeconds, cpuUsed, describeCpu } from './cpu-time.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
 import {
@@ -170,7 +170,7 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
           await new Promise((r) => setTimeout(r, 100));
         }
         const drainMs = performance.now() - started;
-        const cpu = describeCpu(cpuBefore, await cpuSeconds(children.map((c) => c.pid!)), drainMs / 1000, availableParallelism());
+        const cpu = describeCpu(cpuUsed(cpuBefore, await cpuSeconds(children.map((c) => c.pid!))), drainMs / 1000, availableParallelism());
         redisPeak = Math.max(redisPeak, await usedMemory(redis));
         const { rows: check } = await bench.db.query<{ targets: number; once: number; ok: number; expected: number; runs_ok: number }>(
           `with per as (
