@@ -32,6 +32,8 @@ import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
 export interface InlineResult {
   /** Targets settled in the run job. */
   settled: number;
+  /** Of those, the ones recorded unchanged by their served digest (nothing normalised). */
+  unchangedAsServed: number;
   /** Targets a lane started but could not settle: their target jobs check the run first. */
   tried: Set<Target>;
   /** Targets left for target jobs, in the order given. */
@@ -40,7 +42,7 @@ export interface InlineResult {
 
 /** Nothing synced in the run job: every target is left for a target job. */
 export function nothingInRunJob(targets: Target[]): InlineResult {
-  return { settled: 0, tried: new Set(), left: targets };
+  return { settled: 0, unchangedAsServed: 0, tried: new Set(), left: targets };
 }
 
 /** Whether the target's last sync found it small: it may be synced inside its run job. */
@@ -107,7 +109,7 @@ export async function syncSmallTargets(
   if (settled > 0) await refreshRun(deps.db, runId, source);
   const notDone = new Set([...tried, ...recorded.again]);
   const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
-  return { settled, tried, left: targets.filter((t) => !done.has(t)) };
+  return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
 }
 
 /** An unchanged list synced in the run job and set aside, with its log, until the lists' one record. */
@@ -127,16 +129,17 @@ async function recordSetAside(
   unchanged: UnchangedLists,
   runId: number,
   aside: SetAside[],
-): Promise<{ settled: number; again: Target[]; unsure: Target[] }> {
-  if (aside.length === 0) return { settled: 0, again: [], unsure: [] };
+): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
+  if (aside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
   let ids: Map<Target, number | null>;
   try {
     ids = await unchanged.record(deps.db, runId);
   } catch (err) {
     deps.logger.info({ runId, lists: aside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
-    return { settled: 0, again: [], unsure: aside.map((a) => a.outcome.target) };
+    return { settled: 0, asServed: 0, again: [], unsure: aside.map((a) => a.outcome.target) };
   }
   let settled = 0;
+  let asServed = 0;
   const again: Target[] = [];
   for (const { outcome, log } of aside) {
     const snapshotId = ids.get(outcome.target) ?? null;
@@ -147,8 +150,9 @@ async function recordSetAside(
     }
     await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
     settled += 1;
+    if (outcome.asServedBefore) asServed += 1;
   }
-  return { settled, again, unsure: [] };
+  return { settled, asServed, again, unsure: [] };
 }
 
 /**

@@ -31,7 +31,16 @@ export interface ProcessorDeps {
 }
 
 export type JobResult =
-  | { kind: 'run'; runId: number; slot: string; targets: number; fannedOut: boolean; inRunJob: number }
+  | {
+      kind: 'run';
+      runId: number;
+      slot: string;
+      targets: number;
+      fannedOut: boolean;
+      inRunJob: number;
+      /** Of inRunJob, the lists recorded unchanged by their served digest: none of their entries normalised. */
+      unchangedAsServed: number;
+    }
   | { kind: 'target'; runId: number; status: string; snapshotId?: number; skipped?: boolean; counts?: Record<string, number> };
 
 /** The configured source a job names; a job for a source this worker does not have fails for good. */

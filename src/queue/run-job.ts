@@ -37,22 +37,39 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
     // A second job for the same slot (two triggers, or this job retried after a crash): fan out
     // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
     const { rows } = await deps.db.query<{ status: string }>('select status from refdata.sync_runs where id = $1', [run.id]);
-    if (rows[0]?.status !== 'running') return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: 0 };
+    if (rows[0]?.status !== 'running')
+      return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: 0, unchangedAsServed: 0 };
   }
   if (targets.length === 0) {
     // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
     await refreshRun(deps.db, run.id, source);
-    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false, inRunJob: 0 };
+    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false, inRunJob: 0, unchangedAsServed: 0 };
   }
   // A second fan-out queues every target again (the jobs check the run first): what the first one
   // synced itself before it stopped is known only to the run.
   const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : nothingInRunJob(targets);
   if (inline.left.length === 0) {
     deps.logger.info(
-      { source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, trigger: job.data.trigger },
+      {
+        source: source.name,
+        runId: run.id,
+        slot,
+        targets: targets.length,
+        inRunJob: inline.settled,
+        unchangedAsServed: inline.unchangedAsServed,
+        trigger: job.data.trigger,
+      },
       'run synced in its job',
     );
-    return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: inline.settled };
+    return {
+      kind: 'run',
+      runId: run.id,
+      slot,
+      targets: targets.length,
+      fannedOut: false,
+      inRunJob: inline.settled,
+      unchangedAsServed: inline.unchangedAsServed,
+    };
   }
   const opts = jobOptions(deps.policy);
   const trace = traceCarrier();
@@ -71,8 +88,17 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
     }),
   );
   deps.logger.info(
-    { source: source.name, runId: run.id, slot, targets: targets.length, inRunJob: inline.settled, targetJobs: inline.left.length, trigger: job.data.trigger },
+    {
+      source: source.name,
+      runId: run.id,
+      slot,
+      targets: targets.length,
+      inRunJob: inline.settled,
+      unchangedAsServed: inline.unchangedAsServed,
+      targetJobs: inline.left.length,
+      trigger: job.data.trigger,
+    },
     'run fanned out',
   );
-  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true, inRunJob: inline.settled };
+  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true, inRunJob: inline.settled, unchangedAsServed: inline.unchangedAsServed };
 }

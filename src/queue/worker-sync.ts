@@ -74,7 +74,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;
-    request.log.debug({ status: outcome.status, entries: outcome.entryCount }, 'target synced');
+    request.log.debug({ status: outcome.status, entries: outcome.entryCount, ...(outcome.asServedBefore ? { asServedBefore: true } : {}) }, 'target synced');
     return outcome;
   } finally {
     release?.();

@@ -261,7 +261,7 @@ async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollecto
  * not set aside after all, so its summary, which has no rows, never reaches a loader.
  */
 function setAsideAsServedBefore(setup: LoaderSetup, unchanged: UnchangedLists, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
-  const before = unchanged.servedBefore(setup.target, collector.servedDigest());
+  const before = unchanged.servedBefore(setup.target, collector.heldDigest());
   if (!before) return undefined;
   const collected = collector.finishAsBefore(before);
   if (setup.setAside!(fetchedFields(collected, options)) !== 'set-aside') return undefined;

@@ -57,7 +57,8 @@ describe('a run job and its small lists', () => {
     expect(rows.every((r) => r.status === 'ok')).toBe(true);
     expect(rows.filter((r) => r.changed).map((r) => r.list_key)).toEqual(['shipment_modes']);
     const runJob = await queue.getJob(runJobId(source.name, 'inline-2'));
-    expect(runJob?.returnvalue).toMatchObject({ kind: 'run', inRunJob: targets.length, fannedOut: false });
+    // The three unchanged lists were served as at their first loads: none of their entries was normalised.
+    expect(runJob?.returnvalue).toMatchObject({ kind: 'run', inRunJob: targets.length, fannedOut: false, unchangedAsServed: targets.length - 1 });
     const { rows: current } = await tdb.db.query<{ n: number }>(
       "select count(*)::int as n from refdata.entries where environment = 'inline-env' and list_key = 'shipment_modes' and valid_to is null and payload->>'description' = 'Less-Than-Truckload, patched'",
     );

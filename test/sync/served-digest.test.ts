@@ -64,6 +64,16 @@ describe('the served digest of a small list', () => {
     expect(messages[0]).toContain('entry 3 is number');
   });
 
+  it('is offered for a set-aside only while no entry has been normalised', async () => {
+    const text = '[{"code":"A"},{"code":"B"}]';
+    const held = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
+    const normalised = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: false });
+    for (const c of [held, normalised]) await c.addPage(served(text));
+    expect(held.heldDigest()).toMatch(/^[0-9a-f]{64}$/);
+    expect(normalised.heldDigest()).toBeNull();
+    expect(normalised.servedDigest()).toBe(held.servedDigest());
+  });
+
   it('is none once the list passes its bounds, whose batches are then normalised and spilled as they come', async () => {
     const spilled: unknown[][] = [];
     const collector = collectorFor(shipmentModes, { entries: 2, chars: 10_000, hold: true }, spilled);

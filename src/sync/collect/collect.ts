@@ -132,12 +132,20 @@ export class ListCollector {
   /**
    * The digest of every entry as served, once the fetch has ended, for a list that stayed small; null
    * for a larger one. With `served.hold` nothing is normalised yet: the caller compares it with the
-   * last ok snapshot's first, and sums the list up from that snapshot (finishAsBefore) when it is
-   * the same, which is the unchanged sync's usual case, or normalises it all (finish) when not.
+   * last ok snapshot's first (heldDigest), and sums the list up from that snapshot (finishAsBefore)
+   * when it is the same, which is the unchanged sync's usual case, or normalises it all (finish).
    */
   servedDigest(): string | null {
     if (this.#digestHex === undefined) this.#digestHex = this.#digest?.hex() ?? null;
     return this.#digestHex;
+  }
+
+  /**
+   * The served digest while no entry has been normalised (every batch held): only then does
+   * summing the list up from the snapshot it matches (finishAsBefore) save anything.
+   */
+  heldDigest(): string | null {
+    return this.#normalized === 0 ? this.servedDigest() : null;
   }
 
   /** Normalises the batches held, in the order they came (the list is not small, or not as it was). */
