@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { targetsFor } from '../catalog/targets.ts';
 import { refreshRun, startRun } from '../sync/run/runs.ts';
 import { inSpan, traceCarrier } from '../tracing/spans.ts';
-import { nothingInRunJob, syncSmallTargets } from './inline-targets.ts';
+import { nothingInRunJob, syncSmallTargets, type InlineResult } from './inline-targets.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from './jobs.ts';
 import { scheduleSlot, targetJobId } from './names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
@@ -33,43 +33,32 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
   const targets = targetsFor(source, job.data.lists);
   const run = await startRun(deps.db, { source, trigger: job.data.trigger, targetsTotal: targets.length, slot });
   span.setAttribute('refsync.run_id', run.id);
+  // What the job's result and its log line say of the run; inRunJob: the lists it settled itself.
+  const countsOf = (inline: InlineResult) => ({
+    runId: run.id,
+    slot,
+    targets: targets.length,
+    inRunJob: inline.settled,
+    unchangedAsServed: inline.unchangedAsServed,
+  });
+  const result = (fannedOut: boolean, inline = nothingInRunJob([])): JobResult => ({ kind: 'run', fannedOut, ...countsOf(inline) });
   if (!run.created) {
     // A second job for the same slot (two triggers, or this job retried after a crash): fan out
     // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
     const { rows } = await deps.db.query<{ status: string }>('select status from refdata.sync_runs where id = $1', [run.id]);
-    if (rows[0]?.status !== 'running')
-      return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: false, inRunJob: 0, unchangedAsServed: 0 };
+    if (rows[0]?.status !== 'running') return result(false);
   }
   if (targets.length === 0) {
     // Nothing to fan out: refreshRun closes a run of 0 of 0 targets as succeeded.
     await refreshRun(deps.db, run.id, source);
-    return { kind: 'run', runId: run.id, slot, targets: 0, fannedOut: false, inRunJob: 0, unchangedAsServed: 0 };
+    return result(false);
   }
   // A second fan-out queues every target again (the jobs check the run first): what the first one
   // synced itself before it stopped is known only to the run.
   const inline = run.created ? await syncSmallTargets(deps, job, run.id, targets, signal) : nothingInRunJob(targets);
   if (inline.left.length === 0) {
-    deps.logger.info(
-      {
-        source: source.name,
-        runId: run.id,
-        slot,
-        targets: targets.length,
-        inRunJob: inline.settled,
-        unchangedAsServed: inline.unchangedAsServed,
-        trigger: job.data.trigger,
-      },
-      'run synced in its job',
-    );
-    return {
-      kind: 'run',
-      runId: run.id,
-      slot,
-      targets: targets.length,
-      fannedOut: false,
-      inRunJob: inline.settled,
-      unchangedAsServed: inline.unchangedAsServed,
-    };
+    deps.logger.info({ source: source.name, ...countsOf(inline), trigger: job.data.trigger }, 'run synced in its job');
+    return result(false, inline);
   }
   const opts = jobOptions(deps.policy);
   const trace = traceCarrier();
@@ -87,18 +76,6 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
       return { name: 'target', data, opts: { ...opts, priority, jobId: targetJobId(source.name, t.list.key, t.variant, slot) } };
     }),
   );
-  deps.logger.info(
-    {
-      source: source.name,
-      runId: run.id,
-      slot,
-      targets: targets.length,
-      inRunJob: inline.settled,
-      unchangedAsServed: inline.unchangedAsServed,
-      targetJobs: inline.left.length,
-      trigger: job.data.trigger,
-    },
-    'run fanned out',
-  );
-  return { kind: 'run', runId: run.id, slot, targets: targets.length, fannedOut: true, inRunJob: inline.settled, unchangedAsServed: inline.unchangedAsServed };
+  deps.logger.info({ source: source.name, ...countsOf(inline), targetJobs: inline.left.length, trigger: job.data.trigger }, 'run fanned out');
+  return result(true, inline);
 }
