@@ -7,7 +7,7 @@ import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
-import { loadAfterFetch, loaderAtFirstSpill, setAsideLoad, type LoaderSetup } from './load/choose-loader.ts';
+import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
 import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
@@ -264,8 +264,8 @@ function setAsideAsServedBefore(setup: LoaderSetup, unchanged: UnchangedLists, c
   const before = unchanged.servedBefore(setup.target, collector.heldDigest());
   if (!before) return undefined;
   const collected = collector.finishAsBefore(before);
-  if (setup.setAside!(fetchedFields(collected, options)) !== 'set-aside') return undefined;
-  return { collected, ...setAsideLoad(setup), asServedBefore: true };
+  if (unchanged.setAside(setup.target, fetchedFields(collected, options)) !== 'set-aside') return undefined;
+  return { collected, ...withoutLoad(setup, { setAside: true }), asServedBefore: true };
 }
 
 /**

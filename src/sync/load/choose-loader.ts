@@ -58,9 +58,12 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
   return new Resync(setup.conn, setup.target, setup.check, setup.rule);
 }
 
-/** What a fetch set aside as unchanged amounts to: no load (the loader is the one an apply would have). */
-export function setAsideLoad(setup: LoaderSetup): { loader: Loader; result: LoadResult } {
-  return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: { setAside: true } };
+/**
+ * A fetch that needed no load (set aside, or recorded unchanged in one statement) and its result;
+ * the loader, which writes nothing, is the one an apply would have had, for the outcome to name.
+ */
+export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: Loader; result: LoadResult } {
+  return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result };
 }
 
 /**
@@ -72,9 +75,9 @@ export function setAsideLoad(setup: LoaderSetup): { loader: Loader; result: Load
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
   const answer = setup.setAside?.(fetchedFields(collected, options));
-  if (answer === 'set-aside') return setAsideLoad(setup);
+  if (answer === 'set-aside') return withoutLoad(setup, { setAside: true });
   const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
-  if (recorded) return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result: recorded };
+  if (recorded) return withoutLoad(setup, recorded);
   return setup.conn.transaction(
     async (tx, opened) => {
       const txn = await TargetTransaction.within(tx, setup.target, opened);
