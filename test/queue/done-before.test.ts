@@ -8,7 +8,7 @@ import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import type { TargetJobData } from '../../src/queue/jobs.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();
 
@@ -30,7 +30,7 @@ describe('a target job and the snapshot its run may hold already', () => {
     expect(await snapshotsInRun()).toBe(1);
 
     const data: TargetJobData = { kind: 'target', source: config.sources[0]!.name, list: 'shipment_modes', variant: '', runId: run.id, slot: 'done-1' };
-    const finished = (id: string) => waitFor(async () => (await queue.getJob(id))?.returnvalue as Record<string, unknown> | undefined, `job ${id}`);
+    const finished = (id: string) => jobReturn(queue, id);
 
     const before = fetches();
     await queue.add('target', { ...data, checkDone: true }, { jobId: 'refanned' });

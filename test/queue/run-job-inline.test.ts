@@ -10,7 +10,7 @@ import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'hazmat', 'piece_types', 'location_types'];
@@ -56,9 +56,13 @@ describe('a run job and its small lists', () => {
     expect(rows.map((r) => r.list_key)).toEqual([...LISTS].sort());
     expect(rows.every((r) => r.status === 'ok')).toBe(true);
     expect(rows.filter((r) => r.changed).map((r) => r.list_key)).toEqual(['shipment_modes']);
-    const runJob = await queue.getJob(runJobId(source.name, 'inline-2'));
     // The three unchanged lists were served as at their first loads: none of their entries was normalised.
-    expect(runJob?.returnvalue).toMatchObject({ kind: 'run', inRunJob: targets.length, fannedOut: false, unchangedAsServed: targets.length - 1 });
+    expect(await jobReturn(queue, runJobId(source.name, 'inline-2'))).toMatchObject({
+      kind: 'run',
+      inRunJob: targets.length,
+      fannedOut: false,
+      unchangedAsServed: targets.length - 1,
+    });
     const { rows: current } = await tdb.db.query<{ n: number }>(
       "select count(*)::int as n from refdata.entries where environment = 'inline-env' and list_key = 'shipment_modes' and valid_to is null and payload->>'description' = 'Less-Than-Truckload, patched'",
     );
@@ -72,7 +76,7 @@ describe('a run job and its small lists', () => {
     expect(jobs.map((j) => j!.data.list)).toContain('hazmat');
     const hazmatJob = jobs.find((j) => j!.data.list === 'hazmat')!;
     expect(hazmatJob.data.checkDone).toBe(true);
-    expect(hazmatJob.returnvalue).toMatchObject({ status: 'unchanged' });
+    expect(await jobReturn(queue, hazmatJob.id!)).toMatchObject({ status: 'unchanged' });
     const thirdRows = await snapshots(third.id);
     expect(thirdRows.map((r) => r.list_key)).toEqual([...LISTS].sort());
     expect(thirdRows.every((r) => r.status === 'ok' && !r.changed)).toBe(true);
@@ -110,8 +114,8 @@ describe('a run job and its small lists', () => {
       [run.id],
     );
     expect(rows).toEqual([...ASIDE].sort().map((list_key) => ({ list_key, n: 1, unchanged: true })));
-    expect((await queue.getJob(runJobId(source.name, 'aside-2')))?.returnvalue).toMatchObject({ kind: 'run', inRunJob: 2, fannedOut: true });
-    expect((await queue.getJob(hazmatJob))?.returnvalue).toMatchObject({ status: 'unchanged' });
+    expect(await jobReturn(queue, runJobId(source.name, 'aside-2'))).toMatchObject({ kind: 'run', inRunJob: 2, fannedOut: true });
+    expect(await jobReturn(queue, hazmatJob)).toMatchObject({ status: 'unchanged' });
   });
 
   it('a worker syncs at most REFSYNC_CONCURRENCY lists at once, in its target jobs and its run jobs together', async () => {
