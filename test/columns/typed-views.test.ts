@@ -174,7 +174,21 @@ describe('typed columns of the per-list views', () => {
     }
   });
 
-  it('a field the service adds becomes a column at the next sync: filled, recorded, alerted, readable by the reader role, also mid-sync', async () => {
+  /** The view's own comment and each column's, by column name ('' for the view). */
+  const commentsOf = async (view: string) =>
+    Object.fromEntries(
+      (
+        await t.db.query<{ name: string; comment: string | null }>(
+          `select '' as name, obj_description($1::regclass, 'pg_class') as comment
+           union all
+           select attname, col_description(attrelid, attnum) from pg_attribute where attrelid = $1::regclass and attnum > 0 and not attisdropped`,
+          [`refdata.${view}`],
+        )
+      ).rows.map((r) => [r.name, r.comment]),
+    );
+
+  it('a field the service adds becomes a column at the next sync: filled, recorded, described, alerted, readable by the reader role, also mid-sync', async () => {
+    const commentsBefore = await commentsOf('accessorials');
     sb.control.addField('accessorials', 'is_hazardous', true);
     const { result: run, read } = await readWhileViewChanges('accessorials', 'select entry_key, is_hazardous from refdata.accessorials', () =>
       sync(['accessorials']),
@@ -184,6 +198,10 @@ describe('typed columns of the per-list views', () => {
     expect((read as Array<{ is_hazardous: boolean }>).map((r) => r.is_hazardous)).toEqual(Array(42).fill(true));
     expect(await typeOf('accessorials', 'is_hazardous')).toBe('boolean');
     expect(await typeOf('accessorials_history', 'is_hazardous')).toBe('boolean');
+    // The view was replaced, not re-created: what described it stays, and the new column is described.
+    const { is_hazardous: described, ...kept } = await commentsOf('accessorials');
+    expect(kept).toEqual(commentsBefore);
+    expect(described).toMatch(/^Field "is_hazardous" as served, typed boolean \(inferred from its values\); since /);
     await expectServedValues('accessorials');
     const snapshotId = run.outcomes[0]!.snapshotId;
     const { rows: recorded } = await t.db.query(
