@@ -9,7 +9,10 @@ import { recordOutcomeFailure } from '../outcome/record-failure.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
-import { readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
+import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
+import { warmConnections } from '../../db/warm-connections.ts';
+
+const DEFAULT_CONCURRENCY = 4;
 
 export interface RunSyncOptions {
   db: Database;
@@ -104,12 +107,18 @@ async function startRuns(
 ): Promise<StartedRun[]> {
   const claim = await claiming;
   const runs: StartedRun[] = [];
+  let firstLoads = 0;
   for (const { source, targets } of sources) {
     await closeAbandonedRuns(options.db, source);
     const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
     await claim.hold(run.id);
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(await readLastOk(options.db, source.environment)) });
+    const lastOk = await readLastOk(options.db, source.environment);
+    firstLoads += targets.filter((target) => !lastOkOf(lastOk, target)).length;
+    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk) });
   }
+  // A list with no ok snapshot yet will be written, whatever it serves: its connection is opened
+  // now, beside the fetches. Lists that may be unchanged open none (most syncs write nothing).
+  warmConnections(options.db, Math.min(firstLoads, options.concurrency ?? DEFAULT_CONCURRENCY));
   return runs;
 }
 
@@ -117,7 +126,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
-  const outcomes = await mapWithConcurrency(work, options.concurrency ?? 4, ({ plan, target }) => syncOne(options, plan, target, plan.run));
+  const outcomes = await mapWithConcurrency(work, options.concurrency ?? DEFAULT_CONCURRENCY, ({ plan, target }) => syncOne(options, plan, target, plan.run));
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
