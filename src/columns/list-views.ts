@@ -137,16 +137,15 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
     }
   }
   const replace = step.action === 'replace';
+  const definition = `CREATE ${replace ? 'OR REPLACE ' : ''}VIEW refdata.${ident(view)} AS\n${viewQuery(key, step.relation, typed, step.history)}`;
   const commented = (c: { name: string; description: string }) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`;
   // CREATE OR REPLACE keeps the view's comments and grants, so a replace describes only the columns
-  // it appends: re-writing the rest was a seventh of a first sync's views' DDL (41 against 35 ms).
+  // it appends: re-writing the rest was about a tenth of a first sync's views' DDL (docs/performance.md,
+  // round fourteen).
   const statements = replace
-    ? [
-        `CREATE OR REPLACE VIEW refdata.${ident(view)} AS\n${viewQuery(key, step.relation, typed, step.history)}`,
-        ...step.relation.columns.slice(step.kept).map(commented),
-      ]
+    ? [definition, ...step.relation.columns.slice(step.kept).map(commented)]
     : [
-        `CREATE VIEW refdata.${ident(view)} AS\n${viewQuery(key, step.relation, typed, step.history)}`,
+        definition,
         `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(step.relation.description)}`,
         ...step.relation.columns.map(commented),
         ...grants,
