@@ -101,3 +101,19 @@ export function useTestDatabase(): TestDatabase {
 export function testQueuePrefix(): string {
   return `refsync-test-${randomBytes(4).toString('hex')}`;
 }
+
+/**
+ * The database with some of its methods replaced, to watch or change what a test's code sends. The
+ * others call the database's own: not through the copy, whose transaction would otherwise go
+ * through a replaced withConnection.
+ */
+export function databaseWith(db: Database, replaced: Partial<Pick<Database, 'query' | 'transaction' | 'withConnection'>>): Database {
+  return {
+    kind: db.kind,
+    query: (text: string, params?: unknown[]) => db.query(text, params),
+    transaction: (fn, opening) => db.transaction(fn, opening),
+    withConnection: (fn) => db.withConnection(fn),
+    close: () => db.close(),
+    ...replaced,
+  } as Database;
+}

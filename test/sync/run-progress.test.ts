@@ -11,7 +11,7 @@ import { NOTIFY_LIMIT, RUNS_CHANNEL } from '../../src/sync/run/run-completed.ts'
 import { failRun, refreshRun, startRun } from '../../src/sync/run/runs.ts';
 import { recordFailure } from '../../src/sync/outcome/record-failure.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { databaseWith, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';
 import { pipelineFixture } from './fixture.ts';
@@ -20,9 +20,7 @@ const t = useTestDatabase();
 
 /** The database with every statement it is sent recorded, transactions as "transaction". */
 function recording(db: Database, sent: string[]): Database {
-  return {
-    ...db,
-    kind: db.kind,
+  return databaseWith(db, {
     query: (text: string, params?: unknown[]) => {
       sent.push(text);
       return db.query(text, params);
@@ -31,9 +29,7 @@ function recording(db: Database, sent: string[]): Database {
       sent.push('transaction');
       return db.transaction(fn, opening);
     },
-    withConnection: (fn) => db.withConnection(fn),
-    close: () => db.close(),
-  } as Database;
+  });
 }
 
 async function runRow(id: number) {
@@ -103,10 +99,7 @@ describe("a run's progress", () => {
 
 /** The database, with what its transactions' work sends recorded: each statement, and each given to send with the COMMIT. */
 function recordingWork(db: Database, sent: { work: string[]; atCommit: string[] }): Database {
-  return {
-    ...db,
-    kind: db.kind,
-    query: (text: string, params?: unknown[]) => db.query(text, params),
+  return databaseWith(db, {
     transaction: (fn, opening) =>
       db.transaction((tx, opened, atCommit) => {
         const recorded = {
@@ -120,9 +113,7 @@ function recordingWork(db: Database, sent: { work: string[]; atCommit: string[] 
           atCommit(statement);
         });
       }, opening),
-    withConnection: (fn) => db.withConnection(fn),
-    close: () => db.close(),
-  } as Database;
+  });
 }
 
 /** A client listening on the run and alert channels; `flushed` waits until every notice committed before it has arrived. */

@@ -7,7 +7,7 @@ import type { SourceConfig } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import type { PageSource } from '../../src/sync/sync-target.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { databaseWith, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';
 import { count, pipelineFixture } from './fixture.ts';
@@ -16,17 +16,12 @@ const t = useTestDatabase();
 
 /** The database, with `onRunRow` awaited before each run row is inserted (it may throw: the insert then fails). */
 function watchingStarts(db: Database, onRunRow: (source: string) => Promise<void>): Database {
-  return {
-    ...db,
-    kind: db.kind,
+  return databaseWith(db, {
     query: async (text: string, params?: unknown[]) => {
       if (/insert into refdata\.sync_runs/.test(text)) await onRunRow(String(params?.[1]));
       return db.query(text, params);
     },
-    transaction: (fn, opening) => db.transaction(fn, opening),
-    withConnection: (fn) => db.withConnection(fn),
-    close: () => db.close(),
-  } as Database;
+  });
 }
 
 /** The client, telling when a list's fetch begins and when its pages are all read (or failed). */

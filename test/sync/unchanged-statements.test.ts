@@ -7,7 +7,7 @@ import { targetsFor } from '../../src/catalog/targets.ts';
 import type { Connection, Database, Queryable } from '../../src/db/database.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { databaseWith, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from './fixture.ts';
 
@@ -50,14 +50,7 @@ function recording(db: Database, sent: string[]): Database {
       }, statement);
     },
   });
-  return {
-    ...db,
-    kind: db.kind,
-    query: (text, params) => db.query(text, params),
-    transaction: (fn, opening) => db.transaction(fn, opening),
-    withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))),
-    close: () => db.close(),
-  };
+  return databaseWith(db, { withConnection: (fn) => db.withConnection((conn) => fn(connection(conn))) });
 }
 
 describe('an unchanged sync, statement by statement', () => {

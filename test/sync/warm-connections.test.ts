@@ -5,7 +5,7 @@ import { openDatabase, type Database } from '../../src/db/database.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import type { PageSource } from '../../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { databaseWith, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';
 import { waitFor } from '../queue/helpers.ts';
@@ -32,21 +32,17 @@ function gated(client: PageSource): { client: PageSource; open: () => void } {
 /** The database, counting the connections asked of its pool and telling when the lists' last ok snapshots were read. */
 function watched(db: Database) {
   const seen = { connections: 0, lastOkRead: false };
-  const wrapped = {
-    ...db,
-    kind: db.kind,
+  const wrapped = databaseWith(db, {
     query: async (text: string, params?: unknown[]) => {
       const result = await db.query(text, params);
       if (text.includes('refdata.target_last_ok')) seen.lastOkRead = true;
       return result;
     },
-    transaction: (fn, opening) => db.transaction(fn, opening),
     withConnection: (fn) => {
       seen.connections++;
       return db.withConnection(fn);
     },
-    close: () => db.close(),
-  } as Database;
+  } as Partial<Database>);
   return { db: wrapped, seen };
 }
 
