@@ -4,6 +4,7 @@ import { ConfigError } from '../config/errors.ts';
 import pg from 'pg';
 import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
+import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -200,9 +201,11 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
 
 /**
  * PGlite, loaded only when no DATABASE_URL is given. It is an optional dependency: a checkout has it
- * (`refsync demo`, `refsync sync` without a server), the container image leaves it out.
+ * (`refsync demo`, `refsync sync` without a server), the container image leaves it out. Its code
+ * stays at V8's baseline tier (embedded-code-tier.ts): short commands end two seconds sooner.
  */
 async function loadPglite(): Promise<typeof PGlite> {
+  keepWasmAtBaselineTier();
   try {
     return (await import('@electric-sql/pglite')).PGlite;
   } catch (err) {

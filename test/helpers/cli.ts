@@ -16,11 +16,18 @@ export interface CliResult {
  * Runs `refsync ...` as a user would, in a child process. Asynchronous on purpose: a sandbox
  * serving from this test process must keep answering while the command runs.
  */
-export function runCli(args: string[], options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME, ...options.env })) if (v !== undefined) env[k] = v;
-    const child = spawn(process.execPath, [refsyncBin, ...args], { env, cwd: options.cwd ?? process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), refsyncBin, ...args], {
+      env,
+      cwd: options.cwd ?? process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => stdout.push(d));
