@@ -1,8 +1,8 @@
 // When a target job looks for its target's snapshot in the run before it syncs: only when it may
-// have run before (a retry, a stall: test/faults/worker-kill.test.ts) or when a second fan-out of its
-// run queued it (checkDone). A first attempt from the run's first fan-out skips the look, a round
-// trip per job. Jobs are added by hand here, as a second fan-out would add them after the first
-// fan-out's jobs were trimmed.
+// have run before (a retry, a stall: test/faults/worker-kill-after-commit.test.ts) or when a second
+// fan-out of its run queued it (checkDone). A first attempt from the run's first fan-out skips the
+// look, a round trip per job. Jobs are added by hand here, as a second fan-out would add them after
+// the first fan-out's jobs were trimmed.
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import type { TargetJobData } from '../../src/queue/jobs.ts';

@@ -1,0 +1,87 @@
+// Worker faults, case 2 (docs/reliability.md, "The worker under faults"): a `refsync worker` process
+// SIGKILLed after its lists committed, before BullMQ marked the job complete. How the kill point is
+// found and the job recovered: test/faults/worker-kill-case.ts.
+import { describe, expect, it } from 'vitest';
+import { enqueueManualRuns } from '../../src/queue/jobs.ts';
+import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { waitFor } from '../queue/helpers.ts';
+import { expectNoSecretsIn, expectRerunAddsNothing, stalledCount } from './harness.ts';
+import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
+import { startWorkerProcess } from './servers.ts';
+import { jobCompleted, RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
+
+const { t, sandbox, probes, prepare, killHeldWorker } = useKillCase();
+const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
+
+describe('2. worker SIGKILLed after the commit, before the job is marked complete', () => {
+  it('the re-run of the run job queues its lists, and each target job finds its list committed and skips it: no new snapshot, change or alert', async () => {
+    const { fx, after, prefix, redis, queue, env } = await prepare();
+    const slot = 'kill-after-commit';
+    const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
+    const runJob = runJobId(fx.source.name, slot);
+    const targets = fx.source.lists.length;
+
+    // Slow upstream: the run record exists seconds before any list is fetched and applied.
+    sandbox().control.setLatency(3_000);
+    try {
+      const w1 = await startWorkerProcess(env);
+      await enqueueManualRuns(queue, [fx.source], { slot });
+      const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
+      // A run job counts the lists it synced itself once, after the last: refdata.advance_run, through
+      // refdata.run_progress, which locks the run row `for no key update`. This lock lets every
+      // list's commit through (the changed one's apply, the unchanged ones' record_unchanged_lists: their
+      // foreign-key checks take key-share locks, which `for no key update` allows) and stops the run
+      // job right there, before it returns to BullMQ.
+      const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
+      expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
+      await waitFor(
+        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === 1,
+        'every list committed and the run job waiting to update the run record',
+        60_000,
+      );
+      await killHeldWorker(w1, locker);
+
+      // Committed: the new state, its changes and alerts are there; the run record was never refreshed.
+      expect((await runOf(fx.source, slot))!.status).toBe('running');
+      const matched = await expectWholeStates(t.db, fx.source, [after]);
+      expect([...matched.values()].every((i) => i === 0)).toBe(true);
+      const committed = await footprint(t.db, fx.source.environment);
+      const snapshots = await snapshotsOfRun(run.id);
+      const changed = snapshots.filter((s) => s.changed);
+      expect(changed.map((s) => s.list_key)).toEqual(['shipment_modes']);
+      expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
+      expect(await (await queue.getJob(runJob))!.getState(), 'the run job synced the lists itself').toBe('active');
+
+      sandbox().control.setLatency(0);
+      const w2 = await startWorkerProcess(env);
+      const done = await runFinished(fx.source, slot, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS);
+      expect(done.status).toBe('succeeded');
+      await jobCompleted(queue, jobId);
+      const job = (await queue.getJob(jobId))!;
+      expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
+      expect(job.returnvalue, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
+      // The unchanged lists were committed before the kill too: their target jobs skipped them as well.
+      for (const list of fx.source.lists) {
+        await jobCompleted(queue, targetJobId(fx.source.name, list, '', slot));
+        const returned = (await queue.getJob(targetJobId(fx.source.name, list, '', slot)))!.returnvalue;
+        expect(returned, list).toMatchObject({ status: 'done-before', skipped: true });
+      }
+      const recovered = await snapshotsOfRun(run.id);
+      expect(recovered).toEqual(snapshots);
+      expect(
+        recovered
+          .filter((s) => !s.changed)
+          .map((s) => s.list_key)
+          .sort(),
+      ).toEqual(fx.source.lists.filter((l) => l !== 'shipment_modes').sort());
+      expect(recovered.every((s) => s.status === 'ok')).toBe(true);
+      expect(await footprint(t.db, fx.source.environment)).toEqual(committed);
+      await expectConsistentHistory(t.db, fx.source);
+      expect(await w2.stop()).toBe(0);
+      expectNoSecretsIn(w2);
+      await expectRerunAddsNothing(t.db, fx);
+    } finally {
+      sandbox().control.setLatency(0);
+    }
+  }, 300_000);
+});
