@@ -7,6 +7,8 @@
 // package.json's optionalDependencies, linked as node_modules/.bin/node, which npx and npm scripts
 // put first on PATH). Older Node cannot load the CLI, so when we got one anyway, say why and what to do.
 import { existsSync, readFileSync } from 'node:fs';
+import module from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
@@ -26,4 +28,11 @@ if (major < 24) {
   process.stderr.write(`refsync: needs Node.js 24 or newer (this is ${process.version}); ${hint}\n`);
   process.exit(2);
 }
+// V8's compiled code of every module a command loads (refsync's, type-stripped, and its
+// dependencies'), kept on disk between runs: a command starts 200-400 ms sooner on a 2-core machine
+// (docs/performance.md, "The compile cache"). In the checkout's node_modules, which belongs to
+// whoever ran `npm ci` and which the next install empties; never a shared /tmp another user could
+// write first. Where it cannot be written (the image's read-only /app), Node goes on without it and
+// says nothing. NODE_COMPILE_CACHE, when set, is used instead; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+module.enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/refsync-compile/', import.meta.url)));
 await import('../src/cli/main.ts');
