@@ -29,7 +29,7 @@ if (major < 24) {
   process.exit(2);
 }
 // V8's compiled code of every module a command loads (refsync's, type-stripped, and its
-// dependencies'), kept on disk between runs: a command starts 200-400 ms sooner on a 2-core machine
+// dependencies'), kept on disk between runs: a command starts 150-450 ms sooner on a 2-core machine
 // (docs/performance.md, "The compile cache"). In the checkout's node_modules, which belongs to
 // whoever ran `npm ci` and which the next install empties; never a shared /tmp another user could
 // write first. Where it cannot be written (the image's read-only /app), Node goes on without it and
