@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
-import { waitFor } from '../queue/helpers.ts';
+import { jobReturn, waitFor } from '../queue/helpers.ts';
 import { expectNoSecretsIn, expectRerunAddsNothing, stalledCount } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
-import { jobCompleted, RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
+import { RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
 
 const { t, sandbox, probes, prepare, killHeldWorker } = useKillCase();
 const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
@@ -56,15 +56,13 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w2 = await startWorkerProcess(env);
       const done = await runFinished(fx.source, slot, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS);
       expect(done.status).toBe('succeeded');
-      await jobCompleted(queue, jobId);
-      const job = (await queue.getJob(jobId))!;
+      const returned = await jobReturn(queue, jobId, RECOVERY_MS);
       expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
-      expect(job.returnvalue, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
+      expect(returned, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
       // The unchanged lists were committed before the kill too: their target jobs skipped them as well.
       for (const list of fx.source.lists) {
-        await jobCompleted(queue, targetJobId(fx.source.name, list, '', slot));
-        const returned = (await queue.getJob(targetJobId(fx.source.name, list, '', slot)))!.returnvalue;
-        expect(returned, list).toMatchObject({ status: 'done-before', skipped: true });
+        const listReturned = await jobReturn(queue, targetJobId(fx.source.name, list, '', slot), RECOVERY_MS);
+        expect(listReturned, list).toMatchObject({ status: 'done-before', skipped: true });
       }
       const recovered = await snapshotsOfRun(run.id);
       expect(recovered).toEqual(snapshots);

@@ -8,7 +8,6 @@
 // job (src/queue/inline-targets.ts): that is the job killed, and its re-run queues a target job per
 // list, each of which looks for its list in the run first.
 import { beforeAll, expect } from 'vitest';
-import type { Queue } from 'bullmq';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';
@@ -46,9 +45,4 @@ export function useKillCase() {
   }
 
   return { t, sandbox: () => sb, probes, prepare, killHeldWorker };
-}
-
-/** The run closes at its last job's refresh, a moment before BullMQ marks that job complete. */
-export async function jobCompleted(queue: Queue, jobId: string): Promise<void> {
-  await waitFor(async () => (await (await queue.getJob(jobId))!.getState()) === 'completed', `job ${jobId} to complete`, RECOVERY_MS, 100);
 }

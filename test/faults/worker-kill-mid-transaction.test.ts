@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
-import { waitFor } from '../queue/helpers.ts';
+import { jobReturn, waitFor } from '../queue/helpers.ts';
 import { expectNoSecretsIn, expectRerunAddsNothing, stalledCount } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
-import { jobCompleted, RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
+import { RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
 
 const { t, probes, prepare, killHeldWorker } = useKillCase();
 const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
@@ -49,9 +49,9 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
     const w2 = await startWorkerProcess(env);
     const done = await runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
     expect(done.status).toBe('succeeded');
-    await jobCompleted(queue, jobId);
+    const returned = await jobReturn(queue, jobId, RECOVERY_MS);
     expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
-    expect((await queue.getJob(jobId))!.returnvalue).toMatchObject({ status: 'changed' });
+    expect(returned).toMatchObject({ status: 'changed' });
     const changed = (await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes');
     expect(changed.map((s) => [s.status, s.changed])).toEqual([['ok', true]]);
     expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);

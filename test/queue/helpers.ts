@@ -105,8 +105,8 @@ export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeout
  * A job's return value, once BullMQ has stored it. A run's row in Postgres says "succeeded" before
  * the job that closed it returns, so a test that waited for the row must still wait for the job.
  */
-export function jobReturn(queue: Queue, jobId: string): Promise<Record<string, unknown>> {
-  return waitFor(async () => (await queue.getJob(jobId))?.returnvalue as Record<string, unknown> | undefined, `job ${jobId} to return`);
+export function jobReturn(queue: Queue, jobId: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+  return waitFor(async () => (await queue.getJob(jobId))?.returnvalue as Record<string, unknown> | undefined, `job ${jobId} to return`, timeoutMs);
 }
 
 export async function freePort(): Promise<number> {
