@@ -33,8 +33,8 @@ function gated(client: PageSource): { client: PageSource; open: () => void } {
 function watched(db: Database) {
   const seen = { connections: 0, lastOkRead: false };
   const wrapped = databaseWith(db, {
-    query: async (text: string, params?: unknown[]) => {
-      const result = await db.query(text, params);
+    query: async <R>(text: string, params?: unknown[]) => {
+      const result = await db.query<R>(text, params);
       if (text.includes('refdata.target_last_ok')) seen.lastOkRead = true;
       return result;
     },
@@ -42,7 +42,7 @@ function watched(db: Database) {
       seen.connections++;
       return db.withConnection(fn);
     },
-  } as Partial<Database>);
+  });
   return { db: wrapped, seen };
 }
 
