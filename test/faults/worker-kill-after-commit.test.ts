@@ -5,19 +5,18 @@ import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
 import { jobReturn, waitFor } from '../queue/helpers.ts';
-import { expectNoSecretsIn, expectRerunAddsNothing, stalledCount } from './harness.ts';
-import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
+import { expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
 import { RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
 
-const { t, sandbox, probes, prepare, killHeldWorker } = useKillCase();
-const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
+const { t, sandbox, probes, prepare, killHeldWorker, recover, expectCleanEnd } = useKillCase();
+const { runOf, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
 
 describe('2. worker SIGKILLed after the commit, before the job is marked complete', () => {
   it('the re-run of the run job queues its lists, and each target job finds its list committed and skips it: no new snapshot, change or alert', async () => {
-    const { fx, after, prefix, redis, queue, env } = await prepare();
+    const prepared = await prepare();
+    const { fx, after, queue, env } = prepared;
     const slot = 'kill-after-commit';
-    const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
     const runJob = runJobId(fx.source.name, slot);
     const targets = fx.source.lists.length;
 
@@ -53,11 +52,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       expect(await (await queue.getJob(runJob))!.getState(), 'the run job synced the lists itself').toBe('active');
 
       sandbox().control.setLatency(0);
-      const w2 = await startWorkerProcess(env);
-      const done = await runFinished(fx.source, slot, 'the run to finish after the stalled jobs are recovered', RECOVERY_MS);
-      expect(done.status).toBe('succeeded');
-      const returned = await jobReturn(queue, jobId, RECOVERY_MS);
-      expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
+      const { worker: w2, returned } = await recover(prepared, slot);
       expect(returned, 'the target job saw the committed snapshot and skipped the list').toMatchObject({ skipped: true });
       // The unchanged lists were committed before the kill too: their target jobs skipped them as well.
       for (const list of fx.source.lists) {
@@ -74,10 +69,7 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       ).toEqual(fx.source.lists.filter((l) => l !== 'shipment_modes').sort());
       expect(recovered.every((s) => s.status === 'ok')).toBe(true);
       expect(await footprint(t.db, fx.source.environment)).toEqual(committed);
-      await expectConsistentHistory(t.db, fx.source);
-      expect(await w2.stop()).toBe(0);
-      expectNoSecretsIn(w2);
-      await expectRerunAddsNothing(t.db, fx);
+      await expectCleanEnd(w2, fx);
     } finally {
       sandbox().control.setLatency(0);
     }

@@ -8,11 +8,22 @@
 // job (src/queue/inline-targets.ts): that is the job killed, and its re-run queues a target job per
 // list, each of which looks for its list in the run first.
 import { beforeAll, expect } from 'vitest';
+import { runJobId, targetJobId } from '../../src/queue/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { waitFor } from '../queue/helpers.ts';
-import { changeList, expectNoSecretsIn, faultSource, privateWorkerQueue, workerProbes } from './harness.ts';
-import type { WorkerProcess } from './servers.ts';
+import { jobReturn, waitFor } from '../queue/helpers.ts';
+import {
+  changeList,
+  expectNoSecretsIn,
+  expectRerunAddsNothing,
+  faultSource,
+  privateWorkerQueue,
+  stalledCount,
+  workerProbes,
+  type FaultSource,
+} from './harness.ts';
+import { expectConsistentHistory } from './invariants.ts';
+import { startWorkerProcess, type WorkerProcess } from './servers.ts';
 
 /** Generous bounds: two loaded cores, and BullMQ's stalled check needs up to ~60 s by design. */
 export const RECOVERY_MS = 150_000;
@@ -44,5 +55,27 @@ export function useKillCase() {
     expectNoSecretsIn(worker);
   }
 
-  return { t, sandbox: () => sb, probes, prepare, killHeldWorker };
+  /**
+   * A new worker recovers the killed run job through BullMQ's stalled-job check (once): the run
+   * succeeds. The new worker, and what the changed list's target job returned.
+   */
+  async function recover(prepared: Awaited<ReturnType<typeof prepare>>, slot: string): Promise<{ worker: WorkerProcess; returned: Record<string, unknown> }> {
+    const { fx, env, queue, redis, prefix } = prepared;
+    const worker = await startWorkerProcess(env);
+    const done = await probes.runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
+    expect(done.status).toBe('succeeded');
+    const returned = await jobReturn(queue, targetJobId(fx.source.name, 'shipment_modes', '', slot), RECOVERY_MS);
+    expect(await stalledCount(redis.url, prefix, runJobId(fx.source.name, slot)), 'recovered by the stalled-job check').toBe(1);
+    return { worker, returned };
+  }
+
+  /** The history is consistent, the recovering worker stops cleanly with no secret in its output, and a re-run adds nothing. */
+  async function expectCleanEnd(worker: WorkerProcess, fx: FaultSource): Promise<void> {
+    await expectConsistentHistory(t.db, fx.source);
+    expect(await worker.stop()).toBe(0);
+    expectNoSecretsIn(worker);
+    await expectRerunAddsNothing(t.db, fx);
+  }
+
+  return { t, sandbox: () => sb, probes, prepare, killHeldWorker, recover, expectCleanEnd };
 }

@@ -4,18 +4,18 @@
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/names.ts';
-import { jobReturn, waitFor } from '../queue/helpers.ts';
-import { expectNoSecretsIn, expectRerunAddsNothing, stalledCount } from './harness.ts';
-import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
+import { waitFor } from '../queue/helpers.ts';
+import { expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
-import { RECOVERY_MS, useKillCase } from './worker-kill-case.ts';
+import { useKillCase } from './worker-kill-case.ts';
 
-const { t, probes, prepare, killHeldWorker } = useKillCase();
-const { runOf, runFinished, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
+const { t, probes, prepare, killHeldWorker, recover, expectCleanEnd } = useKillCase();
+const { runOf, snapshotsOfRun, alertKinds, workerBackendsWaiting, holdLock } = probes;
 
 describe('1. worker SIGKILLed in the middle of a list transaction', () => {
   it('the transaction rolls back; the stalled job is retried by a new worker to the same final state; no duplicate alert', async () => {
-    const { fx, before, after, redis, prefix, queue, env } = await prepare();
+    const prepared = await prepare();
+    const { fx, before, after, queue, env } = prepared;
     const slot = 'kill-mid-tx';
     const jobId = targetJobId(fx.source.name, 'shipment_modes', '', slot);
     const runJob = runJobId(fx.source.name, slot);
@@ -46,21 +46,13 @@ describe('1. worker SIGKILLed in the middle of a list transaction', () => {
     expect(await queue.getJob(jobId)).toBeUndefined();
 
     // A new worker recovers the stalled run job, whose target job applies the whole new state, once.
-    const w2 = await startWorkerProcess(env);
-    const done = await runFinished(fx.source, slot, 'the run to finish after the stalled job is recovered', RECOVERY_MS);
-    expect(done.status).toBe('succeeded');
-    const returned = await jobReturn(queue, jobId, RECOVERY_MS);
-    expect(await stalledCount(redis.url, prefix, runJob), 'recovered by the stalled-job check').toBe(1);
+    const { worker: w2, returned } = await recover(prepared, slot);
     expect(returned).toMatchObject({ status: 'changed' });
     const changed = (await snapshotsOfRun(run.id)).filter((s) => s.list_key === 'shipment_modes');
     expect(changed.map((s) => [s.status, s.changed])).toEqual([['ok', true]]);
     expect(await alertKinds(changed[0]!.id)).toEqual(['added', 'modified']);
     const matched = await expectWholeStates(t.db, fx.source, [after]);
     expect([...matched.values()].every((i) => i === 0)).toBe(true);
-    await expectConsistentHistory(t.db, fx.source);
-
-    expect(await w2.stop()).toBe(0);
-    expectNoSecretsIn(w2);
-    await expectRerunAddsNothing(t.db, fx);
+    await expectCleanEnd(w2, fx);
   }, 300_000);
 });
