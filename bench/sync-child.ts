@@ -83,6 +83,15 @@ function traced(inner: Database): Database {
         if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${what}\n`);
       }
     },
+    async script(statements) {
+      const started = performance.now();
+      try {
+        await q.script(statements);
+      } finally {
+        const ms = performance.now() - started;
+        if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${statements.join('; ').replace(/\s+/g, ' ').slice(0, 160)}\n`);
+      }
+    },
   });
   return {
     ...inner,
@@ -91,6 +100,7 @@ function traced(inner: Database): Database {
         const q = time(conn);
         return fn({
           query: q.query,
+          script: q.script,
           begin: () => conn.begin(),
           transaction: (f, opening) => conn.transaction((tx, opened, atCommit) => f(time(tx), opened, atCommit), opening),
           alone: (statement) => conn.alone(statement),

@@ -51,18 +51,6 @@ function plan(existing: Array<{ name: string; type: string }> | null, wanted: Ar
   return 'recreate';
 }
 
-/**
- * The statements as one DO block: the view, its comments and grants cost one round trip instead of
- * one each (a first sync creates the columns of every list at once). The dollar-quote tag is one
- * the text does not contain, since comments quote field names as served.
- */
-function inOneRoundTrip(statements: string[]): string {
-  const body = statements.join(';\n');
-  let tag = 'ddl';
-  for (let n = 0; body.includes(`$${tag}$`); n++) tag = `ddl${n}`;
-  return `DO $${tag}$ BEGIN\n${body};\nEND $${tag}$`;
-}
-
 /** A DROP the views' dependents prevent: a failure of the list, with what depends on the view. */
 export class ViewDependencyError extends Error {
   readonly code = 'view_dependency';
@@ -151,7 +139,8 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
         ...grants,
         `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`,
       ];
-  await q.query(inOneRoundTrip(statements));
+  // The view, its comments and grants in one round trip (a first sync creates the columns of every list at once).
+  await q.script(statements);
 }
 
 /** What reconciling a list's views did: whether DDL ran, or which views wait for which dependents. */
@@ -187,6 +176,6 @@ export async function reconcileListViews(q: Queryable, key: ListKey, typed: read
   // Re-declared after a re-created history view (its row type went with it) or when missing after an
   // upgrade. Columns only appended leave them as they are: they return the view's row type, which follows.
   const functions = steps.some((s) => s.history && s.action === 'recreate') || !(await listFunctionsExist(q, key));
-  if (functions) await q.query(inOneRoundTrip(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name)));
+  if (functions) await q.script(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
   return { changed: steps.length > 0 || functions };
 }

@@ -11,9 +11,22 @@ export interface QueryResult<R> {
   affectedRows?: number;
 }
 
-/** What the pipeline needs of a connection: parameterised SQL. Both drivers provide it. */
+/** What the pipeline needs of a connection: parameterised SQL, and scripts. Both drivers provide them. */
 export interface Queryable {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /**
+   * Runs statements without parameters (their values quoted in their text) in one round trip, in
+   * order; the first failure stops the rest and is thrown. Inside a transaction they are part of
+   * it; outside one, Postgres runs them as one transaction of their own. For DDL: the same
+   * statements in a DO block cost Postgres about twice the time, since PL/pgSQL compiles the block
+   * and prepares each statement again (docs/performance.md, round sixteen).
+   */
+  script(statements: readonly string[]): Promise<void>;
+}
+
+/** Statements as the text of one simple-protocol message. */
+function scriptText(statements: readonly string[]): string {
+  return statements.join(';\n');
 }
 
 export type DatabaseKind = 'pg' | 'pglite';
@@ -118,6 +131,10 @@ function pgQueryable(client: pg.PoolClient | pg.Pool): Queryable {
       const res = await client.query(text, params as unknown[]);
       return { rows: res.rows as R[], affectedRows: res.rowCount ?? 0 };
     },
+    async script(statements) {
+      // Without parameters node-postgres sends the text as one simple-protocol message.
+      if (statements.length) await client.query(scriptText(statements));
+    },
   };
 }
 
@@ -218,12 +235,15 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const client = await (await loadPglite()).create(dataDir);
-  const wrap = (q: { query: PGlite['query'] }): Queryable => ({
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await q.query<R>(text, params);
       const result: QueryResult<R> = { rows: res.rows };
       if (res.affectedRows !== undefined) result.affectedRows = res.affectedRows;
       return result;
+    },
+    async script(statements) {
+      if (statements.length) await q.exec(scriptText(statements));
     },
   });
   let closed = false;

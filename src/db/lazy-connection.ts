@@ -40,6 +40,10 @@ export class LazyConnection implements Connection {
         this.#check(text);
         return tx.query<R>(text, params);
       },
+      script: (statements) => {
+        this.#check(statements[0]);
+        return tx.script(statements);
+      },
     };
   }
 
@@ -61,6 +65,11 @@ export class LazyConnection implements Connection {
   async query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
     this.#check(text);
     return (await this.#get()).query<R>(text, params);
+  }
+
+  async script(statements: readonly string[]): Promise<void> {
+    this.#check(statements[0]);
+    await (await this.#get()).script(statements);
   }
 
   async transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T> {

@@ -104,6 +104,7 @@ describe('copyIn', () => {
           (text as unknown as { connection: { stream: Duplex } }).connection.stream.cork();
           return result;
         },
+        script: (statements) => conn.script(statements),
       };
       return copy(corking);
     });

@@ -111,6 +111,7 @@ export function databaseWith(db: Database, replaced: Partial<Pick<Database, 'que
   return {
     kind: db.kind,
     query: (text: string, params?: unknown[]) => db.query(text, params),
+    script: (statements: readonly string[]) => db.script(statements),
     transaction: (fn, opening) => db.transaction(fn, opening),
     withConnection: (fn) => db.withConnection(fn),
     close: () => db.close(),

@@ -34,6 +34,7 @@ describe('closing the old versions of changed entries', () => {
           sent.push({ text, params: params ?? [] });
           return tx.query(text, params);
         },
+        script: (statements) => tx.script(statements),
       };
       await closeRows(recording, 'close_diff', new Date(), 2);
       const { rows: plan } = await tx.query<{ 'QUERY PLAN': string }>(`explain ${sent[0]!.text}`, sent[0]!.params);

@@ -25,6 +25,10 @@ function counting(db: Database, sent: string[]): Database {
       sent.push(text);
       return conn.query(text, params);
     },
+    script: (statements) => {
+      sent.push(...statements);
+      return conn.script(statements);
+    },
     begin: () => {
       sent.push('begin');
       return conn.begin();

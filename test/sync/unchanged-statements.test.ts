@@ -25,6 +25,10 @@ function recording(db: Database, sent: string[]): Database {
       sent.push(text.replace(/\s+/g, ' ').trim());
       return q.query(text, params);
     },
+    script: (statements) => {
+      sent.push(...statements.map((s) => s.replace(/\s+/g, ' ').trim()));
+      return q.script(statements);
+    },
   });
   const connection = (conn: Connection): Connection => ({
     ...recorded(conn),
