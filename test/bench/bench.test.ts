@@ -27,7 +27,7 @@ beforeAll(() => {
 
 describe('benchmarks, reduced', () => {
   it('P1: a full sync of every target against the fetch-only floor of the same run', async () => {
-    const figures = await runP1({ latencyMs: 5, variants: false, inProcessSandbox: true, log: quiet });
+    const figures = await runP1({ latencyMs: 5, repeats: 2, variants: false, inProcessSandbox: true, log: quiet });
     expectFigures(figures, ['P1 full sync, cold process', 'P1 full sync', 'P1 fetch only, no database (the floor here)']);
     expect(figures[1]!.notes).toMatch(/23 targets/);
     expect(figures[1]).toMatchObject({ baselineName: 'fetch-only floor', baseline: figures[2]!.value, target: { ratio: 1.3, better: 'lower' } });
