@@ -31,14 +31,12 @@ interface MeasuredSync {
 async function firstSync(
   sandbox: BenchSandbox,
   source: SourceConfig,
-  options: { poolSize: number; concurrency: number; clients: number },
-  log: (line: string) => void,
-  label: string,
-  machine: boolean,
+  options: { label: string; poolSize: number; concurrency: number; clients: number; log: (line: string) => void; machineLine?: boolean },
 ): Promise<MeasuredSync> {
+  const { label, log } = options;
   const bench = await createBenchDatabase({ poolSize: options.poolSize });
   try {
-    if (machine) log(await machineLine(bench.db));
+    if (options.machineLine) log(await machineLine(bench.db));
     const before = await cpuSeconds([]);
     const result = await timedFullSync(bench.db, sandbox, source, { concurrency: options.concurrency, clients: options.clients });
     const used = cpuUsed(before, await cpuSeconds([]));
@@ -68,14 +66,14 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
     // are most of its Postgres CPU (docs/performance.md, round sixteen).
     const poolSize = options.poolSize ?? 10;
     // The first sync of the process pays for loading and compiling the code: reported apart.
-    const cold = await firstSync(sandbox, source, { poolSize, concurrency, clients: 1 }, log, 'P1 full sync, cold process', true);
+    const cold = await firstSync(sandbox, source, { label: 'P1 full sync, cold process', poolSize, concurrency, clients: 1, log, machineLine: true });
     // Each sync is followed by its floor (the same fetches with no database), so that a VM slowing
     // down or speeding up for a while moves both sides alike; a single sync swung 2.3x-4.4x between
     // runs of the same code.
     const syncs: MeasuredSync[] = [];
     const floors: number[] = [];
     for (let i = 0; i < repeats; i++) {
-      syncs.push(await firstSync(sandbox, source, { poolSize, concurrency, clients: 1 }, log, `P1 full sync ${i + 1}`, false));
+      syncs.push(await firstSync(sandbox, source, { label: `P1 full sync ${i + 1}`, poolSize, concurrency, clients: 1, log }));
       floors.push(await timedFetchOnly(source, concurrency));
     }
     const variants: Array<{ label: string; poolSize: number; clients: number }> = [];
@@ -87,7 +85,7 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
     }
     const others: Array<{ label: string; poolSize: number; clients: number; sync: MeasuredSync }> = [];
     for (const v of variants)
-      others.push({ ...v, sync: await firstSync(sandbox, source, { poolSize: v.poolSize, concurrency, clients: v.clients }, log, v.label, false) });
+      others.push({ ...v, sync: await firstSync(sandbox, source, { label: v.label, poolSize: v.poolSize, concurrency, clients: v.clients, log }) });
 
     const floor = median(floors);
     const describe = (sync: MeasuredSync, pool: number, clients: number) => {
