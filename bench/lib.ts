@@ -3,7 +3,9 @@
 // as a real upstream would not, rather than inside the measured event loop), and the figure lines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -274,6 +276,17 @@ export function sandboxEnv(sb: Pick<BenchSandbox, 'url' | 'caFile'>, extra: Reco
     LOG_LEVEL: 'warn',
     ...extra,
   };
+}
+
+/**
+ * Writes a REFSYNC_CONFIG file of one source per environment, each the sandbox's machine account
+ * (the base URL and CA come from sandboxEnv), and returns its path.
+ */
+export async function writeSourcesConfig(dir: string, environments: readonly string[]): Promise<string> {
+  const file = join(dir, 'sources.json');
+  const sources = environments.map((environment) => ({ environment, email: SANDBOX_MACHINE_ACCOUNT.email, password: SANDBOX_MACHINE_ACCOUNT.password }));
+  await writeFile(file, JSON.stringify({ sources }));
+  return file;
 }
 
 export function benchSource(sb: Pick<BenchSandbox, 'url' | 'caFile'>, extra: Record<string, string> = {}): SourceConfig {

@@ -11,7 +11,7 @@
 //   BENCH_CPU_PROF=/tmp/prof node bench/p4-many-sources.ts 200   (--cpu-prof of each worker)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -33,9 +33,9 @@ import {
   runMain,
   sandboxEnv,
   startBenchSandbox,
+  writeSourcesConfig,
   type Figure,
 } from './lib.ts';
-import { SANDBOX_MACHINE_ACCOUNT } from '../src/sandbox/index.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -108,13 +108,10 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   try {
     log(await machineLine(bench.db));
-    const configFile = join(dir, 'sources.json');
-    const sources = Array.from({ length: sourceCount }, (_, i) => ({
-      environment: `bench-${String(i).padStart(4, '0')}`,
-      email: SANDBOX_MACHINE_ACCOUNT.email,
-      password: SANDBOX_MACHINE_ACCOUNT.password,
-    }));
-    await writeFile(configFile, JSON.stringify({ sources }));
+    const configFile = await writeSourcesConfig(
+      dir,
+      Array.from({ length: sourceCount }, (_, i) => `bench-${String(i).padStart(4, '0')}`),
+    );
     const env: Record<string, string> = {
       ...sandboxEnv(sandbox),
       REFSYNC_CONFIG: configFile,

@@ -14,7 +14,6 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
-import { SANDBOX_MACHINE_ACCOUNT } from '../src/sandbox/index.ts';
 import type { SyncTuning } from '../src/sync/tuning.ts';
 import {
   createBenchDatabase,
@@ -25,6 +24,7 @@ import {
   runMain,
   sandboxEnv,
   startBenchSandbox,
+  writeSourcesConfig,
   type BenchDatabase,
   type Figure,
 } from './lib.ts';
@@ -139,14 +139,11 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     log(await machineLine(bench.db));
     await sandbox.control('setGenerated', { listKey: LIST, count: entries });
     await sandbox.control('setPaging', { listKey: LIST, shape: 'array', opts: { maxPageSize: 1000 } });
-    const configFile = join(dir, 'sources.json');
     await writeFile(logFile, '');
-    const sources = Array.from({ length: SOURCES }, (_, i) => ({
-      environment: `bench-p6-${i}`,
-      email: SANDBOX_MACHINE_ACCOUNT.email,
-      password: SANDBOX_MACHINE_ACCOUNT.password,
-    }));
-    await writeFile(configFile, JSON.stringify({ sources }));
+    const configFile = await writeSourcesConfig(
+      dir,
+      Array.from({ length: SOURCES }, (_, i) => `bench-p6-${i}`),
+    );
     const env: Record<string, string> = {
       ...sandboxEnv(sandbox),
       REFSYNC_CONFIG: configFile,
