@@ -23,8 +23,8 @@ export interface P1Options {
 /** One first sync on a fresh database: its result, the Postgres CPU it took and the connections it opened. */
 interface MeasuredSync {
   result: Awaited<ReturnType<typeof timedFullSync>>;
-  /** Seconds of CPU of the Postgres server during the sync (every backend, the new ones' start included); undefined without /proc. */
-  postgresSeconds: number | undefined;
+  /** Milliseconds of CPU of the Postgres server during the sync (every backend, the new ones' start included); undefined without /proc. */
+  postgresMs: number | undefined;
   backends: number;
 }
 
@@ -44,7 +44,7 @@ async function firstSync(
     if (rows.entries !== result.entries) throw new Error(`P1: ${result.entries} entries fetched but ${rows.entries} rows written`);
     const { rows: open } = await bench.db.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = current_database()');
     log(`${label}: ${Math.round(result.wallMs)} ms; ${summarizeTimings(result.timings)}`);
-    return { result, postgresSeconds: used.postgres, backends: open[0]!.n };
+    return { result, postgresMs: used.postgres === undefined ? undefined : used.postgres * 1000, backends: open[0]!.n };
   } finally {
     await bench.drop();
   }
@@ -92,24 +92,24 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
       const r = sync.result;
       return `${r.targets} targets, ${r.entries} entries, ${r.requests} requests (${r.logins} logins), concurrency ${Math.min(concurrency, r.targets)}, pool ${pool}, ${clients} client(s), latency ${latencyMs} ms, longest target ${r.maxPages} page(s)`;
     };
-    const postgresCpu = (sync: MeasuredSync) =>
-      sync.postgresSeconds === undefined ? 'Postgres CPU not available (no /proc)' : `Postgres CPU ${Math.round(sync.postgresSeconds * 1000)} ms`;
+    const postgresCpu = (ms: number | undefined, what = '') =>
+      ms === undefined ? 'Postgres CPU not available (no /proc)' : `Postgres CPU${what} ${Math.round(ms)} ms`;
     const walls = syncs.map((s) => s.result.wallMs);
     const wall = median(walls);
     const last = syncs.at(-1)!;
     const bound = networkBoundMs(latencyMs, last.result.maxPages, last.result.logins);
-    const cpus = syncs.flatMap((s) => (s.postgresSeconds === undefined ? [] : [s.postgresSeconds * 1000]));
+    const cpus = syncs.flatMap((s) => (s.postgresMs === undefined ? [] : [s.postgresMs]));
     figures.push(
       figure('P1 full sync, cold process', cold.result.wallMs, 'ms', 'fetch-only floor', floor, {
-        notes: `${describe(cold, poolSize, 1)}; ${postgresCpu(cold)}, ${cold.backends} connections`,
+        notes: `${describe(cold, poolSize, 1)}; ${postgresCpu(cold.postgresMs)}, ${cold.backends} connections`,
       }),
       figure('P1 full sync', wall, 'ms', 'fetch-only floor', floor, {
         target: { ratio: 1.3, better: 'lower' },
-        notes: `median of ${repeats} (${walls.map((ms) => Math.round(ms)).join(', ')} ms), each on a fresh database and pool; ${describe(last, poolSize, 1)}; ${cpus.length ? `Postgres CPU per sync ${Math.round(median(cpus))} ms (median)` : 'Postgres CPU not available (no /proc)'}, ${median(syncs.map((s) => s.backends))} connections; ${(wall / bound).toFixed(2)}x the network bound`,
+        notes: `median of ${repeats} (${walls.map((ms) => Math.round(ms)).join(', ')} ms), each on a fresh database and pool; ${describe(last, poolSize, 1)}; ${postgresCpu(cpus.length ? median(cpus) : undefined, ' per sync (median)')}, ${median(syncs.map((s) => s.backends))} connections; ${(wall / bound).toFixed(2)}x the network bound`,
       }),
       ...others.map((o) =>
         figure(o.label, o.sync.result.wallMs, 'ms', 'fetch-only floor', floor, {
-          notes: `one sync; ${describe(o.sync, o.poolSize, o.clients)}; ${postgresCpu(o.sync)}, ${o.sync.backends} connections`,
+          notes: `one sync; ${describe(o.sync, o.poolSize, o.clients)}; ${postgresCpu(o.sync.postgresMs)}, ${o.sync.backends} connections`,
         }),
       ),
       figure('P1 fetch only, no database (the floor here)', floor, 'ms', 'network bound', networkBoundMs(latencyMs, 1, 1), {

@@ -62,6 +62,16 @@ function explained(text: string): boolean {
 
 /** Times every statement of held connections (BENCH_TRACE_SQL=1): where the database time goes, seen from outside. */
 function traced(inner: Database): Database {
+  /** Runs a statement (or script) and reports it when it took 5 ms or more; `what` names it. */
+  const timed = async <T>(what: () => string, run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      const ms = performance.now() - started;
+      if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${what().replace(/\s+/g, ' ').slice(0, 160)}\n`);
+    }
+  };
   const time = (q: Queryable): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       if (typeof text === 'string' && explained(text)) {
@@ -72,26 +82,18 @@ function traced(inner: Database): Database {
         process.stderr.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
         if (analyze) return { rows: [], rowCount: 0 } as never;
       }
-      const started = performance.now();
-      try {
-        return await q.query<R>(text, params);
-      } finally {
-        const ms = performance.now() - started;
-        // A COPY is sent as an object (a pg-copy-streams stream in, copyOut's submittable out), not text:
-        // named as such (a throw here would leave it unread and hang the sync).
-        const what = typeof text === 'string' ? text.replace(/\s+/g, ' ').slice(0, 160) : '(copy)';
-        if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${what}\n`);
-      }
+      // A COPY is sent as an object (a pg-copy-streams stream in, copyOut's submittable out), not text:
+      // named as such (a throw here would leave it unread and hang the sync).
+      return timed(
+        () => (typeof text === 'string' ? text : '(copy)'),
+        () => q.query<R>(text, params),
+      );
     },
-    async script(statements) {
-      const started = performance.now();
-      try {
-        await q.script(statements);
-      } finally {
-        const ms = performance.now() - started;
-        if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${statements.join('; ').replace(/\s+/g, ' ').slice(0, 160)}\n`);
-      }
-    },
+    script: (statements) =>
+      timed(
+        () => statements.join('; '),
+        () => q.script(statements),
+      ),
   });
   return {
     ...inner,
