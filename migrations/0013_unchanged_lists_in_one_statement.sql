@@ -1,6 +1,6 @@
 -- The unchanged lists of one run job in one statement.
 --
--- A worker's run job syncs its source's small lists itself (src/queue/inline-targets.ts). Each list
+-- A worker's run job syncs its source's small lists itself (src/queue/handlers/inline-targets.ts). Each list
 -- whose fetched content hash is the one its last ok snapshot had when the job began is set aside,
 -- and all of them are recorded by one call of refdata.record_unchanged_lists after the job's last
 -- list: per list what refdata.record_unchanged (migration 0012) does, with no round trip, statement,

@@ -2,7 +2,7 @@
 import type { CommandEntry } from './commands.ts';
 import { commands } from './commands.ts';
 import { commandOptions, type OptionSpec } from './options.ts';
-import { wrap } from './wrap.ts';
+import { wrap } from './output/wrap.ts';
 
 /** Help is kept to this width so it reads in an 80–100 column terminal and in docs. */
 export const HELP_WIDTH = 100;

@@ -5,7 +5,7 @@ import { ConfigError } from '../config/errors.ts';
 import { unknownSettingWarnings } from '../config/known-settings.ts';
 import { UsageError } from './args.ts';
 import { commands } from './commands.ts';
-import { terminalText } from './terminal.ts';
+import { terminalText } from './output/terminal.ts';
 import { commandHelp, topHelp } from './help.ts';
 import { packageVersion } from '../util/package-version.ts';
 

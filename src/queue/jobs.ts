@@ -7,7 +7,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { TraceCarrier } from '../tracing/spans.ts';
-import { manualSlot, runJobId, schedulerId, sourceOfScheduler, isValidSlot } from './names.ts';
+import { manualSlot, runJobId, schedulerId, sourceOfScheduler, isValidSlot } from './redis/names.ts';
 
 export interface RunJobData {
   kind: 'run';

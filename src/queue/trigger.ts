@@ -3,10 +3,10 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { AppConfig } from '../config/types.ts';
 import { inSpan, traceCarrier } from '../tracing/spans.ts';
-import { assertNoEviction, assertNotCluster } from './connection.ts';
+import { assertNoEviction, assertNotCluster } from './redis/connection.ts';
 import { enqueueManualRuns, type EnqueuedRun } from './jobs.ts';
-import { manualSlot } from './names.ts';
-import { withShortLivedQueue } from './short-lived-queue.ts';
+import { manualSlot } from './redis/names.ts';
+import { withShortLivedQueue } from './redis/short-lived-queue.ts';
 
 export interface TriggerOptions {
   lists?: ListKey[];

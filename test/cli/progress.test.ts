@@ -2,8 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
 import { catalog } from '../../src/catalog/catalog.ts';
-import { progressLine } from '../../src/cli/progress.ts';
-import { jobProgressReporter } from '../../src/queue/job-progress.ts';
+import { progressLine } from '../../src/cli/output/progress.ts';
+import { jobProgressReporter } from '../../src/queue/handlers/job-progress.ts';
 import type { TargetProgress } from '../../src/sync/sync-target.ts';
 
 /** A terminal of `columns` columns that records what is written to it. */

@@ -1,7 +1,7 @@
 // The pure parts of the terminal output: exact cells, relative ages, and status lines that fit.
 import { describe, expect, it } from 'vitest';
-import { targetLines } from '../../src/cli/status-lines.ts';
-import { cellText, terminalText } from '../../src/cli/terminal.ts';
+import { targetLines } from '../../src/cli/status/status-lines.ts';
+import { cellText, terminalText } from '../../src/cli/output/terminal.ts';
 import { formatAge } from '../../src/read/format-age.ts';
 import type { TargetStatusRow } from '../../src/read/status-query.ts';
 

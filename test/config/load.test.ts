@@ -7,8 +7,8 @@ import { listKeys } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { knownSettings, unknownSettingWarnings } from '../../src/config/known-settings.ts';
-import { queueKeyPrefix } from '../../src/queue/names.ts';
-import { nodeOptionsFromUrl } from '../../src/queue/redis-cluster.ts';
+import { queueKeyPrefix } from '../../src/queue/redis/names.ts';
+import { nodeOptionsFromUrl } from '../../src/queue/redis/redis-cluster.ts';
 import { configError } from './config-error.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));

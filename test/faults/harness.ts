@@ -8,7 +8,7 @@ import { getListDefinition } from '../../src/catalog/catalog.ts';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
-import { QUEUE_NAME } from '../../src/queue/names.ts';
+import { QUEUE_NAME } from '../../src/queue/redis/names.ts';
 import type { Database } from '../../src/db/database.ts';
 import { DEFAULT_ACCOUNTS, type Sandbox } from '../../src/sandbox/index.ts';
 import { runSync, type RunResult } from '../../src/sync/run/run-sync.ts';

@@ -5,10 +5,10 @@
 // worker's backend wait on it (pg_locks), and kills it there. A new worker recovers the job through
 // BullMQ's stalled-job check (lock 30 s, check every 30 s: up to about a minute on its own clock).
 // The baseline synced first makes every list known small, so the worker syncs them inside the run
-// job (src/queue/inline-targets.ts): that is the job killed, and its re-run queues a target job per
+// job (src/queue/handlers/inline-targets.ts): that is the job killed, and its re-run queues a target job per
 // list, each of which looks for its list in the run first.
 import { beforeAll, expect } from 'vitest';
-import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { jobReturn, waitFor } from '../queue/helpers.ts';

@@ -3,7 +3,7 @@
 // recovered: test/faults/worker-kill-case.ts.
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { waitFor } from '../queue/helpers.ts';
 import { expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';

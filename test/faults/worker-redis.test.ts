@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { runJobId } from '../../src/queue/names.ts';
+import { runJobId } from '../../src/queue/redis/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_MACHINE_ACCOUNT, useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
@@ -58,7 +58,7 @@ describe('4. Redis stopped, then back with its data', () => {
       const after = fx.served();
 
       // A run whose list fetch is slow is in flight when Redis goes away: its lists are known small
-      // after the first run, so its run job syncs them itself (src/queue/inline-targets.ts).
+      // after the first run, so its run job syncs them itself (src/queue/handlers/inline-targets.ts).
       sb.control.setLatency(2_000);
       try {
         const fetched = sb.control.requestLog().length;

@@ -5,7 +5,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { shippedMigrations } from '../../src/db/schema-version.ts';
-import { runJobId } from '../../src/queue/names.ts';
+import { runJobId } from '../../src/queue/redis/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { recordNewerMigration } from '../helpers/schema.ts';

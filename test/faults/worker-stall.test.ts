@@ -4,10 +4,10 @@
 // recovers the job as stalled and takes it; then the first is resumed with SIGCONT. The pipeline's
 // per-target advisory lock and hash compare must make one commit of the change out of the two. The
 // baseline makes every list known small, so the first worker syncs them inside the run job
-// (src/queue/inline-targets.ts): the run job stalls, and its re-run queues the target jobs.
+// (src/queue/handlers/inline-targets.ts): the run job stalls, and its re-run queues the target jobs.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { onCleanup, waitFor } from '../queue/helpers.ts';

@@ -7,7 +7,7 @@ import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { describe, expect, inject, it } from 'vitest';
 import type { AppConfig } from '../../src/config/types.ts';
 import type { RunJobData, TargetJobData } from '../../src/queue/jobs.ts';
-import { QUEUE_NAME, runJobId, targetJobId } from '../../src/queue/names.ts';
+import { QUEUE_NAME, runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';

@@ -1,5 +1,5 @@
 // A run job syncs its source's small lists itself and queues target jobs only for the rest
-// (src/queue/inline-targets.ts): a first run, whose sizes are unknown, is all target jobs; the next
+// (src/queue/handlers/inline-targets.ts): a first run, whose sizes are unknown, is all target jobs; the next
 // settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
 // job of its own, which looks for it in the run first and syncs it once. The unchanged lists are
 // recorded together after the last; one another sync holds by then goes to a target job too.
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { runJobId, targetJobId } from '../../src/queue/names.ts';
+import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';

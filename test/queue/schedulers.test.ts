@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, SANDBOX_MACHINE_ACCOUNT } from '../helpers/sandbox.ts';
-import { queueSummary } from '../../src/queue/summary.ts';
+import { queueSummary } from '../../src/queue/redis/summary.ts';
 import { startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();

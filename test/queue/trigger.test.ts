@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.ts';
-import { targetJobId } from '../../src/queue/names.ts';
-import { startWorkerService } from '../../src/queue/service.ts';
+import { targetJobId } from '../../src/queue/redis/names.ts';
+import { startWorkerService } from '../../src/queue/worker/service.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';

@@ -9,7 +9,7 @@ import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 import { startTestWorker, workerConfig } from '../queue/helpers.ts';
-import type { WorkerService } from '../../src/queue/service.ts';
+import type { WorkerService } from '../../src/queue/worker/service.ts';
 
 const tdb = useTestDatabase();
 const PASSWORD = 'board-pass';

@@ -18,7 +18,7 @@ function sdkModulesLoaded(env: Record<string, string>): string[] {
     registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });
     const { startTracing } = await import(${JSON.stringify(new URL('src/tracing/start.ts', repo).href)});
     const { silentLogger } = await import(${JSON.stringify(new URL('src/util/logger.ts', repo).href)});
-    await import(${JSON.stringify(new URL('src/queue/service.ts', repo).href)});
+    await import(${JSON.stringify(new URL('src/queue/worker/service.ts', repo).href)});
     const tracing = await startTracing(silentLogger, process.env);
     await tracing.shutdown(100);
     process.stdout.write(JSON.stringify([...seen].filter((u) => /@opentelemetry\\/(?!api\\/)/.test(u))));`;

@@ -1,0 +1,221 @@
+// A run job syncs its source's small lists itself, and queues a target job only for the rest.
+//
+// Nearly every hourly sync of a reference list finds it unchanged, and a target job of its own
+// then costs more than the sync: BullMQ's scripts to take, report and finish the job and the
+// source gate's two, several Redis round trips, against one fetch and one Postgres statement
+// (docs/performance.md, P4). So a run job first syncs, in a few lanes, the lists known to be small
+// (by their entry count at their last sync, read when the job begins). Only what it can settle in
+// one go is settled here: a list synced (changed, unchanged or held) or answered 404. An unchanged
+// list is not even recorded on its own: it is set aside and all of them are recorded in one statement
+// after the last list (src/sync/load/unchanged-lists.ts). Anything else stops the lanes and goes to
+// a target job, which retries, waits or fails exactly as it always has: a list that failed or was
+// rate limited, the database away, a worker shutting down. A list never
+// synced (its size unknown) or large goes to a target job from the start, so first loads still
+// spread over every worker and large lists still ask the memory budget before their fetch.
+import type { Job } from 'bullmq';
+import type { Target } from '../../catalog/targets.ts';
+import type { SourceConfig } from '../../config/types.ts';
+import { largeListAfter } from '../../sync/list-memory.ts';
+import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
+import { refreshRun } from '../../sync/run/runs.ts';
+import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { tuningWith } from '../../sync/tuning.ts';
+import { inSpan } from '../../tracing/spans.ts';
+import { errorLine } from '../../util/error-line.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { RunJobData } from '../jobs.ts';
+import type { ProcessorDeps } from './processor-deps.ts';
+import type { SourceSlot } from '../admission/source-gate.ts';
+import { verdictOn } from './target-verdict.ts';
+import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
+
+export interface InlineResult {
+  /** Targets settled in the run job. */
+  settled: number;
+  /** Of those, the ones recorded unchanged by their served digest (nothing normalised). */
+  unchangedAsServed: number;
+  /** Targets a lane started but could not settle: their target jobs check the run first. */
+  tried: Set<Target>;
+  /** Targets left for target jobs, in the order given. */
+  left: Target[];
+}
+
+/** Nothing synced in the run job: every target is left for a target job. */
+export function nothingInRunJob(targets: Target[]): InlineResult {
+  return { settled: 0, unchangedAsServed: 0, tried: new Set(), left: targets };
+}
+
+/** Whether the target's last sync found it small: it may be synced inside its run job. */
+function knownSmall(deps: ProcessorDeps, target: Target): boolean {
+  const entries = deps.memory.sizes.entriesOf(target);
+  return entries !== undefined && entries < largeListAfter(tuningWith(deps.tuning));
+}
+
+/**
+ * Syncs the run's small targets in lanes, each holding one of the source's gate slots (so the
+ * source's limit of jobs at once counts them); each list takes one of the worker's sync slots.
+ * Returns what is left for target jobs. Never throws for a list: whatever goes wrong with one is
+ * its target job's to handle.
+ */
+export async function syncSmallTargets(
+  deps: ProcessorDeps,
+  job: Job<RunJobData>,
+  runId: number,
+  targets: Target[],
+  signal: AbortSignal,
+): Promise<InlineResult> {
+  // One read per run job: each list's size at its last sync (other workers synced some of them) and
+  // the content hash an unchanged fetch of it has.
+  const lastOk = await readLastOk(deps.db, targets[0]!.source.environment);
+  for (const target of targets) {
+    const last = lastOkOf(lastOk, target);
+    if (last) deps.memory.sizes.learn(target, last.entryCount);
+  }
+  const small = targets.filter((t) => knownSmall(deps, t));
+  if (small.length === 0) return nothingInRunJob(targets);
+  const source = small[0]!.source;
+  const unchanged = new UnchangedLists(lastOk);
+  const lanes = await admitLanes(deps, source, `${job.id}:inline`, small.length);
+  const tried = new Set<Target>();
+  const aside: SetAside[] = [];
+  let settled = 0;
+  let next = 0;
+  let stopped = false;
+  try {
+    await Promise.all(
+      lanes.map(async () => {
+        while (!stopped && !signal.aborted && next < small.length) {
+          const target = small[next++]!;
+          const synced = await settleInline(deps, job, runId, target, signal, unchanged);
+          if (synced === 'settled') settled += 1;
+          else if (synced !== 'queued') aside.push(synced);
+          else {
+            // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
+            // likely stop the next one too: the rest go to target jobs, which know how to wait.
+            stopped = true;
+            tried.add(target);
+          }
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
+  }
+  const recorded = await recordSetAside(deps, unchanged, runId, aside);
+  settled += recorded.settled;
+  for (const target of recorded.unsure) tried.add(target);
+  // The lists settled here are counted once, now: with their snapshots committed without waiting
+  // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
+  if (settled > 0) await refreshRun(deps.db, runId, source);
+  const notDone = new Set([...tried, ...recorded.again]);
+  const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
+  return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
+}
+
+/** An unchanged list synced in the run job and set aside, with its log, until the lists' one record. */
+interface SetAside {
+  outcome: TargetOutcome;
+  log: Logger;
+}
+
+/**
+ * Records the unchanged lists set aside in one statement, and settles each it recorded. `again`: the
+ * lists it did not record (nothing written for them), for target jobs to sync the ordinary way.
+ * `unsure`: all of them when the statement failed, which may have committed before its answer was
+ * lost; their target jobs look for a snapshot in the run first.
+ */
+async function recordSetAside(
+  deps: ProcessorDeps,
+  unchanged: UnchangedLists,
+  runId: number,
+  aside: SetAside[],
+): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
+  if (aside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
+  let ids: Map<Target, number | null>;
+  try {
+    ids = await unchanged.record(deps.db, runId);
+  } catch (err) {
+    deps.logger.info({ runId, lists: aside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+    return { settled: 0, asServed: 0, again: [], unsure: aside.map((a) => a.outcome.target) };
+  }
+  let settled = 0;
+  let asServed = 0;
+  const again: Target[] = [];
+  for (const { outcome, log } of aside) {
+    const snapshotId = ids.get(outcome.target) ?? null;
+    if (snapshotId === null) {
+      log.info('unchanged list changed or taken by another sync before its record: queued as a target job');
+      again.push(outcome.target);
+      continue;
+    }
+    await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
+    settled += 1;
+    if (outcome.asServedBefore) asServed += 1;
+  }
+  return { settled, asServed, again, unsure: [] };
+}
+
+/**
+ * The lanes a run job may sync in: one gate slot each, up to the source's limit of jobs at once
+ * (every list at once for a source without one), none while the source cools down or is busy.
+ */
+async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string, wanted: number): Promise<SourceSlot[]> {
+  const limit = source.maxConcurrentJobs;
+  const lanes: SourceSlot[] = [];
+  for (let i = 0; i < Math.min(limit ?? 1, wanted); i++) {
+    const admission = await deps.gate.admit(source.name, `${id}:${i}`, limit);
+    if (!admission.admitted) break;
+    lanes.push(admission.slot);
+  }
+  // Without a limit the one admission (the cool-down's check) stands for every lane.
+  if (limit === undefined && lanes.length === 1) while (lanes.length < wanted) lanes.push(lanes[0]!);
+  return lanes;
+}
+
+const QUEUED = 'list not settled in its run job: queued as a target job';
+
+/**
+ * Syncs one target in its own span and settles it, or sets it aside (unchanged: recorded with the
+ * others after the last list), or says it is for a target job ('queued').
+ */
+async function settleInline(
+  deps: ProcessorDeps,
+  job: Job<RunJobData>,
+  runId: number,
+  target: Target,
+  signal: AbortSignal,
+  unchanged: UnchangedLists,
+): Promise<'settled' | 'queued' | SetAside> {
+  const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
+  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
+  try {
+    return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
+      const outcome = await syncInWorker(deps, target, {
+        runId,
+        signal,
+        acceptRemovals: job.data.acceptRemovals === true,
+        acceptSchema: job.data.acceptSchema === true,
+        log,
+        advanceRun: false,
+        unchanged,
+      });
+      const verdict = verdictOn(outcome, { last: false, rateLimited: 0 });
+      if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
+      if (verdict.kind !== 'done' && verdict.kind !== 'record') {
+        span.setAttribute('refsync.status', 'queued');
+        log.info({ code: outcome.errorCode, err: outcome.error }, QUEUED);
+        return 'queued';
+      }
+      if (outcome.setAside) {
+        span.setAttribute('refsync.status', 'unchanged');
+        return { outcome, log };
+      }
+      const settled = await settleOutcome(deps, outcome, runId, log, false);
+      span.setAttribute('refsync.status', settled.status);
+      return 'settled';
+    });
+  } catch (err) {
+    log.info({ err: errorLine(err) }, QUEUED);
+    return 'queued';
+  }
+}

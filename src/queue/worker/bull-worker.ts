@@ -1,0 +1,57 @@
+import { Worker, type Job, type Processor } from 'bullmq';
+import type { AppConfig } from '../../config/types.ts';
+import type { WorkerMetrics } from '../../server/metrics.ts';
+import { errorLine } from '../../util/error-line.ts';
+import type { Logger } from '../../util/logger.ts';
+import { workerConnection } from '../redis/connection.ts';
+import type { SyncJobData } from '../jobs.ts';
+import { failedOutsideProcessor, recordLostJob, type LostTargetDeps } from '../handlers/lost-targets.ts';
+import { QUEUE_NAME } from '../redis/names.ts';
+import type { JobResult } from '../handlers/processor.ts';
+
+export interface BullWorkerParts {
+  config: AppConfig;
+  prefix: string;
+  processor: Processor<SyncJobData, JobResult>;
+  metrics: WorkerMetrics;
+  logger: Logger;
+  lostTargets: LostTargetDeps;
+}
+
+/** A BullMQ worker on the sync queue whose job outcomes are counted, logged and, when lost, recorded. */
+export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, JobResult> {
+  const { config, metrics, logger } = parts;
+  const connection = workerConnection(config.redisUrl, config);
+  const worker = new Worker<SyncJobData, JobResult>(QUEUE_NAME, parts.processor, {
+    connection,
+    prefix: parts.prefix,
+    concurrency: config.concurrency,
+    name: `refsync-${process.pid}`,
+    // Jobs finished by this worker are trimmed as they finish (see jobOptions for the figures).
+    removeOnComplete: { count: 1_000, age: 24 * 3600 },
+    removeOnFail: { count: 5_000, age: 14 * 24 * 3600 },
+  });
+  worker.on('error', (err) => logger.warn({ err: errorLine(err) }, 'worker connection error'));
+  // A cluster client given to BullMQ is the worker's own but not closed by BullMQ: close it after.
+  if ('isCluster' in connection) worker.on('closed', () => connection.disconnect());
+  worker.on('completed', (job: Job<SyncJobData>) => metrics.job(job.name, 'completed'));
+  worker.on('failed', (job: Job<SyncJobData> | undefined, err: Error) => {
+    if (job) onJobFailed(parts, job, err);
+  });
+  return worker;
+}
+
+/**
+ * A failed attempt: counted as retried or failed, logged, and, when BullMQ failed the job without
+ * the processor running (a stalled job out of attempts), what it left of its run recorded as failed.
+ */
+function onJobFailed({ metrics, logger, lostTargets }: BullWorkerParts, job: Job<SyncJobData>, err: Error): void {
+  const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+  metrics.job(job.name, final ? 'failed' : 'retried');
+  logger[final ? 'warn' : 'info']({ jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, final ? 'job failed' : 'job will retry');
+  if (failedOutsideProcessor(job)) {
+    recordLostJob(lostTargets, job).catch((e) =>
+      logger.warn({ jobId: job.id, err: errorLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),
+    );
+  }
+}
