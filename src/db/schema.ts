@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, check, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, customType, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The `refdata` schema of docs/contract.md. Table and column names are public: downstream SQL depends on
@@ -8,6 +8,9 @@ import { bigint, bigserial, boolean, check, index, integer, jsonb, pgSchema, pri
 export const refdata = pgSchema('refdata');
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Postgres's 64-bit transaction id (never wraps around), read as its decimal text. */
+const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });
 
 export const syncRuns = refdata.table(
   'sync_runs',
@@ -121,13 +124,26 @@ export const entryChanges = refdata.table(
     detectedAt: tstz('detected_at').notNull().defaultNow(),
     /** For a removed or modified code in use: per usage column, {column, rows, from, to, top}. */
     impact: jsonb('impact'),
+    /**
+     * The transaction that wrote the row (0 for rows written before migration 0015): with `id`, the
+     * change feed's order, served only below the oldest transaction still open (refdata.change_feed).
+     */
+    txid: xid8('txid').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
     index('entry_changes_detected_idx').on(t.detectedAt),
     index('entry_changes_target_idx').on(t.environment, t.listKey, t.variant, t.detectedAt),
     index('entry_changes_snapshot_idx').on(t.snapshotId),
+    index('entry_changes_feed_idx').on(t.txid, t.id),
   ],
 );
+
+/** Where each named reader of the change feed (`refsync changes --consumer NAME`) has got to. */
+export const changeFeedConsumers = refdata.table('change_feed_consumers', {
+  name: text('name').primaryKey(),
+  position: text('position').notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
 
 export const alerts = refdata.table(
   'alerts',

@@ -185,7 +185,7 @@ const entryChanges: RelationDescription = {
   kind: 'table',
   description: 'Every detected change of an entry, newest last: added, removed, modified, reappeared or reshaped, with the entry before and after.',
   columns: [
-    { name: 'id', description: 'Change id.' },
+    { name: 'id', description: 'Change id, taken when the row is written. Not a cursor: ids commit out of order; read refdata.change_feed.' },
     { name: 'snapshot_id', description: 'Snapshot in which the change was detected.' },
     { name: 'environment', description: 'Environment label of the source.' },
     { name: 'list_key', description: 'Which reference list.' },
@@ -200,11 +200,20 @@ const entryChanges: RelationDescription = {
     { name: 'before', description: 'The entry before the change (null when added).' },
     { name: 'after', description: 'The entry after the change (null when removed).' },
     { name: 'changed_fields', description: 'For modified and reshaped entries, the top-level fields whose values changed (or appeared, or left).' },
-    { name: 'detected_at', description: 'When the change was committed (database clock).' },
+    {
+      name: 'detected_at',
+      description:
+        'When the sync that recorded the change began its transaction (database clock). Not a cursor: a longer sync commits changes dated before ones already readable; read refdata.change_feed.',
+    },
     {
       name: 'impact',
       description:
         'For a removed or modified code that facts use: one element per usage column, {column, rows, from, to, top} (facts in use with the code, their time range, the top values of groupBy). Null when no usage column uses the code.',
+    },
+    {
+      name: 'txid',
+      description:
+        'The transaction that wrote the change (0 for changes recorded before refsync 0.3): with id, the order of refdata.change_feed. Not a cursor on its own: read the feed.',
     },
   ],
   key: ['id'],

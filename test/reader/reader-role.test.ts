@@ -110,6 +110,10 @@ describe('the refdata_reader role', () => {
       // refsync's own count of a run's progress (migration 0011): not for readers.
       { proname: 'advance_run', reader: false, public: false },
       ...reads,
+      { proname: 'change_feed', reader: true, public: false },
+      { proname: 'change_feed_after', reader: true, public: false },
+      { proname: 'change_feed_held', reader: true, public: false },
+      { proname: 'change_feed_position', reader: true, public: false },
       { proname: 'changed_fields', reader: true, public: false },
       { proname: 'charge_code_version_diff', reader: true, public: false },
       { proname: 'code_usage', reader: true, public: false },
