@@ -131,6 +131,16 @@ describe('an install of refsync 1905028, upgraded', () => {
     expect(recorded).toEqual([{ entry_key: 'FTL', change: 'modified', changed_fields: ['description'] }]);
     expect(await count('refdata.alerts')).toBe(alerts + 1);
     expect(await count("refdata.entries where list_key = 'shipment_modes' and entry_key = 'FTL'")).toBe(2);
+    // The change feed serves the history the old release wrote (txid 0, in id order) first, then the
+    // change recorded after the upgrade: every change once, from the start of history.
+    const { rows: feed } = await db.query<{ position: string; id: number; entry_key: string }>(
+      'select position, id, entry_key from refdata.change_feed(null, 100)',
+    );
+    const { rows: ids } = await db.query<{ id: number }>('select id from refdata.entry_changes order by id');
+    expect(feed.map((r) => r.id)).toEqual(ids.map((r) => r.id));
+    expect(feed.map((r) => r.position)).toEqual(feed.map((r) => r.position).sort());
+    expect(feed.slice(0, changes).every((r) => r.position.startsWith('00000000000000000000-'))).toBe(true);
+    expect(feed.at(-1)?.entry_key).toBe('FTL');
     expect((await cli(['sync'])).code).toBe(0);
     expect(await count('refdata.entry_changes')).toBe(changes + 1);
     expect(await count('refdata.alerts')).toBe(alerts + 1);

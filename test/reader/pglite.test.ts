@@ -2,18 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { chargeCodeVersionDiff, entriesAsOf, entriesDiff } from '../../src/db/functions.ts';
 import { migrateDatabase } from '../../src/db/migrate.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { FeedReader, idsInReadOrder } from '../feed/feed-reader.ts';
 import { syncSandbox, V2024, V2025 } from './fixture.ts';
 
 // The embedded database (PGlite) is what `refsync sync` and `demo` use without DATABASE_URL: the
 // functions and grants of the migrations have to work there as well.
 describe('on embedded PGlite', () => {
   let db: Database;
+  let sb: Sandbox;
 
   beforeAll(async () => {
     db = await openDatabase({ dataDir: 'memory://' });
     await migrateDatabase(db);
-    await syncSandbox(db, await useSandbox(), ['charge_codes']);
+    sb = await useSandbox();
+    await syncSandbox(db, sb, ['charge_codes']);
   });
   afterAll(() => db?.close());
 
@@ -52,5 +55,18 @@ describe('on embedded PGlite', () => {
       [V2025],
     );
     expect(inactive.map((r) => r.code)).toEqual(['MSC']);
+  });
+
+  it('serves the change feed: every change once, in positions that sort, paged', async () => {
+    sb.control.modifyEntry('charge_codes', 'DET', { description: 'Detention, per hour' }, { version: V2025 });
+    sb.control.removeEntry('charge_codes', 'DTW', { version: V2024 });
+    await syncSandbox(db, sb, ['charge_codes']);
+    const { rows: recorded } = await db.query<{ id: number }>('select id from refdata.entry_changes order by id');
+    expect(recorded.length).toBeGreaterThan(0);
+    const reader = new FeedReader(db, 2);
+    await reader.drain();
+    const { increasing, ids } = idsInReadOrder(reader);
+    expect(increasing).toBe(true);
+    expect(ids).toEqual(recorded.map((r) => Number(r.id)));
   });
 });
