@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { shippedMigrations } from '../../src/db/schema-version.ts';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
+import { feedCaughtUp } from '../feed/feed-reader.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, dropTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -133,6 +134,7 @@ describe('an install of refsync 1905028, upgraded', () => {
     expect(await count("refdata.entries where list_key = 'shipment_modes' and entry_key = 'FTL'")).toBe(2);
     // The change feed serves the history the old release wrote (txid 0, in id order) first, then the
     // change recorded after the upgrade: every change once, from the start of history.
+    await feedCaughtUp(db);
     const { rows: feed } = await db.query<{ position: string; id: number; entry_key: string }>(
       'select position, id, entry_key from refdata.change_feed(null, 100)',
     );

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { feedCaughtUp } from '../feed/feed-reader.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { syncSandbox, V2024 } from '../reader/fixture.ts';
@@ -13,8 +14,21 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const guide = readFileSync(`${root}docs/data-teams.md`, 'utf8');
 const blocks = [...guide.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
-/** dbt's source() as dbt renders it for this project's source. */
-const rendered = (sql: string) => sql.replace(/\{\{\s*source\('refdata',\s*'(\w+)'\)\s*\}\}/g, 'refdata.$1');
+/** The relation an incremental model's `{{ this }}` names in these tests. */
+const THIS = 'public.stg_refdata_changes';
+
+/**
+ * The Jinja the guide's dbt models use, as dbt renders it: source(), config() (nothing in the SQL),
+ * `{{ this }}`, and is_incremental()'s branches (the first run of a model is not incremental).
+ */
+const rendered = (sql: string, incremental = false) =>
+  sql
+    .replace(/\{\{\s*source\('refdata',\s*'(\w+)'\)\s*\}\}/g, 'refdata.$1')
+    .replace(/\{\{\s*config\([^}]*\)\s*\}\}/g, '')
+    .replace(/\{\{\s*this\s*\}\}/g, THIS)
+    .replace(/\{%\s*if is_incremental\(\)\s*%\}([\s\S]*?)\{%\s*else\s*%\}([\s\S]*?)\{%\s*endif\s*%\}/g, (_m, yes: string, no: string) =>
+      incremental ? yes : no,
+    );
 
 /** The user's own tables and roles the examples use: fact tables with codes of the synced lists. */
 const facts = `
@@ -51,6 +65,8 @@ describe('docs/data-teams.md: every SQL block runs', () => {
       'listen refdata_changes',
       "source('refdata'",
       'nmfc_codes',
+      'refdata.change_feed(',
+      'is_incremental()',
     ]) {
       expect(
         blocks.some((b) => b.includes(task)),
@@ -98,5 +114,29 @@ describe('docs/data-teams.md: every SQL block runs', () => {
     const added = await one("c.change = 'added'");
     expect(added.map((r) => r.code)).toContain('ZDOC');
     expect((await one('charge_code_version_diff(')).length).toBeGreaterThan(5);
+  });
+
+  it('the incremental dbt model over the change feed keeps every change once, first run and later runs', async () => {
+    const model = blocks.find((b) => b.includes('is_incremental()'))!;
+    const count = async (sql: string) => (await t.db.query<{ n: number }>(sql)).rows[0]!.n;
+    // dbt's first run creates the table from the model; each later run inserts what the model selects.
+    await feedCaughtUp(t.db);
+    await t.db.query(`create table ${THIS} as ${rendered(model)}`);
+    const all = 'select count(*)::int as n from refdata.entry_changes';
+    expect(await count(`select count(*)::int as n from ${THIS}`)).toBe(await count(all));
+    const sb = await useSandbox();
+    await syncSandbox(t.db, sb, ['accessorials'], 'feed-docs');
+    sb.control.removeEntry('accessorials', 'LGDEL');
+    sb.control.modifyEntry('accessorials', 'INDEL', { description: 'Inside delivery, ground floor' });
+    await syncSandbox(t.db, sb, ['accessorials'], 'feed-docs');
+    const kept = `select count(*)::int as n from ${THIS}`;
+    const before = await count(kept);
+    await feedCaughtUp(t.db);
+    await t.db.query(`insert into ${THIS} ${rendered(model, true)}`);
+    expect(await count(kept)).toBe(before + 2);
+    await t.db.query(`insert into ${THIS} ${rendered(model, true)}`);
+    expect(await count(kept)).toBe(before + 2);
+    expect(await count(`select count(distinct position)::int as n from ${THIS}`)).toBe(await count(all));
+    await t.db.query(`drop table ${THIS}`);
   });
 });

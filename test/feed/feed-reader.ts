@@ -60,3 +60,12 @@ export function idsInReadOrder(reader: FeedReader): { increasing: boolean; ids: 
   const increasing = reader.read.every((r, i) => i === 0 || reader.read[i - 1]!.position < r.position);
   return { increasing, ids: reader.read.map((r) => r.id).sort((a, b) => a - b) };
 }
+
+/**
+ * Waits (bounded) until the feed serves every change recorded: other test files' open write
+ * transactions hold the cluster-wide fence for a moment after this file's syncs commit.
+ */
+export async function feedCaughtUp(db: Queryable, timeoutMs = 60_000): Promise<void> {
+  const reader = new FeedReader(db, 100_000);
+  await reader.readUntil((await recordedIds(db)).length, timeoutMs);
+}
