@@ -9,6 +9,7 @@ import { runP3 } from '../../bench/p3-large-list.ts';
 import { runP4 } from '../../bench/p4-many-sources.ts';
 import { runP5 } from '../../bench/p5-impact.ts';
 import { runP6 } from '../../bench/p6-worker-memory.ts';
+import { runP7 } from '../../bench/p7-change-feed.ts';
 
 const quiet = () => undefined;
 
@@ -102,4 +103,11 @@ describe('benchmarks, reduced', () => {
     expect(figures[0]!.notes).toMatch(/4 sources x 3000 entries .*; 4 of 4 ok/);
     expect(figures[1]!.notes).toMatch(/4 of 4 ok, unchanged/);
   }, 120_000);
+
+  it('P7: the change feed read page by page beside the id cursor over the same rows', async () => {
+    const figures = await runP7({ changes: 2_500, pageSize: 1_000, repeats: 1, log: quiet });
+    expectFigures(figures, ['P7 change feed read']);
+    expect(figures[0]).toMatchObject({ unit: 'changes/s', baselineName: 'id cursor', target: { ratio: 0.8, better: 'higher' } });
+    expect(figures[0]!.notes).toMatch(/^2500 changes in pages of 1000/);
+  }, 60_000);
 });
