@@ -83,7 +83,15 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
     expect(configError({ REFSYNC_BASE_URL: 'https://api.vendor.example' })).toMatch(/credentials are missing/);
     expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'https://hooks.example/x', REFSYNC_WEBHOOK_SECRET: 'not-a-whsec' })).toMatch(
-      /^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret/,
+      /^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret, .*; make one with `refsync webhook-secret`$/,
+    );
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'http://127.0.0.1:9553/hook' })).toMatch(
+      /^REFSYNC_WEBHOOK_URL: must be https:\/\/; http:\/\/ is allowed only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true/,
+    );
+    expect(loadConfig({ ...base, REFSYNC_WEBHOOK_URL: 'http://127.0.0.1:9553/hook', REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true' }).sources[0]!.webhook).toMatchObject(
+      {
+        allowPrivate: true,
+      },
     );
     const withSecret = configError({ ...base, REFSYNC_API_KEY_SCHEME: 'pw-secret-1' });
     expect(withSecret).toMatch(/^REFSYNC_API_KEY_SCHEME:/);
