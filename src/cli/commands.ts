@@ -66,7 +66,8 @@ export const commands: CommandEntry[] = [
   {
     name: 'alerts',
     positionals: '[retry ID ...]',
-    summary: 'alerts and their delivery state; `alerts retry ID` requeues a dead one',
+    summary: 'alerts and their delivery state; `alerts retry ID` requeues a dead one, or replays a delivered one',
+    notes: ["A replay carries the alert's webhook-id again: a receiver that deduplicates by it keeps one copy. See docs/alerts.md."],
     load: () => import('./commands/alerts.ts'),
   },
   {
