@@ -39,7 +39,7 @@ export function sharedCauses(failing: readonly FailingTarget[]): (t: { environme
 /** A failing target's reason in its source's table: its own, or a pointer to the cause it shares. */
 export function reasonCell(error: string | null, sharedBy: number): SafeHtml | string {
   if (sharedBy < 2) return reason(error);
-  return html`<a href="#failing">the reason of ${sharedBy} lists, under Failing now</a>`;
+  return html`<a href="#failing">see Failing now</a>`;
 }
 
 function listsCell(group: readonly FailingTarget[]): SafeHtml {
@@ -70,13 +70,15 @@ const recoveredColumns: Column[] = [
   { label: 'reason', wide: true },
 ];
 
-export function recoveredSection(failures: readonly FailureRow[]): SafeHtml {
+/** `limit`: the most the query returned; a full page says it shows the latest only. */
+export function recoveredSection(failures: readonly FailureRow[], limit: number): SafeHtml {
   if (!failures.length) return html``;
+  const count = failures.length < limit ? `${failures.length}` : `the latest ${limit}`;
   const rows = failures.map((f) => ({
     cells: [time(f.fetched_at), f.source ?? f.environment, listLink(f), f.variant, status(f.status), f.error_code ?? '', reason(f.error)],
   }));
   return html`<section id="failures">
-<details><summary>Earlier failures (${failures.length}), of lists that have synced since</summary>
+<details><summary>Earlier failures (${count}), of lists that have synced since</summary>
 ${dataTable(recoveredColumns, rows)}
 </details>
 </section>`;

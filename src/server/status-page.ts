@@ -178,6 +178,6 @@ export function renderStatusPage(data: StatusPageData): string {
 ${failingSection(failing)}
 ${data.sources.length ? data.sources.map((s) => sourceSection(s, sharedBy)) : html`<p>No source is configured and nothing has synced yet.</p>`}
 ${changesSection(data.changes)}
-${recoveredSection(data.recovered)}`;
+${recoveredSection(data.recovered, FAILURES_SHOWN)}`;
   return page('refsync status', body, data.generatedAt);
 }
