@@ -60,11 +60,16 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
   return { generatedAt: new Date(), sources: [...sources.values()], recovered, changes };
 }
 
-function runLine(run: RunRow | undefined): SafeHtml {
+/**
+ * The source's last run. While some of its lists fail, their reasons are under "Failing now", once
+ * per cause, so the run's error (every list's reason, one after the other) is not repeated here.
+ */
+function runLine(run: RunRow | undefined, failing: boolean): SafeHtml {
   if (!run) return html`<p class="run">No sync has run for this source yet.</p>`;
+  const error = failing ? html` Why: under Failing now, above.` : run.error ? html` <span class="reason">${reason(run.error)}</span>` : '';
   return html`<p class="run">Last run ${runLink(run.id)} (${run.trigger}) ${status(run.status)}: started ${time(run.started_at)}${
     run.finished_at ? html`, finished ${time(run.finished_at)}` : ''
-  }; ${run.targets_done} of ${run.targets_total} lists done, ${run.targets_failed} not synced.${run.error ? html` <span class="reason">${reason(run.error)}</span>` : ''}</p>`;
+  }; ${run.targets_done} of ${run.targets_total} lists done, ${run.targets_failed} not synced.${error}</p>`;
 }
 
 const targetColumns: Column[] = [
@@ -106,7 +111,7 @@ function targetRow(t: TargetView, sharedBy: number) {
 function sourceSection(s: SourceView, sharedBy: (t: TargetView) => number): SafeHtml {
   return html`<section class="source">
 <h2>Source ${s.name} <small>environment ${s.environment}</small></h2>
-${runLine(s.run)}
+${runLine(s.run, s.targets.some(isFailing))}
 ${
   s.targets.length
     ? dataTable(

@@ -73,10 +73,16 @@ describe.skipIf(!haveChromium)('status page after a first failure, in Chromium',
     expect(row).toMatch(/^3 lists: equipment_types, hazmat, shipment_modes\s+first-try\s+failed\s/);
     expect(row.split('set REFSYNC_CA_FILE to the CA that signed it')).toHaveLength(2);
     expect(await failing.locator('a').allInnerTexts()).toEqual(LISTS);
-    // The source's table says it once too: each row points to the shared cause.
+    // The source's run line and table say it once too: they point to the shared cause.
+    expect(await page.locator('section.source p.run').innerText()).toMatch(/3 not synced\. Why: under Failing now, above\.$/);
     expect(await page.locator('section.source td.reason a[href="#failing"]').allInnerTexts()).toEqual(LISTS.map(() => 'see Failing now'));
     expect(await page.locator('#failures').count()).toBe(0);
     await keep(page, '1280-failing-now');
+    // On a phone the row is a card, and the page does not scroll sideways.
+    await page.setViewportSize({ width: 390, height: 900 });
+    expect(await page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth')).toBe(false);
+    await keep(page, '390-failing-now');
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     const [fixed] = await syncWith(trusted);
     expect(fixed!.status).toBe('succeeded');
