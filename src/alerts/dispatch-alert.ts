@@ -1,24 +1,23 @@
 import { clean, DeliveryFailure, errorMessage, sendAlert } from './delivery.ts';
 import type { DispatchContext, Outcome } from './dispatch-context.ts';
 import { webhookId } from './endpoint.ts';
-import { alertFromRow, logFields, logText, type AlertRow } from './format.ts';
+import type { AlertLog } from './alert-log.ts';
+import { alertFromRow, type AlertRow } from './format.ts';
 import { settleAlert } from './outbox-sql.ts';
 import { disableGoneEndpoint, settleDelivered, settleFailedAttempt, type AlertDelivery } from './settle.ts';
 
 /**
- * One claimed alert: logged, then sent to its webhook unless it has none or its endpoint is
- * disabled, then settled by the outcome. `disabled` holds the endpoints disabled so far (label to
- * reason); a 410 adds to it, so the rest of the round skips that endpoint too.
+ * One claimed alert: logged (to `log`, the drain's), then sent to its webhook unless it has none or
+ * its endpoint is disabled, then settled by the outcome. `disabled` holds the endpoints disabled so
+ * far (label to reason); a 410 adds to it, so the rest of the round skips that endpoint too.
  */
-export async function dispatchAlert(ctx: DispatchContext, row: AlertRow, lease: Date, disabled: Map<string, string>): Promise<Outcome> {
+export async function dispatchAlert(ctx: DispatchContext, row: AlertRow, lease: Date, disabled: Map<string, string>, log: AlertLog): Promise<Outcome> {
   const alert = alertFromRow(row);
   const webhook = ctx.channels.get(alert.environment)?.webhook;
   const context = { alertId: alert.id, kind: alert.kind, environment: alert.environment, listKey: alert.listKey, variant: alert.variant };
   // Logs are a channel of their own: every alert is logged once, when first taken, as a short line
   // (kind, list, counts, a handful of codes); its digest is in the outbox and `refsync alerts`.
-  if (alert.attempts === 1) {
-    ctx.logger.info({ alert: { ...context, snapshotId: alert.snapshotId, ...logFields(alert) }, channel: webhook ? 'webhook' : 'log' }, logText(alert));
-  }
+  if (alert.attempts === 1) log.logged(alert, webhook ? 'webhook' : 'log');
   if (!webhook) {
     await settleAlert(ctx.db, alert.id, 'skipped', null, ctx.clock.date());
     return 'skipped';

@@ -1,3 +1,4 @@
+import { alertLog, type AlertLog } from './alert-log.ts';
 import { errorMessage } from './delivery.ts';
 import { dispatchAlert } from './dispatch-alert.ts';
 import type { DispatchContext, DrainResult, Outcome } from './dispatch-context.ts';
@@ -26,22 +27,28 @@ export async function drainDue(ctx: DispatchContext, scope: DrainScope, report: 
   const { rows: clock } = await db.query<{ now: Date }>('select clock_timestamp() as now');
   const cutoff = new Date(clock[0]!.now);
   const disabled = await disabledEndpoints(db, scope.labels);
-  for (;;) {
-    const lease = new Date(ctx.clock.now() + settings.leaseMs);
-    const rows = await claimDue(db, cutoff, lease, scope.environments, settings.batchSize);
-    if (rows.length === 0) break;
-    const outcomes = await Promise.all(rows.map((row) => dispatchClaimed(ctx, row, lease, disabled)));
-    outcomes.forEach((outcome, i) => {
-      result[outcome]++;
-      report(rows[i]!, outcome);
-    });
-    if (rows.length < settings.batchSize) break;
+  // One log for the whole drain, so failed alerts with one cause are one line across its batches.
+  const log = alertLog(ctx.logger);
+  try {
+    for (;;) {
+      const lease = new Date(ctx.clock.now() + settings.leaseMs);
+      const rows = await claimDue(db, cutoff, lease, scope.environments, settings.batchSize);
+      if (rows.length === 0) break;
+      const outcomes = await Promise.all(rows.map((row) => dispatchClaimed(ctx, row, lease, disabled, log)));
+      outcomes.forEach((outcome, i) => {
+        result[outcome]++;
+        report(rows[i]!, outcome);
+      });
+      if (rows.length < settings.batchSize) break;
+    }
+  } finally {
+    log.flush();
   }
   return result;
 }
 
-function dispatchClaimed(ctx: DispatchContext, row: AlertRow, lease: Date, disabled: Map<string, string>): Promise<Outcome> {
-  return dispatchAlert(ctx, row, lease, disabled).catch((err: unknown) => {
+function dispatchClaimed(ctx: DispatchContext, row: AlertRow, lease: Date, disabled: Map<string, string>, log: AlertLog): Promise<Outcome> {
+  return dispatchAlert(ctx, row, lease, disabled, log).catch((err: unknown) => {
     // A database error while recording: the lease expires and the alert is taken again.
     ctx.logger.error({ alertId: Number(row.id), err: errorMessage(err) }, 'alert dispatch failed');
     return 'failed' as const;

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 const strictBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -17,4 +17,12 @@ export function webhookKey(secret: string): Buffer | undefined {
 export function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
   return `v1,${mac}`;
+}
+
+/**
+ * A fresh Standard Webhooks secret: 32 random bytes (the spec asks for 24 to 64) as `whsec_` and
+ * base64, the form both refsync and the receiver's library read.
+ */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }

@@ -1,6 +1,7 @@
 import type { Agent } from 'undici';
 import { ConfigError } from '../config/errors.ts';
 import type { SourceConfig, WebhookFormat } from '../config/types.ts';
+import { badSecretRefusal, plainHttpRefusal } from '../config/webhook-refusals.ts';
 import { endpointLabel } from './endpoint.ts';
 import { webhookKey } from './sign.ts';
 import { createWebhookAgent } from './transport.ts';
@@ -32,7 +33,7 @@ function buildWebhook(source: SourceConfig, agents: (allowPrivate: boolean) => A
   }
   const label = endpointLabel(url.href);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && config.allowPrivate)) {
-    throw new ConfigError(`REFSYNC_WEBHOOK_URL (source ${source.name}): ${label} must be https:// (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE)`);
+    throw new ConfigError(`REFSYNC_WEBHOOK_URL (source ${source.name}): ${label} ${plainHttpRefusal('REFSYNC_WEBHOOK_ALLOW_PRIVATE')}`);
   }
   if (url.username || url.password) {
     throw new ConfigError(`REFSYNC_WEBHOOK_URL (source ${source.name}): must not carry user info`);
@@ -41,7 +42,7 @@ function buildWebhook(source: SourceConfig, agents: (allowPrivate: boolean) => A
   if (config.secret !== undefined) {
     const key = webhookKey(config.secret);
     if (!key) {
-      throw new ConfigError(`REFSYNC_WEBHOOK_SECRET (source ${source.name}): must be a Standard Webhooks secret, 'whsec_' followed by base64`);
+      throw new ConfigError(`REFSYNC_WEBHOOK_SECRET (source ${source.name}): ${badSecretRefusal}`);
     }
     webhook.key = key;
   }

@@ -66,7 +66,8 @@ export const commands: CommandEntry[] = [
   {
     name: 'alerts',
     positionals: '[retry ID ...]',
-    summary: 'alerts and their delivery state; `alerts retry ID` requeues a dead one',
+    summary: 'alerts and their delivery state; `alerts retry ID` requeues a dead one, or replays a delivered one',
+    notes: ["A replay carries the alert's webhook-id again: a receiver that deduplicates by it keeps one copy. See docs/alerts.md."],
     load: () => import('./commands/alerts.ts'),
   },
   {
@@ -95,6 +96,15 @@ export const commands: CommandEntry[] = [
     load: () => import('./commands/impact.ts'),
   },
   { name: 'export-dbt', summary: 'print a dbt sources.yml for schema refdata', load: () => import('./commands/export-dbt.ts') },
+  {
+    name: 'webhook-secret',
+    summary: 'print a fresh Standard Webhooks secret (whsec_...) for REFSYNC_WEBHOOK_SECRET and the receiver',
+    notes: [
+      'Example: refsync webhook-secret > secrets/webhook && export REFSYNC_WEBHOOK_SECRET_FILE=secrets/webhook',
+      'Give the same secret to the receiver, which checks the webhook-signature header with it (docs/alerts.md).',
+    ],
+    load: () => import('./commands/webhook-secret.ts'),
+  },
   { name: 'check-auth', summary: 'log in and call /v2/auth/me/; print who the credential belongs to', load: () => import('./commands/check-auth.ts') },
   { name: 'sandbox', summary: 'serve the bundled upstream simulator over HTTPS', load: () => import('./commands/sandbox.ts') },
   {

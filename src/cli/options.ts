@@ -83,6 +83,7 @@ export const commandOptions = {
     'dbt-version': { type: 'string', value: 'V', help: 'dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)' },
     schedule: { type: 'string', value: 'CRON', help: 'the sync schedule freshness is derived from (default: REFSYNC_SCHEDULE, else hourly)' },
   },
+  'webhook-secret': {},
   'check-auth': { json: { ...json, help: "print each source's outcome as JSON" } },
   sandbox: {
     port: { type: 'string', value: 'N', help: 'HTTPS port, 0 for any free one (default 8443)' },

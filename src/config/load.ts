@@ -14,6 +14,7 @@ import { inLoginBody, refuseControlCharacters } from './sendable.ts';
 import { checkUsageReached, toUsageSource, usageFor } from './usage.ts';
 import type { AlertKind, AppConfig, ListOverride, SourceConfig, UsageSource } from './types.ts';
 import { issueSentence } from './zod-issue.ts';
+import { badSecretRefusal, plainHttpRefusal } from './webhook-refusals.ts';
 import { certificateProblem } from '../util/pem-list.ts';
 import { DEFAULT_MEMORY_BUDGET_MB, MEMORY_BUDGET_MB_RANGE } from '../memory/memory-limit.ts';
 
@@ -175,7 +176,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
     throw new ConfigError(`${describe(parsed.email ? 'password' : 'email')}: is required with ${describe(parsed.email ? 'email' : 'password')}`);
   }
   if (parsed.webhookUrl && new URL(parsed.webhookUrl).protocol !== 'https:' && !parsed.webhookAllowPrivate) {
-    throw new ConfigError(`${describe('webhookUrl')}: must be https://`);
+    throw new ConfigError(`${describe('webhookUrl')}: ${plainHttpRefusal(describe('webhookAllowPrivate'))}`);
   }
   const scheduleProblem = cronProblem(parsed.schedule, parsed.timezone);
   if (scheduleProblem) {
@@ -184,7 +185,7 @@ function toSourceConfig(parsed: ParsedSource, describe: (field: string) => strin
   if (parsed.webhookSecret) {
     const encoded = parsed.webhookSecret.replace(/^whsec_/, '');
     if (!encoded || !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(encoded)) {
-      throw new ConfigError(`${describe('webhookSecret')}: must be a Standard Webhooks secret, 'whsec_' followed by base64`);
+      throw new ConfigError(`${describe('webhookSecret')}: ${badSecretRefusal}`);
     }
   }
   const source: SourceConfig = {

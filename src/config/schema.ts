@@ -101,7 +101,8 @@ export const sourceSchema = z.strictObject({
   impactTimeoutS: z.coerce.number().positive('must be more than 0').max(3600).optional(),
   alertOn: z.preprocess(commaList, z.array(z.enum(alertKinds))),
   alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
-  webhookUrl: z.url({ protocol: /^https?$/ }).optional(),
+  // Its own sentence: plain http is possible, and the setting that allows it is named.
+  webhookUrl: z.url({ protocol: /^https?$/, error: 'must be an https:// URL (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true)' }).optional(),
   webhookSecret: z.string().min(1).optional(),
   webhookFormat: z.enum(['json', 'slack']),
   webhookAllowPrivate: z.boolean(),

@@ -22,7 +22,7 @@ export function issueSentence(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `must be one of: ${issue.values.map(String).join(', ')}`;
     case 'invalid_format':
-      return issue.format === 'url' ? 'must be an https:// URL' : `must be a valid ${issue.format}`;
+      return `must be a valid ${issue.format}`;
     default:
       return 'is not a valid value';
   }

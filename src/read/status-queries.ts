@@ -51,12 +51,18 @@ export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> 
   return rows;
 }
 
-/** The newest failed or unavailable snapshots, newest first. */
-export async function recentFailures(q: Queryable, limit: number): Promise<FailureRow[]> {
+/**
+ * The newest failed or unavailable snapshots of lists that have synced since (a later snapshot
+ * neither failed nor unavailable), newest first: failures that no longer need anyone.
+ */
+export async function recoveredFailures(q: Queryable, limit: number): Promise<FailureRow[]> {
   const { rows } = await q.query<FailureRow>(
     `select s.id, r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status, s.error_code, s.error
      from refdata.snapshots s left join refdata.sync_runs r on r.id = s.run_id
      where s.status in ('failed', 'unavailable')
+       and exists (select 1 from refdata.snapshots l
+                   where l.environment = s.environment and l.list_key = s.list_key and l.variant = s.variant
+                     and l.id > s.id and l.status not in ('failed', 'unavailable'))
      order by s.id desc limit $1`,
     [limit],
   );

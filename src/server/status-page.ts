@@ -1,13 +1,14 @@
 // The read-only status page at `/` of the worker's HTTP server: per source, every list and variant
-// with its last sync; held lists with the command that accepts them; the last failures with their
-// reasons; the latest changes. Each list links to its own page (list-page.ts), each run to its run
+// with its last sync; held lists with the command that accepts them; the lists failing now, once per
+// cause (failures-section.ts); the latest changes; failures since recovered, folded. Each list links to its own page (list-page.ts), each run to its run
 // page (run-page.ts). Plain server-rendered HTML (no script), styled by status.css.
 import { recentChanges, type ChangeRow } from '../read/changes-query.ts';
 import { lastRuns, type RunRow } from '../read/status-query.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { html, type SafeHtml } from './html.ts';
-import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from '../read/status-queries.ts';
+import { latestTargetSyncs, recoveredFailures, type FailureRow, type TargetSyncRow } from '../read/status-queries.ts';
+import { failingSection, isFailing, reasonCell, recoveredSection, sharedCauses } from './failures-section.ts';
 import { targetHealth } from '../read/target-health.ts';
 import { nextStep } from '../read/next-step.ts';
 import { dataTable, listLink, page, reason, runLink, status, time, type Column } from './page-parts.ts';
@@ -31,16 +32,17 @@ export interface SourceView {
 export interface StatusPageData {
   generatedAt: Date;
   sources: SourceView[];
-  failures: FailureRow[];
+  /** Failures of lists that have synced since. */
+  recovered: FailureRow[];
   changes: ChangeRow[];
 }
 
 export async function loadStatusPage(db: Queryable, configured: readonly SourceConfig[]): Promise<StatusPageData> {
-  const [syncs, health, runs, failures, changes] = await Promise.all([
+  const [syncs, health, runs, recovered, changes] = await Promise.all([
     latestTargetSyncs(db),
     targetHealth(db),
     lastRuns(db),
-    recentFailures(db, FAILURES_SHOWN),
+    recoveredFailures(db, FAILURES_SHOWN),
     recentChanges(db, { lists: null, since: null, environment: null, limit: CHANGES_SHOWN }),
   ]);
   const key = (r: { environment: string; list_key: string; variant: string }) => `${r.environment}\0${r.list_key}\0${r.variant}`;
@@ -55,14 +57,19 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
     view.targets.push({ ...row, held: h?.held ?? false, held_reason: h?.held_reason ?? null, consecutive_failures: h?.consecutive_failures ?? 0 });
   }
   for (const view of sources.values()) view.run = runs.find((r) => r.environment === view.environment);
-  return { generatedAt: new Date(), sources: [...sources.values()], failures, changes };
+  return { generatedAt: new Date(), sources: [...sources.values()], recovered, changes };
 }
 
-function runLine(run: RunRow | undefined): SafeHtml {
+/**
+ * The source's last run. While some of its lists fail, their reasons are under "Failing now", once
+ * per cause, so the run's error (every list's reason, one after the other) is not repeated here.
+ */
+function runLine(run: RunRow | undefined, failing: boolean): SafeHtml {
   if (!run) return html`<p class="run">No sync has run for this source yet.</p>`;
+  const error = failing ? html` Why: under Failing now, above.` : run.error ? html` <span class="reason">${reason(run.error)}</span>` : '';
   return html`<p class="run">Last run ${runLink(run.id)} (${run.trigger}) ${status(run.status)}: started ${time(run.started_at)}${
     run.finished_at ? html`, finished ${time(run.finished_at)}` : ''
-  }; ${run.targets_done} of ${run.targets_total} lists done, ${run.targets_failed} not synced.${run.error ? html` <span class="reason">${reason(run.error)}</span>` : ''}</p>`;
+  }; ${run.targets_done} of ${run.targets_total} lists done, ${run.targets_failed} not synced.${error}</p>`;
 }
 
 const targetColumns: Column[] = [
@@ -80,7 +87,8 @@ const targetColumns: Column[] = [
   { label: 'impact error', wide: true },
 ];
 
-function targetRow(t: TargetView) {
+/** `sharedBy`: how many failing lists share this one's cause (failures-section.ts). */
+function targetRow(t: TargetView, sharedBy: number) {
   return {
     class: t.held ? 'held' : t.status === 'failed' || t.status === 'unavailable' ? 'failed' : '',
     cells: [
@@ -94,17 +102,24 @@ function targetRow(t: TargetView) {
       t.modified,
       t.consecutive_failures || '',
       time(t.last_ok_at),
-      reason(t.error),
+      reasonCell(t.error, sharedBy),
       reason(t.impact_error),
     ],
   };
 }
 
-function sourceSection(s: SourceView): SafeHtml {
+function sourceSection(s: SourceView, sharedBy: (t: TargetView) => number): SafeHtml {
   return html`<section class="source">
 <h2>Source ${s.name} <small>environment ${s.environment}</small></h2>
-${runLine(s.run)}
-${s.targets.length ? dataTable(targetColumns, s.targets.map(targetRow)) : ''}
+${runLine(s.run, s.targets.some(isFailing))}
+${
+  s.targets.length
+    ? dataTable(
+        targetColumns,
+        s.targets.map((t) => targetRow(t, sharedBy(t))),
+      )
+    : ''
+}
 </section>`;
 }
 
@@ -122,32 +137,6 @@ Check the upstream (and, for a schema change, the views built on the list), then
     }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
 <code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: target.held_reason === 'schema' ? 'held_schema' : null, error: target.error ?? null })!.command}</code></li>`,
   )}</ul>
-</section>`;
-}
-
-const failureColumns: Column[] = [
-  { label: 'when' },
-  { label: 'source' },
-  { label: 'list' },
-  { label: 'variant' },
-  { label: 'status' },
-  { label: 'code' },
-  { label: 'reason', wide: true },
-];
-
-function failuresSection(failures: FailureRow[]): SafeHtml {
-  return html`<section id="failures">
-<h2>Last failures</h2>
-${
-  failures.length
-    ? dataTable(
-        failureColumns,
-        failures.map((f) => ({
-          cells: [time(f.fetched_at), f.source ?? f.environment, listLink(f), f.variant, status(f.status), f.error_code ?? '', reason(f.error)],
-        })),
-      )
-    : html`<p>None recorded.</p>`
-}
 </section>`;
 }
 
@@ -188,9 +177,12 @@ ${
 }
 
 export function renderStatusPage(data: StatusPageData): string {
+  const failing = data.sources.flatMap((s) => s.targets.filter(isFailing).map((t) => ({ ...t, source_name: s.name })));
+  const sharedBy = sharedCauses(failing);
   const body = html`${heldSection(data.sources)}
-${data.sources.length ? data.sources.map(sourceSection) : html`<p>No source is configured and nothing has synced yet.</p>`}
-${failuresSection(data.failures)}
-${changesSection(data.changes)}`;
+${failingSection(failing)}
+${data.sources.length ? data.sources.map((s) => sourceSection(s, sharedBy)) : html`<p>No source is configured and nothing has synced yet.</p>`}
+${changesSection(data.changes)}
+${recoveredSection(data.recovered, FAILURES_SHOWN)}`;
   return page('refsync status', body, data.generatedAt);
 }

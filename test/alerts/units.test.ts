@@ -4,7 +4,7 @@ import { restrictedReason } from '../../src/alerts/address.ts';
 import { createAlertDispatcher } from '../../src/alerts/dispatcher.ts';
 import { endpointLabel, webhookId } from '../../src/alerts/endpoint.ts';
 import { alertText, shortSummary, slackBody, standardBody, type AlertRecord } from '../../src/alerts/format.ts';
-import { signWebhook, webhookKey } from '../../src/alerts/sign.ts';
+import { newWebhookSecret, signWebhook, webhookKey } from '../../src/alerts/sign.ts';
 import { ConfigError } from '../../src/config/errors.ts';
 import type { AppConfig, SourceConfig } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -47,6 +47,14 @@ describe('signing', () => {
     expect(signWebhook(key, 'msg_1', ts, body)).toBe(new Webhook(secret).sign('msg_1', new Date(ts * 1000), body));
   });
 
+  it('a secret from `refsync webhook-secret` is fresh, 32 bytes, and signs as the standardwebhooks library does', () => {
+    const secret = newWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(webhookKey(secret)).toHaveLength(32);
+    expect(newWebhookSecret()).not.toBe(secret);
+    expect(signWebhook(webhookKey(secret)!, 'msg_1', 1_700_000_000, '{}')).toBe(new Webhook(secret).sign('msg_1', new Date(1_700_000_000_000), '{}'));
+  });
+
   it('refuses secrets that are not base64', () => {
     expect(webhookKey('whsec_')).toBeUndefined();
     expect(webhookKey('not base64!')).toBeUndefined();
@@ -57,9 +65,13 @@ describe('signing', () => {
     const source = (webhook: SourceConfig['webhook']) => ({ name: 's', environment: 's', webhook }) as SourceConfig;
     const make = (s: SourceConfig) => () => createAlertDispatcher({ db: {} as Database, config: { sources: [s] } as AppConfig, logger: silentLogger });
     expect(make(source({ url: 'https://hooks.example.com/x', secret: 'my-secret!', format: 'json', allowPrivate: false }))).toThrow(
-      new ConfigError("REFSYNC_WEBHOOK_SECRET (source s): must be a Standard Webhooks secret, 'whsec_' followed by base64"),
+      new ConfigError(
+        "REFSYNC_WEBHOOK_SECRET (source s): must be a Standard Webhooks secret, 'whsec_' followed by base64; make one with `refsync webhook-secret`",
+      ),
     );
-    expect(make(source({ url: 'http://hooks.example.com/x', format: 'json', allowPrivate: false }))).toThrow(/REFSYNC_WEBHOOK_URL .*must be https/);
+    expect(make(source({ url: 'http://hooks.example.com/x', format: 'json', allowPrivate: false }))).toThrow(
+      /REFSYNC_WEBHOOK_URL .*must be https:\/\/; http:\/\/ is allowed only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true/,
+    );
   });
 });
 

@@ -83,7 +83,18 @@ describe('configuration from the environment', () => {
     expect(configError({ ...base, REFSYNC_HTTP_PORT: '99999' })).toMatch(/^REFSYNC_HTTP_PORT: expected a whole number/);
     expect(configError({ REFSYNC_BASE_URL: 'https://api.vendor.example' })).toMatch(/credentials are missing/);
     expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'https://hooks.example/x', REFSYNC_WEBHOOK_SECRET: 'not-a-whsec' })).toMatch(
-      /^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret/,
+      /^REFSYNC_WEBHOOK_SECRET: must be a Standard Webhooks secret, .*; make one with `refsync webhook-secret`$/,
+    );
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'ftp://hooks.example/x' })).toBe(
+      "REFSYNC_WEBHOOK_URL: 'ftp://hooks.example/x' — must be an https:// URL (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true)",
+    );
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'http://127.0.0.1:9553/hook' })).toMatch(
+      /^REFSYNC_WEBHOOK_URL: must be https:\/\/; http:\/\/ is allowed only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true/,
+    );
+    expect(loadConfig({ ...base, REFSYNC_WEBHOOK_URL: 'http://127.0.0.1:9553/hook', REFSYNC_WEBHOOK_ALLOW_PRIVATE: 'true' }).sources[0]!.webhook).toMatchObject(
+      {
+        allowPrivate: true,
+      },
     );
     const withSecret = configError({ ...base, REFSYNC_API_KEY_SCHEME: 'pw-secret-1' });
     expect(withSecret).toMatch(/^REFSYNC_API_KEY_SCHEME:/);
@@ -222,7 +233,9 @@ describe('settings users get wrong first', () => {
     expect(configError({ ...base, REFSYNC_MAX_REMOVED_FRACTION: 'half' })).toBe("REFSYNC_MAX_REMOVED_FRACTION: 'half' — must be a number");
     expect(configError({ ...base, REFSYNC_API_KEY_SCHEME: 'token' })).toBe("REFSYNC_API_KEY_SCHEME: 'token' — must be one of: apikey, bearer, basic");
     expect(configError({ ...base, REFSYNC_ENVIRONMENT: 'e'.repeat(65) })).toMatch(/^REFSYNC_ENVIRONMENT: 'e+' — must be at most 64 characters$/);
-    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'not a url' })).toBe("REFSYNC_WEBHOOK_URL: 'not a url' — must be an https:// URL");
+    expect(configError({ ...base, REFSYNC_WEBHOOK_URL: 'not a url' })).toBe(
+      "REFSYNC_WEBHOOK_URL: 'not a url' — must be an https:// URL (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true)",
+    );
     expect(configError({ ...base, REFSYNC_CARRIERS: ' , ' })).toBe("REFSYNC_CARRIERS: ' , ' — must name at least one");
   });
 

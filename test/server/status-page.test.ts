@@ -174,8 +174,10 @@ describe.skipIf(!haveChromium)('status page in Chromium', () => {
     expect(failedRow).toContain(`\t2\t`);
     const reason = failed.error!.split('\n')[0]!;
     expect(failedRow).toContain(reason);
-    expect(await page.locator('#failures tbody tr').count()).toBe(2);
-    expect(await page.locator('#failures').innerText()).toContain(reason);
+    // Failing now, twice in a row: one row of its own under "Failing now"; nothing has recovered.
+    expect(await page.locator('#failing tbody tr').count()).toBe(1);
+    expect(await page.locator('#failing').innerText()).toContain(reason);
+    expect(await page.locator('#failures').count()).toBe(0);
 
     const held = await page.locator('#held').innerText();
     expect(held).toContain('accessorials');

@@ -3,6 +3,7 @@
 // and hand over to the staged path when it meets a key twice or finds the target locked.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recordOutcomeFailure } from '../../src/sync/outcome/record-failure.ts';
+import { eachFailureLog } from '../../src/sync/outcome/failure-log.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { lockTarget } from '../../src/sync/target/target-lock.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
@@ -27,7 +28,7 @@ beforeEach(async () => {
  */
 async function sync(client: PageSource = g.fx.client) {
   const synced = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 } });
-  const outcome = await recordOutcomeFailure(t.db, synced, null, silentLogger);
+  const outcome = await recordOutcomeFailure(t.db, synced, null, eachFailureLog(silentLogger));
   const written = (loader: string) => (outcome.load?.loader === loader ? outcome.load.rowsWritten : 0);
   return { outcome, direct: written('first-load'), staged: written('resync'), fetches: outcome.load?.fetches };
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { recordOutcomeFailure } from '../../src/sync/outcome/record-failure.ts';
+import { eachFailureLog } from '../../src/sync/outcome/failure-log.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -36,7 +37,7 @@ function useList(list: 'accessorials' | 'hazmat' | 'piece_types' | 'service_leve
   return {
     at,
     sync: async (client: PageSource = at.fx.client) =>
-      recordOutcomeFailure(t.db, await syncTarget(t.db, client, at.target, { runId: null, tuning }), null, silentLogger),
+      recordOutcomeFailure(t.db, await syncTarget(t.db, client, at.target, { runId: null, tuning }), null, eachFailureLog(silentLogger)),
     current: () => servedAndStored(t.db, at.sb, at.target, true),
     history: async () =>
       (

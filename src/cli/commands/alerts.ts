@@ -69,8 +69,14 @@ async function list(db: Database, pending: boolean, json: boolean, limit: number
   return 0;
 }
 
+/** What `alerts retry` requeues: given up on, stopped by a 410, or sent (or only logged) already: a replay. */
+const REQUEUED_STATES = ['dead', 'disabled', 'delivered', 'skipped'];
+
 /**
- * Requeues dead or disabled alerts: pending, due now, a fresh attempt count. Retrying a disabled
+ * Requeues alerts that are not pending: pending, due now, a fresh attempt count. A delivered (or
+ * skipped: logged only, no webhook then) alert is replayed with its webhook-id, for a receiver
+ * that lost it or a webhook configured since; a receiver that deduplicates by the id keeps one
+ * copy. Retrying a disabled
  * alert is the operator saying its endpoint is back, so the endpoint is re-enabled too (that needs
  * the configuration, to know which endpoint the alert's source uses); the endpoint's other
  * disabled alerts stay as they are until retried.
@@ -86,8 +92,8 @@ async function retry(db: Database, ids: number[]): Promise<number> {
       code = 2;
       continue;
     }
-    if (row.state !== 'dead' && row.state !== 'disabled') {
-      process.stderr.write(`refsync: alerts retry: alert ${id} is ${row.state}; only dead or disabled alerts are retried\n`);
+    if (!REQUEUED_STATES.includes(row.state)) {
+      process.stderr.write(`refsync: alerts retry: alert ${id} is ${row.state}: it is queued already\n`);
       code = 2;
       continue;
     }
@@ -105,8 +111,8 @@ async function retry(db: Database, ids: number[]): Promise<number> {
     }
     await db.query(
       `update refdata.alerts set state = 'pending', attempts = 0, next_attempt_at = now(), requeued_at = now()
-        where id = $1 and state in ('dead', 'disabled')`,
-      [id],
+        where id = $1 and state = any($2::text[])`,
+      [id, REQUEUED_STATES],
     );
     process.stdout.write(`alert ${id} requeued (was ${row.state})\n`);
   }

@@ -7,7 +7,7 @@ import { parseListArgs } from '../list-args.ts';
 import { openCliDatabase } from '../database.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
 import { labelOf, progressLine as liveProgress } from '../output/progress.ts';
-import { progressLine, runJson, summaryLine } from '../output/sync-report.ts';
+import { failureLines, isGroupedFailure, progressLine, runJson, summaryLine } from '../output/sync-report.ts';
 import { jsonText } from '../output/terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
@@ -38,7 +38,8 @@ export async function run(argv: string[]): Promise<number> {
       logger,
       onTarget: (outcome) => {
         live.done(labelOf(outcome));
-        if (!values.json) live.print(process.stdout, `${progressLine(outcome, config.sources.length > 1)}\n`);
+        // A failure's line waits for the run's end, where the lists that failed alike are one line.
+        if (!values.json && !isGroupedFailure(outcome)) live.print(process.stdout, `${progressLine(outcome, config.sources.length > 1)}\n`);
         else live.clear();
       },
       onProgress: (progress) => live.update(progress),
@@ -47,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     const results = await runSync(options);
     await alerts.deliver();
     if (values.json) process.stdout.write(`${jsonText(runJson(results))}\n`);
-    else for (const r of results) process.stdout.write(`${summaryLine(r)}\n`);
+    else for (const r of results) process.stdout.write([...failureLines(r, config.sources.length > 1), summaryLine(r)].map((l) => `${l}\n`).join(''));
     const allSynced = results.every((r) => r.outcomes.every((o) => o.status === 'changed' || o.status === 'unchanged'));
     return allSynced ? 0 : 1;
   } finally {

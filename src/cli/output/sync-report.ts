@@ -2,10 +2,15 @@ import type { RunResult } from '../../sync/run/run-sync.ts';
 import type { TargetOutcome } from '../../sync/sync-target.ts';
 import { terminalText } from './terminal.ts';
 
+/** `charge_codes 2024-06-11`, with its environment first when the run has several sources. */
+function targetLabel(o: TargetOutcome, withEnvironment: boolean): string {
+  const list = `${o.target.list.key}${o.target.variant ? ` ${o.target.variant}` : ''}`;
+  return withEnvironment ? `${o.target.source.environment} ${list}` : list;
+}
+
 /** One progress line per finished target, for a person watching a terminal. */
 export function progressLine(o: TargetOutcome, withEnvironment = false): string {
-  const list = `${o.target.list.key}${o.target.variant ? ` ${o.target.variant}` : ''}`;
-  const name = withEnvironment ? `${o.target.source.environment} ${list}` : list;
+  const name = targetLabel(o, withEnvironment);
   const c = o.counts;
   const changes =
     o.status === 'changed' && o.baseline
@@ -16,6 +21,34 @@ export function progressLine(o: TargetOutcome, withEnvironment = false): string 
     .map((e) => `  ${terminalText(e)}`)
     .join('');
   return `${o.status.padEnd(11)} ${name.padEnd(withEnvironment ? 50 : 36)} pages ${String(o.pages).padStart(4)}  entries ${String(o.entryCount).padStart(7)}  ${changes.padEnd(16)} ${String(Math.round(o.durationMs)).padStart(6)} ms${tail}`;
+}
+
+/**
+ * Whether a finished target's line waits for the end of its run, where failures are grouped by
+ * their error (failureLines).
+ */
+export function isGroupedFailure(o: TargetOutcome): boolean {
+  return (o.status === 'failed' || o.status === 'unavailable') && o.error !== undefined;
+}
+
+/**
+ * A run's failed lists grouped by their error. A cause the lists share (an untrusted certificate, a
+ * refused login, an unreachable host) is said once, with the lists it stopped, not as a row per
+ * list ending in the same message; a failure of its own keeps its ordinary line.
+ */
+export function failureLines(result: RunResult, withEnvironment = false): string[] {
+  const groups = new Map<string, TargetOutcome[]>();
+  for (const o of result.outcomes.filter(isGroupedFailure)) {
+    const key = JSON.stringify([o.status, o.error]);
+    groups.set(key, [...(groups.get(key) ?? []), o]);
+  }
+  return [...groups.values()].flatMap((group) => {
+    const first = group[0]!;
+    if (group.length === 1) return [progressLine(first, withEnvironment)];
+    const all = group.length === result.outcomes.length;
+    const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(first.error)}`;
+    return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o, withEnvironment))).join(', ')}`];
+  });
 }
 
 export function summaryLine(result: RunResult): string {

@@ -5,6 +5,7 @@ import type { Target } from '../../catalog/targets.ts';
 import { TargetMemory } from '../../memory/target-memory.ts';
 import { largeListAfter, type ListMemory } from '../../sync/list-memory.ts';
 import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
+import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { syncTarget, type TargetOutcome } from '../../sync/sync-target.ts';
@@ -88,7 +89,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
  * run already, unless it was the run's last target).
  */
 export async function settleOutcome(deps: ProcessorDeps, outcome: TargetOutcome, runId: number, log: Logger, refresh: boolean): Promise<TargetOutcome> {
-  const settled = await recordOutcomeFailure(deps.db, outcome, runId, log);
+  const settled = await recordOutcomeFailure(deps.db, outcome, runId, eachFailureLog(log));
   observe(deps, settled);
   if (refresh && !settled.runAdvanced) await refreshRun(deps.db, runId, outcome.target.source);
   return settled;

@@ -1,8 +1,7 @@
-import { listVariant, type Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/targets.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
-import type { Logger } from '../../util/logger.ts';
 import { zeroCounts } from '../load/apply-types.ts';
 import { isUnavailable } from './failure.ts';
 import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, targetIs, targetParams } from '../sql.ts';
@@ -10,15 +9,16 @@ import { storableText } from '../collect/storable-text.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { lockTarget } from '../target/target-lock.ts';
 import type { TargetOutcome } from './target-outcome.ts';
+import type { FailureLog } from './failure-log.ts';
 
 /**
  * Records the list failure an outcome carries, once its caller has decided not to retry it, and
  * returns the outcome with the snapshot's id. An outcome without a failure is returned as it is.
  */
-export async function recordOutcomeFailure(db: Database, outcome: TargetOutcome, runId: number | null, logger: Logger): Promise<TargetOutcome> {
+export async function recordOutcomeFailure(db: Database, outcome: TargetOutcome, runId: number | null, failures: FailureLog): Promise<TargetOutcome> {
   const { failure, target } = outcome;
   if (!failure || outcome.snapshotId !== undefined) return outcome;
-  logger.warn({ target: listVariant(target), code: failure.code, err: failure.message }, 'list failed');
+  failures.failed(target, failure);
   return { ...outcome, snapshotId: await recordFailure(db, target, runId, failure, outcome.durationMs) };
 }
 

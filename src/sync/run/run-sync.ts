@@ -6,6 +6,7 @@ import type { Connection, Database } from '../../db/database.ts';
 import { mapWithConcurrency } from '../../util/concurrency.ts';
 import { silentLogger, type Logger } from '../../util/logger.ts';
 import { recordOutcomeFailure } from '../outcome/record-failure.ts';
+import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
@@ -45,18 +46,26 @@ export interface RunResult {
  * concurrently, each applied in its own transaction. A failing list never stops the others.
  */
 export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
-  // One connection holds this process's claim on its runs for as long as they last.
-  return options.db.withConnection(async (runConn) => {
-    const { plans, started, claim, signal } = startPlans(options, runConn);
-    try {
-      return await syncPlans({ ...options, signal }, plans);
-    } finally {
-      // The starts end before the claim does, whether or not a list got as far as its run.
-      await started.catch(() => undefined);
-      await claim.then((c) => c.release()).catch(() => undefined);
-    }
-  });
+  const failures = groupedFailureLog(options.logger ?? silentLogger);
+  try {
+    // One connection holds this process's claim on its runs for as long as they last.
+    return await options.db.withConnection(async (runConn) => {
+      const { plans, started, claim, signal } = startPlans(options, runConn);
+      try {
+        return await syncPlans({ ...options, signal, failures }, plans);
+      } finally {
+        // The starts end before the claim does, whether or not a list got as far as its run.
+        await started.catch(() => undefined);
+        await claim.then((c) => c.release()).catch(() => undefined);
+      }
+    });
+  } finally {
+    failures.flush();
+  }
 }
+
+/** The options as the run's steps see them: the lists' failures go to the run's one log of them. */
+type RunOptions = RunSyncOptions & { failures: FailureLog };
 
 interface Plan {
   source: SourceConfig;
@@ -122,7 +131,7 @@ async function startRuns(
   return runs;
 }
 
-async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunResult[]> {
+async function syncPlans(options: RunOptions, plans: Plan[]): Promise<RunResult[]> {
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
@@ -142,7 +151,7 @@ async function syncPlans(options: RunSyncOptions, plans: Plan[]): Promise<RunRes
  * Syncs one target of the run; with the run's unchanged lists, an unchanged fetch is set aside there,
  * told to onTarget only once recorded. A database failure fails the run.
  */
-async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, run: Promise<TargetRun>): Promise<TargetOutcome> {
+async function syncOne(options: RunOptions, plan: Plan, target: Target, run: Promise<TargetRun>): Promise<TargetOutcome> {
   const logger = options.logger ?? silentLogger;
   return failingRun(options, plan, async () => {
     const targetOptions: SyncTargetOptions = {
@@ -157,7 +166,7 @@ async function syncOne(options: RunSyncOptions, plan: Plan, target: Target, run:
     const synced = await syncTarget(options.db, plan.client, target, targetOptions);
     // In process there is no later attempt: a list failure is recorded at once, in its run (a run
     // that did not start throws its error here, and the failure is not recorded).
-    const outcome = await recordOutcomeFailure(options.db, synced, (await run).runId, logger);
+    const outcome = await recordOutcomeFailure(options.db, synced, (await run).runId, options.failures);
     if (!outcome.setAside) options.onTarget?.(outcome);
     return outcome;
   });
@@ -182,7 +191,7 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
  * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
  * is synced again the ordinary way.
  */
-async function recordSetAside(options: RunSyncOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
+async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
   if (run.unchanged.size === 0) return;
   const ids = await failingRun(options, plan, () => run.unchanged.record(options.db, run.runId));
   for (const [i, outcome] of outcomes.entries()) {
