@@ -83,7 +83,7 @@ export async function runP7(options: P7Options = {}): Promise<Figure[]> {
   try {
     const db = bench.db;
     log(await machineLine(db, false));
-    let started = performance.now();
+    const started = performance.now();
     await writeChanges(db, changes);
     log(`P7 setup: ${changes} changes in ${TRANSACTIONS} transactions written in ${Math.round(performance.now() - started)} ms (database ${bench.name})`);
     const feed = () => readAll(db, 'select * from refdata.change_feed($1, $2)', (r) => r.position, null, pageSize);
