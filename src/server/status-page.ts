@@ -10,6 +10,8 @@ import { html, type SafeHtml } from './html.ts';
 import { latestTargetSyncs, recentFailures, type FailureRow, type TargetSyncRow } from '../read/status-queries.ts';
 import { targetHealth } from '../read/target-health.ts';
 import { nextStep } from '../read/next-step.ts';
+import { changeFeedHeld, type ChangeFeedHeld } from '../read/change-feed-held.ts';
+import { feedHeldSection } from './feed-held-section.ts';
 import { dataTable, listLink, page, reason, runLink, status, time, type Column } from './page-parts.ts';
 
 const FAILURES_SHOWN = 20;
@@ -33,15 +35,18 @@ export interface StatusPageData {
   sources: SourceView[];
   failures: FailureRow[];
   changes: ChangeRow[];
+  /** Who holds the change feed back; null when Postgres could not say (the page still shows the rest). */
+  feedHeld: ChangeFeedHeld | null;
 }
 
 export async function loadStatusPage(db: Queryable, configured: readonly SourceConfig[]): Promise<StatusPageData> {
-  const [syncs, health, runs, failures, changes] = await Promise.all([
+  const [syncs, health, runs, failures, changes, feedHeld] = await Promise.all([
     latestTargetSyncs(db),
     targetHealth(db),
     lastRuns(db),
     recentFailures(db, FAILURES_SHOWN),
     recentChanges(db, { lists: null, since: null, environment: null, limit: CHANGES_SHOWN }),
+    changeFeedHeld(db).catch(() => null),
   ]);
   const key = (r: { environment: string; list_key: string; variant: string }) => `${r.environment}\0${r.list_key}\0${r.variant}`;
   const healthOf = new Map(health.map((h) => [key(h), h]));
@@ -55,7 +60,7 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
     view.targets.push({ ...row, held: h?.held ?? false, held_reason: h?.held_reason ?? null, consecutive_failures: h?.consecutive_failures ?? 0 });
   }
   for (const view of sources.values()) view.run = runs.find((r) => r.environment === view.environment);
-  return { generatedAt: new Date(), sources: [...sources.values()], failures, changes };
+  return { generatedAt: new Date(), sources: [...sources.values()], failures, changes, feedHeld };
 }
 
 function runLine(run: RunRow | undefined): SafeHtml {
@@ -188,7 +193,8 @@ ${
 }
 
 export function renderStatusPage(data: StatusPageData): string {
-  const body = html`${heldSection(data.sources)}
+  const body = html`${feedHeldSection(data.feedHeld)}
+${heldSection(data.sources)}
 ${data.sources.length ? data.sources.map(sourceSection) : html`<p>No source is configured and nothing has synced yet.</p>`}
 ${failuresSection(data.failures)}
 ${changesSection(data.changes)}`;
