@@ -75,42 +75,34 @@ LANGUAGE sql STABLE AS $$
 $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.change_feed(text, integer) IS 'Every recorded change exactly once, in commit-safe order: pass back the position of the last row processed (NULL: from the start). A change is served only once no open transaction could still write one before it.';--> statement-breakpoint
--- How long the feed is held back, and by whom: the oldest open transaction that has written (a
--- transaction id below which the feed waits), or a prepared one. Sessions of other roles show only
--- to a role that may see them (pg_read_all_stats); a holder that cannot be seen still counts, from
--- the oldest transaction start this role can see, and its pid reads NULL.
+-- How long the feed is held back, and by whom. An open write transaction is one with a transaction
+-- id, in pg_stat_activity (every database of the server) or pg_prepared_xacts; the one holding the
+-- feed is the oldest id (greatest age()). Not from the snapshot: an open transaction whose id is the
+-- newest leaves xmin equal to xmax. The function runs as the owner of refdata (SECURITY DEFINER), so
+-- every caller gets one answer: refdata_reader learns the holder's pid, application, state and start,
+-- nothing of other sessions. pg_stat_activity shows a session's state and start only to its own role
+-- and pg_read_all_stats: where even the owner may not see the holder's start, held_seconds is NULL
+-- (held, for how long unknown), never 0. The caller's own transaction counts like any other.
 CREATE FUNCTION refdata.change_feed_held(
   OUT held_seconds double precision, OUT pid integer, OUT application_name text, OUT state text, OUT xact_start timestamptz
 )
-LANGUAGE sql STABLE AS $$
-  WITH fence AS (
-    SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_snapshot_xmax(pg_current_snapshot()) AS xmax
-  ), holders AS (
-    SELECT a.pid, a.backend_xid::text AS backend_xid, a.application_name, a.state, a.xact_start
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  WITH holders AS (
+    SELECT a.pid, a.backend_xid AS xid, a.application_name, a.state, a.xact_start
     FROM pg_stat_activity a
-    WHERE a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid()
+    WHERE a.backend_xid IS NOT NULL
     UNION ALL
-    SELECT NULL, p.transaction::text, 'prepared transaction ' || p.gid, 'prepared', p.prepared FROM pg_prepared_xacts p
+    SELECT NULL, p.transaction, 'prepared transaction ' || p.gid, 'prepared', p.prepared FROM pg_prepared_xacts p
   ), oldest AS (
-    -- The session whose transaction id is the fence first, else the longest open (a fence held by a
-    -- session this role cannot see).
-    SELECT h.* FROM holders h, fence f
-    ORDER BY h.backend_xid IS NOT DISTINCT FROM (f.xmin::text::numeric % 4294967296)::text DESC, h.xact_start
-    LIMIT 1
+    SELECT h.* FROM holders h ORDER BY age(h.xid) DESC LIMIT 1
   )
-  SELECT CASE WHEN f.xmin = f.xmax THEN 0
-              ELSE greatest(0, coalesce(extract(epoch FROM clock_timestamp() - o.xact_start), 0))::double precision END,
-         CASE WHEN f.xmin = f.xmax THEN NULL ELSE o.pid END,
-         CASE WHEN f.xmin = f.xmax THEN NULL ELSE o.application_name END,
-         CASE WHEN f.xmin = f.xmax THEN NULL ELSE o.state END,
-         CASE WHEN f.xmin = f.xmax THEN NULL ELSE o.xact_start END
-  FROM fence f LEFT JOIN oldest o ON true
+  -- No greatest(0, ...) around the age: it would read a hidden start as 0.
+  SELECT CASE WHEN o.xid IS NULL THEN 0 ELSE extract(epoch FROM clock_timestamp() - o.xact_start)::double precision END,
+         o.pid, o.application_name, o.state, o.xact_start
+  FROM (SELECT) AS one LEFT JOIN oldest o ON true
 $$;
 --> statement-breakpoint
-COMMENT ON FUNCTION refdata.change_feed_held() IS 'How long refdata.change_feed has been held back by the oldest open write transaction (0 when none), and which session holds it when this role may see it.';--> statement-breakpoint
--- The reader role stays read-only: `refsync changes --consumer` stores positions as refsync's own role
--- (or a role an administrator grants INSERT and UPDATE on this table).
-GRANT SELECT ON refdata.change_feed_consumers TO refdata_reader;--> statement-breakpoint
+COMMENT ON FUNCTION refdata.change_feed_held() IS 'How long refdata.change_feed has been held back by the oldest open write transaction in the cluster (0 when none; NULL when the owner of refdata may not see when it began), and which session holds it. Runs as the owner of refdata.';--> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.change_feed_position(xid8, bigint), refdata.change_feed_after(text), refdata.change_feed(text, integer),
   refdata.change_feed_held() FROM PUBLIC;--> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.change_feed_position(xid8, bigint), refdata.change_feed_after(text), refdata.change_feed(text, integer),

@@ -9,12 +9,13 @@ import { lastRuns, targetStatus, type RunRow, type TargetStatusRow } from '../..
 import { outputWidth } from '../output/table.ts';
 import { wrapLines } from '../output/wrap.ts';
 import { statusExtras, type StatusExtras } from '../status/status-extras.ts';
+import { changeFeedStatus, type ChangeFeedStatus } from '../status/status-change-feed.ts';
 import { printListDetail } from '../status/status-detail.ts';
 import { runLines, targetLines } from '../status/status-lines.ts';
 import { jsonText, terminalText } from '../output/terminal.ts';
 
 /** The overview as text: per environment its last run and one line per target, then the queue and alerts. */
-function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtras, width: number | undefined): string {
+function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtras, feed: ChangeFeedStatus, width: number | undefined): string {
   const now = new Date();
   const out: string[] = [];
   if (runs.length === 0 && targets.length === 0) out.push('no sync has run yet: try `refsync sync` (or `refsync demo`)');
@@ -28,7 +29,7 @@ function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtr
   }
   const stuck = targets.find((t) => t.last_status !== 'ok');
   if (stuck) out.push(`why a list is held or failed, and what resolves it: refsync status --list ${stuck.list_key}`, '');
-  out.push(...extras.lines);
+  out.push(...extras.lines, ...feed.lines);
   // Target lines fit the width already; the few other lines wrap, indented, rather than being cut.
   const text = out.join('\n');
   return `${width ? wrapLines(text, width) : text}\n`;
@@ -60,11 +61,12 @@ export async function run(argv: string[]): Promise<number> {
     if (values.list !== undefined) return await printListDetail(db, values.list, values.source ?? null, values.json, outputWidth());
     const [targets, runs] = await Promise.all([targetStatus(db), lastRuns(db)]);
     const extras: StatusExtras = await statusExtras(db, config, configProblem);
+    const feed = await changeFeedStatus(db);
     if (values.json) {
-      process.stdout.write(`${jsonText({ runs, targets: withSchemaPolicy(targets, config), ...extras })}\n`);
+      process.stdout.write(`${jsonText({ runs, targets: withSchemaPolicy(targets, config), ...extras, change_feed: feed.change_feed })}\n`);
       return 0;
     }
-    process.stdout.write(overview(runs, targets, extras, outputWidth()));
+    process.stdout.write(overview(runs, targets, extras, feed, outputWidth()));
     return 0;
   } finally {
     await db.close();
