@@ -53,8 +53,17 @@ afterAll(async () => {
   await admin?.end();
 });
 
-/** Another application's sessions on every slot an ordinary role may still have; end() gives them back. */
+/**
+ * Another application's sessions on every slot an ordinary role may still have; end() gives them
+ * back. Every other session but the admin's and a run claim's (it holds an advisory lock) is ended
+ * first: a pool of an earlier case closing an idle connection later would free a slot mid-case.
+ */
 async function takeEverySlot(): Promise<{ taken: number; end(): Promise<void> }> {
+  await admin.query(
+    // With a timeout, pg_terminate_backend returns once the session is gone and its slot free.
+    `select pg_terminate_backend(pid, 10000) from pg_stat_activity
+     where backend_type = 'client backend' and pid <> pg_backend_pid() and pid not in (select pid from pg_locks where locktype = 'advisory')`,
+  );
   const clients: pg.Client[] = [];
   for (;;) {
     const client = new pg.Client({ connectionString: urlAs('other_app') });
@@ -72,7 +81,7 @@ async function takeEverySlot(): Promise<{ taken: number; end(): Promise<void> }>
 /** Ends refsync's sessions of `application` that hold no advisory lock (a run's claim holds one): its pool must connect again. */
 async function dropPooledSessions(application: string): Promise<number> {
   const { rows } = await admin.query<{ n: number }>(
-    `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+    `select count(pg_terminate_backend(pid, 10000))::int as n from pg_stat_activity
      where application_name = $1 and pid not in (select pid from pg_locks where locktype = 'advisory')`,
     [application],
   );
@@ -128,7 +137,7 @@ describe.skipIf(!canStartPrivatePostgres)('a Postgres whose slots other applicat
     expect(again.status, again.outcomes.map((o) => o.error).join('; ')).toBe('succeeded');
     await expectWholeStates(db, fx.source, [fx.served()]);
     await expectConsistentHistory(db, fx.source);
-  });
+  }, 120_000);
 
   it('refsync sync with every slot taken: one line naming the connection limit, exit 1, no run left running', async () => {
     const slots = await takeEverySlot();
@@ -144,7 +153,7 @@ describe.skipIf(!canStartPrivatePostgres)('a Postgres whose slots other applicat
     } finally {
       await slots.end();
     }
-  });
+  }, 120_000);
 
   it('refsync worker started with every slot taken names the connection limit', async () => {
     const slots = await takeEverySlot();
@@ -156,7 +165,7 @@ describe.skipIf(!canStartPrivatePostgres)('a Postgres whose slots other applicat
     } finally {
       await slots.end();
     }
-  });
+  }, 120_000);
 
   it('the worker: /readyz 503 and refsync_database_up 0 while every slot is taken, its gauges kept, failed attempts at warn; then it recovers and loses nothing', async () => {
     const logs = captureLogs('info');
@@ -205,5 +214,5 @@ describe.skipIf(!canStartPrivatePostgres)('a Postgres whose slots other applicat
     opened.push(db);
     await expectWholeStates(db, source, [servedState(sb, source)]);
     await expectConsistentHistory(db, source);
-  });
+  }, 240_000);
 });
