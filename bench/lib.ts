@@ -118,6 +118,8 @@ export interface BenchDatabase {
   name: string;
   url: string;
   db: Database;
+  /** The most connections open to it at once so far (every process's, LISTEN included), sampled every 250 ms. */
+  peakConnections(): number;
   /** Closes the pool and drops the database. Idempotent. */
   drop(): Promise<void>;
 }
@@ -153,18 +155,55 @@ export async function createBenchDatabase(options: { poolSize?: number; prefix?:
     throw err;
   }
   const opened = db;
+  const sampler = await sampleConnections(name);
   let dropped = false;
   return {
     name,
     url,
     db: opened,
+    peakConnections: sampler.peak,
     async drop() {
       if (dropped) return;
       dropped = true;
+      await sampler.stop();
       await opened.close().catch(() => undefined);
       await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/**
+ * Samples the connections open to database `name` on one session of the server's own (one short
+ * query every 250 ms): a benchmark's budget of Postgres connections, seen from the server.
+ */
+async function sampleConnections(name: string): Promise<{ peak(): number; stop(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: serverUrl() });
+  client.on('error', () => undefined);
+  await client.connect();
+  let peak = 0;
+  let sampling: Promise<unknown> = Promise.resolve();
+  const sample = () => {
+    sampling = client
+      .query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name])
+      .then(({ rows }) => (peak = Math.max(peak, rows[0]!.n)))
+      .catch(() => undefined);
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    peak: () => peak,
+    async stop() {
+      clearInterval(timer);
+      await sampling;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+/** The figures with the bench database's peak connections added to their notes (every figure says what it held). */
+export function withConnections(bench: Pick<BenchDatabase, 'peakConnections'>, figures: Figure[]): Figure[] {
+  const held = `${bench.peakConnections()} Postgres connections at most`;
+  return figures.map((f) => ({ ...f, notes: f.notes ? `${f.notes}; ${held}` : held }));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 //
 //   node bench/p2-unchanged-sync.ts
 import { fullSource, networkBoundMs, summarizeTimings, timedFetchOnly, timedFullSync, writtenRows } from './full-sync.ts';
-import { createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
+import { createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure, withConnections } from './lib.ts';
 
 export interface P2Options {
   latencyMs?: number;
@@ -57,7 +57,7 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
       fetchOnly.push(await timedFetchOnly(source, concurrency));
     }
     const bound = networkBoundMs(latencyMs, last.maxPages, last.logins);
-    return [
+    return withConnections(bench, [
       // Judged against the floor of this run (the issue's target: 1.1x), the network bound in the notes.
       figure('P2 unchanged sync', median(walls), 'ms', 'fetch-only floor', median(fetchOnly), {
         target: { ratio: 1.1, better: 'lower' },
@@ -66,7 +66,7 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
       figure('P2 fetch only, no database (the floor here)', median(fetchOnly), 'ms', 'network bound', bound, {
         notes: `median of ${repeats}, each measured right after an unchanged sync (floors ${fetchOnly.map((ms) => Math.round(ms)).join(', ')} ms); the same fetches by a fresh client with the pages dropped`,
       }),
-    ];
+    ]);
   } finally {
     await bench.drop();
     await sandbox.close();

@@ -25,6 +25,7 @@ import {
   type BenchDatabase,
   type BenchSandbox,
   type Figure,
+  withConnections,
 } from './lib.ts';
 
 const run = promisify(execFile);
@@ -227,7 +228,7 @@ async function loadShape(
   } finally {
     await bench.drop();
   }
-  return figures;
+  return withConnections(bench, figures);
 }
 
 export async function runP3(options: P3Options = {}): Promise<Figure[]> {

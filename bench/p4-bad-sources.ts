@@ -26,6 +26,7 @@ import {
   type BenchDatabase,
   type BenchSandbox,
   type Figure,
+  withConnections,
 } from './lib.ts';
 import { deletePrefix, startWorker, stopWorker } from './p4-many-sources.ts';
 
@@ -117,12 +118,12 @@ export async function runP4BadSources(log: (line: string) => void = console.log)
     aloneMs = (aloneMs + (await drain(alone(2), bench, dir, redis, log))) / 2;
     const withBadMean = (withBadMs + (await drain(withBad(2), bench, dir, redis, log))) / 2;
     const limitedLists = (await limited.requestLog()).filter((r) => r.path !== '/v2/auth/token/');
-    return [
+    return withConnections(bench, [
       figure('P4 isolation: 98 sources beside a 429 one and a 10 s one', withBadMean / 1000, 's', 'the same 98 alone', aloneMs / 1000, {
         target: { ratio: 1.2, better: 'lower' },
         notes: `mean of 2 drains each, in the order ABBA; ${WORKERS} workers x concurrency ${CONCURRENCY}, ${LISTS.split(',').length} lists per source, latency ${LATENCY_MS} ms; the 429 source was asked ${limitedLists.length} times for a list`,
       }),
-    ];
+    ]);
   } finally {
     redis.disconnect();
     await bench.drop();

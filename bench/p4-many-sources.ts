@@ -35,6 +35,7 @@ import {
   startBenchSandbox,
   writeSourcesConfig,
   type Figure,
+  withConnections,
 } from './lib.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -199,7 +200,7 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
     const afterFirst = await usedMemory(redis);
     const steady = await drainSlot('unchanged resync', 'unchanged');
     log(`P4 unchanged resync: ${(steady.drainMs / 1000).toFixed(1)} s`);
-    return [
+    return withConnections(bench, [
       figure('P4 drain one slot', first.drainMs / 1000, 's', 'network bound', bound, {
         notes: `first load, every target a target job of its own (no size known yet); ${shape}; enqueue ${Math.round(first.enqueuedMs)} ms; every target exactly once: yes; ${first.cpu}`,
       }),
@@ -218,7 +219,7 @@ export async function runP4(options: P4Options = {}): Promise<Figure[]> {
           notes: `peak used_memory over both drains minus before the workers started (sampled every 250 ms); after the first drain ${((afterFirst - redisBefore) / 2 ** 20).toFixed(1)} MiB, after the second ${(((await usedMemory(redis)) - redisBefore) / 2 ** 20).toFixed(1)} MiB`,
         },
       ),
-    ];
+    ]);
   } finally {
     await Promise.all(children.map(stopWorker));
     await queue.close().catch(() => undefined);

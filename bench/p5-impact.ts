@@ -14,7 +14,18 @@ import type { Database } from '../src/db/database.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
-import { benchSource, createBenchDatabase, figure, machineLine, median, printFigures, runMain, startBenchSandbox, type Figure } from './lib.ts';
+import {
+  benchSource,
+  createBenchDatabase,
+  figure,
+  machineLine,
+  median,
+  printFigures,
+  runMain,
+  startBenchSandbox,
+  type Figure,
+  withConnections,
+} from './lib.ts';
 
 const LIST = 'accessorials';
 
@@ -136,13 +147,13 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
     const groupByIndexed = await medianOf(repeats, groupBy);
 
     const about = `${facts} facts, ${changedCodes.length} of ${codes} codes modified, ${counted} facts in use (last 90 days) with them; median of ${repeats}`;
-    return [
+    return withConnections(bench, [
       figure('P5 impact of one sync, no index', noIndex, 'ms', 'count(*) group by code', baseline, { notes: about }),
       figure('P5 impact of one sync, index on (code, shipped_at)', withIndex, 'ms', 'count(*) group by code', groupByIndexed, { notes: about }),
       figure('P5 resync 1% changed, with impact (no index)', resyncWith, 'ms', 'the same resync without usage columns', resyncWithout, {
         notes: `one run each; ${codes} entries`,
       }),
-    ];
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await bench.drop();

@@ -27,6 +27,7 @@ import {
   writeSourcesConfig,
   type BenchDatabase,
   type Figure,
+  withConnections,
 } from './lib.ts';
 import { deletePrefix, startWorker, stopWorker } from './p4-many-sources.ts';
 
@@ -180,7 +181,7 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
     if (first.ok !== SOURCES || unchanged.ok !== SOURCES)
       throw new Error(`P6: ${first.ok} first loads and ${unchanged.ok} unchanged resyncs of ${SOURCES} each succeeded`);
     const shape = `${SOURCES} sources x ${entries} entries (one bare array each), 1 worker, concurrency ${SOURCES}`;
-    return [
+    return withConnections(bench, [
       figure('P6 worker peak RSS, four first loads', firstPeak, 'MiB', 'memory budget', budgetMb, {
         target: { ratio: 1, better: 'lower' },
         notes: `${shape}; ${(first.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok; idle worker ${Math.round(idle)} MiB; ${describeMemory(firstLog.memory)}`,
@@ -189,7 +190,7 @@ export async function runP6(options: P6Options = {}): Promise<Figure[]> {
         target: { ratio: 1, better: 'lower' },
         notes: `${shape}; ${(unchanged.ms / 1000).toFixed(1)} s for the slot; ${SOURCES} of ${SOURCES} ok, unchanged${reset ? '' : '; peak since the worker started'}; ${describeMemory(unchangedLog.memory)}`,
       }),
-    ];
+    ]);
   } finally {
     if (worker) await stopWorker(worker);
     await queue.close().catch(() => undefined);

@@ -3,7 +3,9 @@ import { ConfigError } from '../config/errors.ts';
 import { readSecret } from '../config/secrets.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
-import { describeConnectError } from '../db/tls.ts';
+import { connectFailure } from '../db/refused.ts';
+import { connectionBudget } from '../db/connection-budget.ts';
+import { dbMaxConnectionsFromEnv } from '../config/db-connections.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
@@ -20,6 +22,8 @@ export interface CliDatabaseOptions {
   dataDir?: string;
   /** Only reads: without DATABASE_URL, the embedded database must already exist (never created empty). */
   readOnly?: boolean;
+  /** The pool's size (connection-budget.ts); default REFSYNC_DB_MAX_CONNECTIONS, else 2. */
+  poolSize?: number;
 }
 
 async function schemaExists(db: Database): Promise<boolean> {
@@ -41,7 +45,10 @@ async function assertUsableSchema(db: Database): Promise<void> {
 
 /** Opens DATABASE_URL, or the embedded PGlite database, for a command. */
 export async function openCliDatabase(options: CliDatabaseOptions): Promise<Database> {
-  const openOptions: Parameters<typeof openDatabase>[0] = { applicationName: 'refsync-cli' };
+  const openOptions: Parameters<typeof openDatabase>[0] = {
+    applicationName: 'refsync-cli',
+    poolSize: options.poolSize ?? connectionBudget('other', dbMaxConnectionsFromEnv(), 0),
+  };
   if (options.databaseUrl) openOptions.url = options.databaseUrl;
   else openOptions.dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
   if (options.readOnly && openOptions.dataDir && !existsSync(openOptions.dataDir)) {
@@ -55,7 +62,7 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
     db = await openDatabase(openOptions);
     if (!capabilitiesOf(db).embedded) await db.query('select 1');
   } catch (err) {
-    throw new Error(`cannot reach the database: ${describeConnectError(err)}`);
+    throw connectFailure(err, 'cannot reach the database');
   }
   try {
     const embedded = capabilitiesOf(db).embedded;

@@ -6,6 +6,7 @@
 // appended; a view re-created for a type change drops them first and creates them again after.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
+import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';
 import { ident, literal } from './typed-sql.ts';
 
 export const asOfFunctionName = (key: ListKey): string => `${key}_as_of`;
@@ -61,7 +62,7 @@ $fn$`,
       `The rows of refdata.${key}_history valid at p_at (valid_from <= p_at < valid_to), typed columns included: the list ${key} as it was then. ${variant.name} (${variantColumn}; default ${variant.fallback === 'NULL' ? 'every one' : variant.fallback}) and p_environment narrow it. p_extend_back: for a time before the list's first sync (refdata.list_sync_times.first_synced_at), read the versions that first sync recorded instead of nothing. Example: from facts f cross join lateral refdata.${key}_as_of(f.at) x where x.code = f.code.`,
     )}`,
     `REVOKE EXECUTE ON FUNCTION ${signature(key)} FROM PUBLIC`,
-    `GRANT EXECUTE ON FUNCTION ${signature(key)} TO refdata_reader`,
+    whenReaderExists([`GRANT EXECUTE ON FUNCTION ${signature(key)} TO ${READER_ROLE}`]),
   ];
 }
 
@@ -100,7 +101,7 @@ $fn$`,
       `What changed in ${key} between p_from and p_to (default now): change is added, removed or modified, changed_fields the top-level fields whose values differ, before and after the versions as typed rows of refdata.${key}_history, so their columns sit side by side. Example: select entry_key, change, (before).description, (after).description from refdata.${key}_diff('2026-03-01', '2026-06-01').`,
     )}`,
     `REVOKE EXECUTE ON FUNCTION ${diffSignature(key)} FROM PUBLIC`,
-    `GRANT EXECUTE ON FUNCTION ${diffSignature(key)} TO refdata_reader`,
+    whenReaderExists([`GRANT EXECUTE ON FUNCTION ${diffSignature(key)} TO ${READER_ROLE}`]),
   ];
 }
 

@@ -3,12 +3,11 @@
 // that changes a list's columns, inside its transaction.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
+import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';
 import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
 import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
-
-export const READER_ROLE = 'refdata_reader';
 
 /** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
 function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
@@ -137,7 +136,7 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
         `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(step.relation.description)}`,
         ...step.relation.columns.map(commented),
         ...grants,
-        `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`,
+        whenReaderExists([`GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`]),
       ];
   // The view, its comments and grants in one round trip (a first sync creates the columns of every list at once).
   await q.script(statements);

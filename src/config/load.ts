@@ -6,6 +6,7 @@ import { ConfigError } from './errors.ts';
 import { httpAccessFromEnv } from './http-access.ts';
 import { checkLogLevel } from './log-level.ts';
 import { retentionFromEnv } from './retention.ts';
+import { dbMaxConnectionsFromEnv } from './db-connections.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';
 import { schemaChangesFromEnv } from './schema-changes.ts';
 import { readSecret } from './secrets.ts';
@@ -361,6 +362,8 @@ function addOptionalSettings(config: AppConfig, env: Env): void {
     if (!parsed.success) throw new ConfigError(`REFSYNC_LISTEN_DATABASE_URL: ${parsed.error.issues.at(-1)?.message ?? 'is not valid'}`);
     config.listenDatabaseUrl = parsed.data;
   }
+  const dbMaxConnections = dbMaxConnectionsFromEnv(env);
+  if (dbMaxConnections !== undefined) config.dbMaxConnections = dbMaxConnections;
   const dashboardPassword = readSecret('REFSYNC_DASHBOARD_PASSWORD', env.REFSYNC_DASHBOARD_PASSWORD, env.REFSYNC_DASHBOARD_PASSWORD_FILE);
   if (dashboardPassword) config.dashboardPassword = dashboardPassword;
 }

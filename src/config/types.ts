@@ -122,6 +122,11 @@ export interface AppConfig {
   logLevel: string;
   concurrency: number;
   /**
+   * REFSYNC_DB_MAX_CONNECTIONS: the most Postgres connections the process holds at once, LISTEN
+   * included; unset, each kind of process takes its default (src/db/connection-budget.ts).
+   */
+  dbMaxConnections?: number;
+  /**
    * REFSYNC_MEMORY_BUDGET_MB: the worker's memory budget as set; the worker takes the smaller of it
    * and the container's cgroup limit, 1024 MiB when neither is there (src/memory/memory-limit.ts).
    */

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
+import { connectWithin } from './refused-wait.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -68,6 +69,12 @@ export interface Database extends Queryable {
   transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
+  /**
+   * Whether Postgres gives a new connection now, for readiness: one of its own, opened and closed,
+   * while the pool has room for it within its size (so the budget holds); a query on a pooled one
+   * when every slot of the pool is open. Throws what the server answered, a refusal at once.
+   */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,6 +92,11 @@ export interface OpenDatabaseOptions {
   lockTimeoutMs?: number;
   logger?: Logger;
   applicationName?: string;
+  /**
+   * How long a connection the server refuses (its connection limit reached, a restart) is asked for
+   * again before the work that needed it fails with a DatabaseRefusedError. Default 10 s.
+   */
+  refusedWaitMs?: number;
 }
 
 /** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
@@ -107,17 +119,20 @@ function lastRows(results: pg.QueryResult | pg.QueryResult[]): Array<Record<stri
 // int8 (ids, counts) as JS numbers: ids here stay far below 2^53, and callers compare them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-/** The node-postgres pool: TLS as the URL asks for it, and a listener for connections lost while idle. */
-function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
+/** A connection's settings: TLS as the URL asks for it. */
+function clientConfig(options: OpenDatabaseOptions & { url: string }): pg.ClientConfig {
   const tls = postgresTls(options.url);
-  const pool = new pg.Pool({
+  return {
     connectionString: tls.connectionString,
     ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
-    max: options.poolSize ?? 10,
     application_name: options.applicationName ?? 'refsync',
-    idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
-  });
+  };
+}
+
+/** The node-postgres pool, and a listener for connections lost while idle. */
+function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
   // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
   // error on the pool; without a listener that error would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
@@ -125,7 +140,7 @@ function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
 }
 
 /** node-postgres's query as a Queryable: rows, and rowCount as affectedRows. */
-function pgQueryable(client: pg.PoolClient | pg.Pool): Queryable {
+function pgQueryable(client: pg.PoolClient): Queryable {
   return {
     async query<R>(text: string, params?: unknown[]) {
       const res = await client.query(text, params as unknown[]);
@@ -172,8 +187,9 @@ function pgConnection(client: pg.PoolClient, timeouts: string): Connection {
 }
 
 /** Runs fn with one client of the pool held, and gives the client back (or drops it when its connection broke). */
-async function withPgClient<T>(pool: pg.Pool, logger: Logger | undefined, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+async function withPgClient<T>(pool: pg.Pool, options: OpenDatabaseOptions, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const logger = options.logger;
+  const client = await connectWithin(pool, options.refusedWaitMs ?? 10_000);
   let broken: Error | undefined;
   // pg-pool listens for errors only while a client is idle; a checked-out client whose
   // connection dies (Postgres restart, terminated backend) would otherwise emit an unhandled
@@ -199,14 +215,27 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   const pool = createPool(options);
   const timeouts = transactionTimeouts(options);
   let closed = false;
+  const held = <T>(fn: (client: pg.PoolClient) => Promise<T>) => withPgClient(pool, options, fn);
   return {
     kind: 'pg',
-    ...pgQueryable(pool),
+    query: (text, params) => held((client) => pgQueryable(client).query(text, params)),
+    script: (statements) => held((client) => pgQueryable(client).script(statements)),
     async withConnection(fn) {
-      return withPgClient(pool, options.logger, (client) => fn(pgConnection(client, timeouts)));
+      return held((client) => fn(pgConnection(client, timeouts)));
     },
     async transaction(fn, opening) {
       return this.withConnection((conn) => conn.transaction(fn, opening));
+    },
+    async probe() {
+      if (pool.totalCount >= (options.poolSize ?? 10)) return void (await pool.query('select 1'));
+      const client = new pg.Client(clientConfig(options));
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.query('select 1');
+      } finally {
+        await client.end().catch(() => undefined);
+      }
     },
     async close() {
       if (closed) return;
@@ -265,6 +294,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
     ...wrap(client),
     withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined), alone }),
     transaction,
+    probe: () => client.query('select 1').then(() => undefined),
     async close() {
       if (closed) return;
       closed = true;

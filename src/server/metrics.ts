@@ -9,6 +9,7 @@ import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
 import { registerBuildInfo, registerChangeFeedHeldGauge, registerTargetHealthGauges } from './operator-gauges.ts';
 import { targetGauges } from './target-gauges.ts';
+import { registerDatabaseGauges } from './database-gauges.ts';
 
 /** The last ok snapshot of a target, as the per-target gauges read it at scrape time. */
 interface LastOkRow {
@@ -40,6 +41,8 @@ export interface UpstreamRequestInfo {
 
 export interface MetricsSources {
   db: Queryable;
+  /** Whether Postgres gives a new connection now (Database.probe), for refsync_database_up. */
+  probeDatabase: () => Promise<void>;
   sources: SourceConfig[];
   /** Job counts by state (waiting, active, delayed, failed, ...). */
   queueCounts(): Promise<Record<string, number>>;
@@ -146,6 +149,7 @@ export class WorkerMetrics {
 function registerDeploymentGauges(registry: Registry, from: MetricsSources): void {
   const registers = [registry];
   const log = from.logger;
+  const database = registerDatabaseGauges(registry, from.probeDatabase);
   new Gauge({
     name: 'refsync_queue_jobs',
     help: 'Jobs in the queue by state (shared by every worker).',
@@ -176,13 +180,18 @@ function registerDeploymentGauges(registry: Registry, from: MetricsSources): voi
   const sourceOf = new Map(from.sources.map((s) => [s.environment, s.name]));
   // Both gauges read refdata.target_last_ok, one row per target kept by a trigger: a scrape costs the
   // same after a year of hourly snapshots as after one (docs/performance.md).
-  const lastOk = targetGauges<LastOkRow>(registry, sourceOf, log, async () => {
-    const { rows } = await from.db.query<LastOkRow>(
-      `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
-       from refdata.target_last_ok`,
-    );
-    return rows;
-  });
+  const lastOk = targetGauges<LastOkRow>(
+    registry,
+    sourceOf,
+    log,
+    database.tracked(async () => {
+      const { rows } = await from.db.query<LastOkRow>(
+        `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
+         from refdata.target_last_ok`,
+      );
+      return rows;
+    }),
+  );
   lastOk('refsync_last_success_timestamp_seconds', 'When each target last synced ok (unix time); alert on time() minus this.', (r) => r.at, true);
   // Errors are reported once, by the gauge above.
   lastOk('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);

@@ -20,8 +20,8 @@ export type TargetGauge<R> = (name: string, help: string, value: (row: R) => num
  * Makes gauges labelled by target (source, list, variant) that share one query per scrape:
  * prom-client awaits each collect in turn, so the first gauge runs the query and the others of the
  * same scrape reuse its answer. Targets of environments no configured source has are left out, as
- * are null values. With reportErrors false a gauge stays silent on a failed query (one report per
- * query is enough).
+ * are null values. A failed query keeps the series of the last one, so rules on them still see
+ * them. With reportErrors false a gauge stays silent on a failed query (one report per query is enough).
  */
 export function targetGauges<R extends TargetRow>(
   registry: Registry,
@@ -41,9 +41,11 @@ export function targetGauges<R extends TargetRow>(
       labelNames: extra ? ['source', 'list', 'variant', extra.name] : ['source', 'list', 'variant'],
       registers: [registry],
       async collect() {
-        this.reset();
         try {
-          for (const row of await rows()) {
+          const read = await rows();
+          // Reset only once read: a failed read keeps the last values (refsync_database_read_timestamp_seconds says how old).
+          this.reset();
+          for (const row of read) {
             const source = sourceOf.get(row.environment);
             const v = value(row);
             if (!source || v === null) continue;

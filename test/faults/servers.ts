@@ -36,12 +36,16 @@ function asPostgres(cmd: string, args: string[]) {
 export interface PrivatePostgresOptions {
   /** Serve TLS with this certificate and key (PEM); plain connections are still accepted. */
   tls?: { certPem: string; keyPem: string };
+  /** Server settings given as `-c name=value` (a small `max_connections`, say). */
+  settings?: Record<string, string | number>;
+  /** false: the `refsync` database is created empty, for a test to migrate as a role of its own. */
+  migrate?: boolean;
 }
 
 /** Whether a private Postgres can be started here (Debian's server binaries, and root to run them as postgres). */
 export const canStartPrivatePostgres = existsSync(`${PG_BIN}/initdb`) && process.getuid?.() === 0;
 
-/** initdb + start on a free port (trust auth, no fsync), then a migrated database `refsync`. */
+/** initdb + start on a free port (trust auth, no fsync), then a database `refsync`, migrated unless asked not to. */
 export async function startPrivatePostgres(options: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'refsync-faults-pg-'));
   chownSync(dir, uidOf('postgres'), gidOf('postgres'));
@@ -60,6 +64,7 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
     }
     opts += ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}`;
   }
+  for (const [name, value] of Object.entries(options.settings ?? {})) opts += ` -c ${name}=${value}`;
   const ctl = (action: string, extra: string[] = []) =>
     asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '30', ...extra, action]);
   await ctl('start');
@@ -72,9 +77,11 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
   await admin.query('create database refsync');
   await admin.close();
   const url = `postgres://postgres@127.0.0.1:${port}/refsync`;
-  const db = await openDatabase({ url, poolSize: 2 }); // migrate holds one connection for its lock
-  await migrateDatabase(db);
-  await db.close();
+  if (options.migrate !== false) {
+    const db = await openDatabase({ url, poolSize: 2 }); // migrate holds one connection for its lock
+    await migrateDatabase(db);
+    await db.close();
+  }
   return {
     url,
     port,

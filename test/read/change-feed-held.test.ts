@@ -71,7 +71,7 @@ describe.skipIf(!canStartPrivatePostgres)('a real open write transaction holds t
     await db.query('select pg_reload_conf()');
     await db.query('create role feed_reader login in role refdata_reader');
     await db.query('create role feed_owner login');
-    metrics = new WorkerMetrics({ db, sources: [], queueCounts: async () => ({}), logger: silentLogger });
+    metrics = new WorkerMetrics({ db, probeDatabase: () => db.probe(), sources: [], queueCounts: async () => ({}), logger: silentLogger });
   }, 120_000);
   afterAll(async () => {
     await db?.close();

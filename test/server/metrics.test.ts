@@ -49,7 +49,14 @@ describe('refsync_entry_changes_total', () => {
 
 describe('REFSYNC_METRICS_SOURCE_LABEL=false', () => {
   it('leaves the source label off histograms and counters', async () => {
-    const metrics = new WorkerMetrics({ db: tdb.db, sources: [], logger: silentLogger, queueCounts: async () => ({}), sourceLabel: false });
+    const metrics = new WorkerMetrics({
+      db: tdb.db,
+      probeDatabase: () => tdb.db.probe(),
+      sources: [],
+      logger: silentLogger,
+      queueCounts: async () => ({}),
+      sourceLabel: false,
+    });
     metrics.target({ source: 'acme', list: 'hazmat', variant: '', status: 'changed', durationMs: 20, counts: { added: 3 } });
     metrics.upstreamRequest('acme', { endpoint: '/v2/hazmat/', method: 'GET', status: 200, durationMs: 5 });
     const text = await metrics.text();

@@ -9,6 +9,7 @@ import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs } from '../args.ts';
 import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
+import { syncPool } from '../../db/connection-budget.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
 import { createDemoFacts, DEMO_FACTS, demoUsage, printDemoImpact } from '../demo/demo-facts.ts';
 import { startDemoReceiver, type DemoReceiver } from '../demo/demo-receiver.ts';
@@ -18,7 +19,7 @@ import { formatTable } from '../output/table.ts';
 const print = (line = '') => process.stdout.write(`${line}\n`);
 
 /** Settings a user may bring to the demo: where alerts go and which kinds fire. Upstream ones are the demo's own. */
-const passThrough = /^(REFSYNC_WEBHOOK_|REFSYNC_ALERT_|LOG_LEVEL$|DATABASE_URL$)/;
+const passThrough = /^(REFSYNC_WEBHOOK_|REFSYNC_ALERT_|LOG_LEVEL$|DATABASE_URL$|REFSYNC_CONCURRENCY$|REFSYNC_DB_MAX_CONNECTIONS$)/;
 
 function demoEnvironment(): string {
   return `demo-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
@@ -143,13 +144,14 @@ export async function run(argv: string[]): Promise<number> {
     const source = config.sources[0]!;
     source.usage = usageFor(source, demoUsage);
     const databaseUrl = databaseUrlFromEnv();
-    const db = await openCliDatabase({ databaseUrl, logger, migrateEmbedded: true });
+    const pool = syncPool(config.dbMaxConnections, config.concurrency);
+    const db = await openCliDatabase({ databaseUrl, logger, migrateEmbedded: true, poolSize: pool.poolSize });
     resources.push('database', () => db.close());
     const client = createUpstreamClient(source, logger);
     resources.push('upstream client', () => client.close());
     const alerts = openAlertDelivery(db, config, logger, receiver ? { ca: receiver.caPem } : {});
     resources.push('alert delivery', () => alerts.close());
-    const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger }).then((r) => r[0]!);
+    const sync = () => runSync({ db, sources: [source], clientFor: () => client, trigger: 'cli', logger, concurrency: pool.concurrency }).then((r) => r[0]!);
     return await showDemo({
       db,
       sandbox,

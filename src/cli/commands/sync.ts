@@ -5,6 +5,7 @@ import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
 import { parseListArgs } from '../list-args.ts';
 import { openCliDatabase } from '../database.ts';
+import { syncPool } from '../../db/connection-budget.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
 import { labelOf, progressLine as liveProgress } from '../output/progress.ts';
 import { failureLines, isGroupedFailure, progressLine, runJson, summaryLine } from '../output/sync-report.ts';
@@ -18,7 +19,8 @@ export async function run(argv: string[]): Promise<number> {
   const live = liveProgress(process.stderr, !values.json);
   // Log lines go through the progress line, so one never lands on the line it is drawn on.
   const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => live.print(process.stderr, line) } });
-  const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger });
+  const pool = syncPool(config.dbMaxConnections, config.concurrency);
+  const db = await openCliDatabase({ databaseUrl: config.databaseUrl, logger, poolSize: pool.poolSize });
   const clients = new Map<string, UpstreamClient>();
   let alerts: ReturnType<typeof openAlertDelivery> | undefined;
   try {
@@ -34,7 +36,7 @@ export async function run(argv: string[]): Promise<number> {
       trigger: 'cli',
       acceptRemovals: values['accept-removals'],
       acceptSchema: values['accept-schema'],
-      concurrency: config.concurrency,
+      concurrency: pool.concurrency,
       logger,
       onTarget: (outcome) => {
         live.done(labelOf(outcome));

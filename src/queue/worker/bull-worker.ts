@@ -48,7 +48,8 @@ export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, Jo
 function onJobFailed({ metrics, logger, lostTargets }: BullWorkerParts, job: Job<SyncJobData>, err: Error): void {
   const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
   metrics.job(job.name, final ? 'failed' : 'retried');
-  logger[final ? 'warn' : 'info']({ jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, final ? 'job failed' : 'job will retry');
+  // At warn either way: a failed attempt is what an operator looks for when Postgres or the upstream refuses.
+  logger.warn({ jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, final ? 'job failed' : 'job will retry');
   if (failedOutsideProcessor(job)) {
     recordLostJob(lostTargets, job).catch((e) =>
       logger.warn({ jobId: job.id, err: errorLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),

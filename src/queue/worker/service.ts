@@ -29,6 +29,7 @@ import { SourceGate } from '../admission/source-gate.ts';
 import { SyncSlots } from '../admission/sync-slots.ts';
 import { upstreamClients } from '../admission/upstream-clients.ts';
 import { openWorkerDatabase } from './worker-database.ts';
+import { workerPoolSize } from '../../db/connection-budget.ts';
 import { openWorkerMemory } from './worker-memory.ts';
 import { startWorkerHttp } from './worker-http.ts';
 import { openWorkerQueue } from './worker-queue.ts';
@@ -133,11 +134,15 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
   const resources = new ResourceStack(logger);
   const parts: StartedParts = { stopping: false };
   try {
-    const db = await openWorkerDatabase(config.databaseUrl, config.concurrency, logger, resources);
+    // Its LISTEN (the alert dispatcher's wake-up) is one connection of the budget, whatever server it is on.
+    const listens = options.alerts !== false && config.listenDatabaseUrl !== 'off';
+    const poolSize = workerPoolSize(config.dbMaxConnections, config.concurrency, listens);
+    const db = await openWorkerDatabase(config.databaseUrl, poolSize, logger, resources);
     const { schema, stoppedForNewerSchema } = watchSchema(db, logger, options, parts, resources);
     const memory = await openWorkerMemory(config, db, logger);
     const metrics = new WorkerMetrics({
       db,
+      probeDatabase: () => db.probe(),
       sources: config.sources,
       logger,
       sourceLabel: config.metricsSourceLabel,

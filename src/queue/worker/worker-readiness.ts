@@ -1,5 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Database } from '../../db/database.ts';
+import { describeRefusal, isConnectionRefusal } from '../../db/refused.ts';
 import type { ReadyReport } from '../../server/http.ts';
 import { errorLine } from '../../util/error-line.ts';
 import { within } from '../../util/time-limit.ts';
@@ -24,8 +25,12 @@ export async function blockingStatus(worker: Worker): Promise<string> {
 /** /readyz: ready when Postgres and Redis answer and the worker is taking jobs; each check says why not. */
 export function workerReadiness(subjects: ReadinessSubjects): () => Promise<ReadyReport> {
   const probes: Record<string, () => Promise<string>> = {
+    // A new connection, not a pooled one: a pooled connection answers while the server refuses
+    // every other, and the worker cannot open the ones its jobs will need.
     postgres: async () => {
-      await within(subjects.db.query('select 1'), 2_000, 'select 1');
+      await within(subjects.db.probe(), 2_000, 'a new connection').catch((err: unknown) => {
+        throw isConnectionRefusal(err) ? new Error(describeRefusal(err)) : err;
+      });
       return 'ok';
     },
     redis: async () => {

@@ -12,6 +12,8 @@ import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome
 import type { SyncTuning } from '../tuning.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
+import { DatabaseRefusedError } from '../../db/refused.ts';
+import { refusedOutcome } from '../outcome/refused-outcome.ts';
 
 const DEFAULT_CONCURRENCY = 4;
 
@@ -52,7 +54,7 @@ export async function runSync(options: RunSyncOptions): Promise<RunResult[]> {
     return await options.db.withConnection(async (runConn) => {
       const { plans, started, claim, signal } = startPlans(options, runConn);
       try {
-        return await syncPlans({ ...options, signal, failures }, plans);
+        return await syncPlans({ ...options, signal, failures }, plans, claim);
       } finally {
         // The starts end before the claim does, whether or not a list got as far as its run.
         await started.catch(() => undefined);
@@ -131,7 +133,7 @@ async function startRuns(
   return runs;
 }
 
-async function syncPlans(options: RunOptions, plans: Plan[]): Promise<RunResult[]> {
+async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunClaim>): Promise<RunResult[]> {
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
@@ -140,18 +142,52 @@ async function syncPlans(options: RunOptions, plans: Plan[]): Promise<RunResult[
   for (const plan of plans) {
     const run = await plan.run;
     const planned = outcomes.filter((_, i) => work[i]!.plan === plan);
-    await recordSetAside(options, plan, run, planned);
-    const status = await refreshRun(options.db, run.runId, plan.source, true);
+    const status = await settleRun(options, plan, run, planned, claim);
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
   return results;
 }
 
 /**
+ * Records what the run's lists left to record (the unchanged lists set aside, the failures a refused
+ * connection kept from being recorded) and closes the run. When Postgres refuses the pool a
+ * connection for it, the same is done on the claim's held connection: the run never stays `running`.
+ */
+async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], claim: Promise<RunClaim>): Promise<RunStatus> {
+  try {
+    return await settleOn(options.db, options, plan, run, outcomes);
+  } catch (err) {
+    if (!(err instanceof DatabaseRefusedError)) throw err;
+    return settleOn((await claim).database(options.db), options, plan, run, outcomes);
+  }
+}
+
+async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
+  await recordSetAside(options, plan, run, outcomes, db);
+  for (const [i, outcome] of outcomes.entries()) {
+    if (!outcome.failure || outcome.snapshotId !== undefined) continue;
+    outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
+  }
+  return refreshRun(db, run.runId, plan.source, true);
+}
+
+/**
  * Syncs one target of the run; with the run's unchanged lists, an unchanged fetch is set aside there,
- * told to onTarget only once recorded. A database failure fails the run.
+ * told to onTarget only once recorded. A refused connection fails the list (its failure recorded
+ * when the run is settled); any other database failure fails the run.
  */
 async function syncOne(options: RunOptions, plan: Plan, target: Target, run: Promise<TargetRun>): Promise<TargetOutcome> {
+  try {
+    return await syncOneOrThrow(options, plan, target, run);
+  } catch (err) {
+    if (!(err instanceof DatabaseRefusedError)) throw err;
+    const outcome = refusedOutcome(target, err);
+    options.onTarget?.(outcome);
+    return outcome;
+  }
+}
+
+async function syncOneOrThrow(options: RunOptions, plan: Plan, target: Target, run: Promise<TargetRun>): Promise<TargetOutcome> {
   const logger = options.logger ?? silentLogger;
   return failingRun(options, plan, async () => {
     const targetOptions: SyncTargetOptions = {
@@ -180,6 +216,8 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
   try {
     return await fn();
   } catch (err) {
+    // A refused connection fails the list that needed it, not the run: settleRun closes the run.
+    if (err instanceof DatabaseRefusedError) throw err;
     const { runId } = await plan.run;
     await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
     throw err;
@@ -191,9 +229,9 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
  * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
  * is synced again the ordinary way.
  */
-async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
-  if (run.unchanged.size === 0) return;
-  const ids = await failingRun(options, plan, () => run.unchanged.record(options.db, run.runId));
+async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
+  if (run.unchanged.size === 0 || !outcomes.some((outcome) => outcome.setAside)) return;
+  const ids = await failingRun(options, plan, () => run.unchanged.record(db, run.runId));
   for (const [i, outcome] of outcomes.entries()) {
     if (!outcome.setAside) continue;
     const snapshotId = ids.get(outcome.target) ?? null;

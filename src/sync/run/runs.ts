@@ -2,6 +2,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import type { Capabilities } from '../../db/capabilities.ts';
 import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
+import { insideOpenTransaction } from './claim-transaction.ts';
 import { runCompletedStatements, updatedRunCompleted, type RunCompleted } from './run-completed.ts';
 
 /**
@@ -110,6 +111,7 @@ export class RunClaim {
   readonly #conn: Connection;
   readonly #locking: boolean;
   readonly #runs: number[] = [];
+  #wrote = false;
 
   private constructor(conn: Connection, locking: boolean) {
     this.#conn = conn;
@@ -129,10 +131,20 @@ export class RunClaim {
     if (this.#locking) await this.#conn.query('select pg_advisory_xact_lock($1, $2::int)', [RUN_LOCK, runId]);
   }
 
-  /** Ends the claim on every run it holds (the transaction wrote nothing: ending it drops the locks). */
+  /**
+   * The claim's own connection as a Database, for work the pool's refused connections could not do
+   * (claim-transaction.ts): its writes commit when the claim is released. On PGlite, `db` itself.
+   */
+  database(db: Database): Database {
+    if (!this.#locking) return db;
+    this.#wrote = true;
+    return insideOpenTransaction(this.#conn, db.kind);
+  }
+
+  /** Ends the claim on every run it holds: rolled back (dropping the locks), committed if database() wrote in it. */
   async release(): Promise<void> {
     for (const id of this.#runs) liveRuns.delete(id);
-    if (this.#locking) await this.#conn.query('rollback');
+    if (this.#locking) await this.#conn.query(this.#wrote ? 'commit' : 'rollback');
   }
 }
 
