@@ -80,7 +80,7 @@ export const commandOptions = {
   },
   'export-dbt': {
     out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
-    'dbt-version': { type: 'string', value: 'V', help: 'dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)' },
+    'dbt-version': { type: 'string', value: 'V', help: 'your dbt version: 1.10 or later (default), 1.9 or 1.8 (which read the older syntax)' },
     schedule: { type: 'string', value: 'CRON', help: 'the sync schedule freshness is derived from (default: REFSYNC_SCHEDULE, else hourly)' },
   },
   'check-auth': { json: { ...json, help: "print each source's outcome as JSON" } },

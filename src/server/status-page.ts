@@ -66,8 +66,8 @@ function runLine(run: RunRow | undefined): SafeHtml {
 }
 
 const targetColumns: Column[] = [
-  { label: 'list' },
-  { label: 'variant' },
+  { label: 'list', whole: true },
+  { label: 'variant', whole: true },
   { label: 'last sync' },
   { label: 'status' },
   { label: 'entries', num: true },
@@ -154,8 +154,8 @@ ${
 const changeColumns: Column[] = [
   { label: 'detected' },
   { label: 'environment' },
-  { label: 'list' },
-  { label: 'variant' },
+  { label: 'list', whole: true },
+  { label: 'variant', whole: true },
   { label: 'change' },
   { label: 'code' },
   { label: 'description', wide: true },

@@ -1,5 +1,6 @@
 // What one page says that another page, or the code, also says: held equal here so they cannot
 // contradict each other (issue 59). The settings are in settings.test.ts, links in links.test.ts.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,12 @@ describe('docs agree with the code and with each other', () => {
     const list = section('README.md', '## Documentation');
     const pages = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
     expect(pages.filter((page) => !list.includes(`](docs/${page})`))).toEqual([]);
+  });
+
+  it("the README's secret files (./secrets/...) are git-ignored", () => {
+    const paths = [...read('README.md').matchAll(/_FILE=(\.\/secrets\/[\w.-]+)/g)].map((m) => m[1]!);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) expect(execFileSync('git', ['check-ignore', path], { cwd: root, encoding: 'utf8' }).trim(), path).toBe(path);
   });
 
   it('a link whose text names a page points to that page', () => {
