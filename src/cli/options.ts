@@ -91,7 +91,12 @@ export const commandOptions = {
     'control-secret': { type: 'string', value: 'S', help: 'secret of the /__sandbox/ control endpoints (default: generated)' },
     'nmfc-count': { type: 'string', value: 'N', help: 'serve a generated nmfc_codes list of N entries' },
     san: { type: 'string', multiple: true, value: 'NAME', help: 'extra host name or IP address in the certificate; repeatable' },
-    'cert-dir': { type: 'string', value: 'DIR', help: 'keep the generated CA and certificate in DIR' },
+    'cert-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: 'where the CA, certificate, control secret and data changes are kept across restarts (default ./.refsync/sandbox)',
+    },
+    reset: { type: 'boolean', default: false, help: 'start from the bundled data, forgetting the data changes made through the control API' },
   },
   prune: {
     'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
