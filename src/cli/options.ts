@@ -102,6 +102,7 @@ export const commandOptions = {
     'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
     json: { ...json, help: 'print the counts as JSON' },
   },
+  sql: { json: { ...json, help: "print each statement's rows as JSON" } },
   demo: {},
 } as const satisfies Record<string, Record<string, OptionSpec>>;
 
