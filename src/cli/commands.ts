@@ -118,6 +118,16 @@ export const commands: CommandEntry[] = [
     load: () => import('./commands/prune.ts'),
   },
   {
+    name: 'sql',
+    positionals: '["SQL"]',
+    summary: 'run SQL against DATABASE_URL or the embedded database in ./.refsync/pgdata',
+    notes: [
+      'Example: refsync sql "select list_key, variant, last_synced_at from refdata.list_sync_times"',
+      'Several statements separated by ; print one table each. Without SQL it reads stdin, or on a terminal opens a prompt (\\q to quit).',
+    ],
+    load: () => import('./commands/sql.ts'),
+  },
+  {
     name: 'demo',
     syncsLists: true,
     summary: 'the whole job on embedded defaults: sandbox, sync, change, sync, diff, alerts',

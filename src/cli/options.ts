@@ -80,7 +80,7 @@ export const commandOptions = {
   },
   'export-dbt': {
     out: { type: 'string', value: 'FILE', help: 'write to FILE instead of stdout' },
-    'dbt-version': { type: 'string', value: 'V', help: 'dbt syntax: 1.10 (default; dbt >= 1.10) or 1.8 (dbt 1.8 and 1.9)' },
+    'dbt-version': { type: 'string', value: 'V', help: 'your dbt version: 1.10 or later (default), 1.9 or 1.8 (which read the older syntax)' },
     schedule: { type: 'string', value: 'CRON', help: 'the sync schedule freshness is derived from (default: REFSYNC_SCHEDULE, else hourly)' },
   },
   'webhook-secret': {},
@@ -92,12 +92,18 @@ export const commandOptions = {
     'control-secret': { type: 'string', value: 'S', help: 'secret of the /__sandbox/ control endpoints (default: generated)' },
     'nmfc-count': { type: 'string', value: 'N', help: 'serve a generated nmfc_codes list of N entries' },
     san: { type: 'string', multiple: true, value: 'NAME', help: 'extra host name or IP address in the certificate; repeatable' },
-    'cert-dir': { type: 'string', value: 'DIR', help: 'keep the generated CA and certificate in DIR' },
+    'cert-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: 'where the CA, certificate, control secret and data changes are kept across restarts (default ./.refsync/sandbox)',
+    },
+    reset: { type: 'boolean', default: false, help: 'start from the bundled data, forgetting the data changes made through the control API' },
   },
   prune: {
     'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
     json: { ...json, help: 'print the counts as JSON' },
   },
+  sql: { json: { ...json, help: "print each statement's rows as JSON" } },
   demo: {},
 } as const satisfies Record<string, Record<string, OptionSpec>>;
 

@@ -1,60 +1,10 @@
+import { settingNames } from './settings-reference.ts';
+
 /**
- * Every REFSYNC_* variable refsync reads (docs/contract.md and the settings added beyond it). A test
- * checks that each name the source reads is here, so a new setting cannot be flagged as unknown.
+ * Every REFSYNC_* variable refsync reads, from the one table of settings (settings-reference.ts). A
+ * test checks that each name the source reads is here, so a new setting cannot be flagged as unknown.
  */
-export const knownSettings = [
-  'REFSYNC_ALERT_LISTS',
-  'REFSYNC_ALERT_ON',
-  'REFSYNC_API_KEY',
-  'REFSYNC_API_KEY_FILE',
-  'REFSYNC_API_KEY_SCHEME',
-  'REFSYNC_BASE_URL',
-  'REFSYNC_CARRIERS',
-  'REFSYNC_CA_FILE',
-  'REFSYNC_CHARGE_CODE_VERSIONS',
-  'REFSYNC_CONCURRENCY',
-  'REFSYNC_CONFIG',
-  'REFSYNC_DASHBOARD_PASSWORD',
-  'REFSYNC_DASHBOARD_PASSWORD_FILE',
-  'REFSYNC_DASHBOARD_WRITE',
-  'REFSYNC_DB_MAX_CONNECTIONS',
-  'REFSYNC_EMAIL',
-  'REFSYNC_ENVIRONMENT',
-  'REFSYNC_HTTP_ALLOWED_HOSTS',
-  'REFSYNC_HTTP_HOST',
-  'REFSYNC_HTTP_PORT',
-  'REFSYNC_IMPACT_TIMEOUT_S',
-  'REFSYNC_LISTEN_DATABASE_URL',
-  'REFSYNC_LISTEN_DATABASE_URL_FILE',
-  'REFSYNC_LISTS',
-  'REFSYNC_MAX_ENTRY_BYTES',
-  'REFSYNC_MAX_LIST_BYTES',
-  'REFSYNC_MAX_LIST_ENTRIES',
-  'REFSYNC_MAX_REMOVED_FRACTION',
-  'REFSYNC_MEMORY_BUDGET_MB',
-  'REFSYNC_METRICS_SOURCE_LABEL',
-  'REFSYNC_PASSWORD',
-  'REFSYNC_PASSWORD_FILE',
-  'REFSYNC_QUEUE_PREFIX',
-  'REFSYNC_REDIS_CA_FILE',
-  'REFSYNC_REQUEST_DEADLINE_S',
-  'REFSYNC_RETAIN_ALERTS_DAYS',
-  'REFSYNC_RETAIN_RUNS_DAYS',
-  'REFSYNC_RETAIN_SNAPSHOTS_DAYS',
-  'REFSYNC_SCHEDULE',
-  'REFSYNC_SCHEMA_CHECK_INTERVAL_MS',
-  'REFSYNC_SCHEMA_CHANGES',
-  'REFSYNC_SHUTDOWN_TIMEOUT_MS',
-  'REFSYNC_SOURCE_MAX_JOBS',
-  'REFSYNC_SOURCE_NAME',
-  'REFSYNC_TARGET_DEADLINE_S',
-  'REFSYNC_TIMEZONE',
-  'REFSYNC_WEBHOOK_ALLOW_PRIVATE',
-  'REFSYNC_WEBHOOK_FORMAT',
-  'REFSYNC_WEBHOOK_SECRET',
-  'REFSYNC_WEBHOOK_SECRET_FILE',
-  'REFSYNC_WEBHOOK_URL',
-];
+export const knownSettings = settingNames().filter((name) => name.startsWith('REFSYNC_'));
 
 /** Edit distance between two names: how many single-character edits turn one into the other. */
 function editDistance(a: string, b: string): number {

@@ -63,8 +63,21 @@ export interface Connection extends Queryable {
   alone(statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
+/** One statement's answer to SQL typed by a person (`refsync sql`): its columns and rows, in order. */
+export interface SqlResult {
+  columns: string[];
+  rows: unknown[][];
+  /** Rows a write changed, where the driver says. */
+  affectedRows: number | null;
+}
+
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
+  /**
+   * Runs SQL as typed, one statement or several in one simple-protocol message, and returns every
+   * statement's columns and rows (rows as arrays: `select 1, 1` has two columns of the same name).
+   */
+  runSql(text: string): Promise<SqlResult[]>;
   /** Runs fn in one transaction on one connection, as Connection#transaction does. */
   transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
@@ -153,6 +166,16 @@ function pgQueryable(client: pg.PoolClient): Queryable {
   };
 }
 
+/** node-postgres answers one Result for one statement and an array for several. */
+async function pgRunSql(client: pg.PoolClient, text: string): Promise<SqlResult[]> {
+  const answer = (await client.query({ text, rowMode: 'array' })) as pg.QueryArrayResult | pg.QueryArrayResult[];
+  return (Array.isArray(answer) ? answer : [answer]).map((r) => ({
+    columns: (r.fields ?? []).map((f) => f.name),
+    rows: r.rows,
+    affectedRows: r.fields?.length ? null : r.rowCount,
+  }));
+}
+
 /** A checked-out client as a Connection; `timeouts` are the transaction's SET LOCAL statements. */
 function pgConnection(client: pg.PoolClient, timeouts: string): Connection {
   const conn = pgQueryable(client);
@@ -220,6 +243,7 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
     kind: 'pg',
     query: (text, params) => held((client) => pgQueryable(client).query(text, params)),
     script: (statements) => held((client) => pgQueryable(client).script(statements)),
+    runSql: (text) => held((client) => pgRunSql(client, text)),
     async withConnection(fn) {
       return held((client) => fn(pgConnection(client, timeouts)));
     },
@@ -292,6 +316,14 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   return {
     kind: 'pglite',
     ...wrap(client),
+    async runSql(text) {
+      const results = await client.exec(text, { rowMode: 'array' });
+      return results.map((r) => ({
+        columns: r.fields.map((f) => f.name),
+        rows: r.rows as unknown[][],
+        affectedRows: r.fields.length ? null : (r.affectedRows ?? null),
+      }));
+    },
     withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined), alone }),
     transaction,
     probe: () => client.query('select 1').then(() => undefined),

@@ -13,7 +13,6 @@ import { inertStrings } from './jinja.ts';
  * 1.9 need and later versions still read, with deprecation warnings.
  */
 export type DbtSyntax = '1.8' | '1.10';
-export const dbtSyntaxes: readonly DbtSyntax[] = ['1.8', '1.10'];
 
 export interface DbtExportOptions {
   /** The recorded typed columns of each list (none without a database). */

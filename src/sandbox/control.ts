@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxState } from './state.ts';
 import { SandboxError } from './types.ts';
 import type { Entry, PagingShape, SandboxControl, SandboxFaults, TokenLifetime, VariantSelector } from './types.ts';
+import type { DataJournal } from './data-journal.ts';
 import { readBody, sendJson } from './http.ts';
 
 export const CONTROL_PREFIX = '/__sandbox/';
@@ -105,6 +106,35 @@ const httpMethods: Record<string, (c: SandboxControl, b: Body) => unknown> = {
 
 export const controlMethodNames = Object.keys(httpMethods);
 
+/** The switches that change the served data: recorded in the data journal and applied again at a restart. */
+export const dataChangingMethods: ReadonlySet<string> = new Set([
+  'setPaging',
+  'addEntry',
+  'removeEntry',
+  'modifyEntry',
+  'renameField',
+  'removeField',
+  'retypeField',
+  'addField',
+  'setEntries',
+  'setGenerated',
+  'changeGenerated',
+]);
+
+/** Applies the journal's changes again, in order: the data as it was when the sandbox last stopped. */
+export function replayDataChanges(control: SandboxControl, journal: DataJournal): number {
+  const changes = journal.changes();
+  for (const change of changes) httpMethods[change.method]?.(control, change.body);
+  return changes.length;
+}
+
+/** Keeps the journal in step with a switch that succeeded. */
+function record(journal: DataJournal | undefined, method: string, body: Body): void {
+  if (!journal) return;
+  if (method === 'reset') journal.clear();
+  else if (dataChangingMethods.has(method)) journal.append({ method, body });
+}
+
 function secretMatches(given: string | string[] | undefined, secret: string): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
@@ -113,7 +143,14 @@ function secretMatches(given: string | string[] | undefined, secret: string): bo
 }
 
 /** Serves one control API request. Returns the status sent. */
-export async function handleControl(req: IncomingMessage, res: ServerResponse, pathname: string, control: SandboxControl, secret: string): Promise<number> {
+export async function handleControl(
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  control: SandboxControl,
+  secret: string,
+  journal?: DataJournal,
+): Promise<number> {
   if (!secretMatches(req.headers['x-sandbox-control'], secret)) {
     return sendJson(res, 403, { detail: 'Missing or wrong X-Sandbox-Control header.' });
   }
@@ -136,6 +173,7 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
   }
   try {
     const result = method(control, body);
+    record(journal, name, body);
     return sendJson(res, 200, { ok: true, ...(result === undefined ? {} : { result }) });
   } catch (err) {
     if (err instanceof SandboxError) return sendJson(res, 400, { error: 'invalid_request', detail: err.message });

@@ -6,11 +6,14 @@ import type { AuthResult } from './auth.ts';
 import { sendJson, sendText } from './http.ts';
 import type { SandboxState } from './state.ts';
 import type { RequestLogEntry, SandboxControl } from './types.ts';
+import type { DataJournal } from './data-journal.ts';
 
 export interface RouterContext {
   state: SandboxState;
   control: SandboxControl;
   controlSecret: string;
+  /** Where data switches are recorded to survive a restart; none for a sandbox without a folder. */
+  journal?: DataJournal;
   logger: Logger;
   /** The sandbox origin, for absolute links when a request carries no Host header. */
   origin: () => string;

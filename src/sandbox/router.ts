@@ -53,7 +53,7 @@ export function createRequestHandler(ctx: RouterContext): (req: IncomingMessage,
     const method = req.method ?? 'GET';
 
     if (pathname.startsWith(CONTROL_PREFIX)) {
-      handleControl(req, res, pathname, ctx.control, ctx.controlSecret).then(
+      handleControl(req, res, pathname, ctx.control, ctx.controlSecret, ctx.journal).then(
         (status) => logger.debug({ method, path: pathname, status, ms: Math.round(performance.now() - started) }, 'sandbox control'),
         (err: unknown) => fail(logger, res, err),
       );

@@ -1,16 +1,17 @@
-// Starts the sandbox: certificates, the CA file (removed on close when the sandbox made its
-// directory), the HTTPS server (plain HTTP on the port fails
+// Starts the sandbox: certificates (kept in a given folder: cert-files.ts), the CA file (removed on
+// close when the sandbox made its directory), the data changes of its journal, the HTTPS server (plain HTTP on the port fails
 // the TLS handshake), and the Sandbox handle.
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../util/logger.ts';
 import { DEFAULT_ACCOUNTS } from './auth.ts';
-import { generateCertificates } from './certificates.ts';
-import { createControl } from './control.ts';
+import { caFileIn, certificatesIn } from './cert-files.ts';
+import { createControl, replayDataChanges } from './control.ts';
+import { DataJournal } from './data-journal.ts';
 import { createRequestHandler } from './router.ts';
 import { SandboxState } from './state.ts';
 import type { Sandbox, SandboxOptions } from './types.ts';
@@ -28,16 +29,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const names = new Set(['localhost', '127.0.0.1', '::1', host, ...(options.hostnames ?? [])]);
   for (const wildcard of ['0.0.0.0', '::']) names.delete(wildcard);
-  const certs = await generateCertificates([...names]);
   const certDir = options.certDir ?? (await mkdtemp(join(tmpdir(), 'refsync-sandbox-')));
-  if (options.certDir) await mkdir(certDir, { recursive: true });
-  const caFile = join(certDir, 'sandbox-ca.pem');
-  await writeFile(caFile, certs.caPem, { mode: 0o644 });
+  const certs = await certificatesIn(certDir, [...names]);
+  const caFile = caFileIn(certDir);
+  const journal = options.dataFile ? new DataJournal(options.dataFile) : undefined;
+  const replayed = journal ? replayDataChanges(control, journal) : 0;
+  if (replayed > 0) logger.info({ changes: replayed, file: journal!.file }, 'sandbox data changes applied again');
 
   let origin = '';
   const server = createServer(
     { key: certs.keyPem, cert: certs.certPem, minVersion: 'TLSv1.2' },
-    createRequestHandler({ state, control, controlSecret, logger, origin: () => origin }),
+    createRequestHandler({ state, control, controlSecret, logger, origin: () => origin, ...(journal ? { journal } : {}) }),
   );
   // A plain-HTTP request or a failed handshake: the socket is closed; say so at debug level only.
   server.on('tlsClientError', (err) => logger.debug({ err: err.message }, 'sandbox TLS handshake failed'));

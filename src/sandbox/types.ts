@@ -33,8 +33,13 @@ export interface SandboxOptions {
   latencyMs?: number;
   /** Every response is logged at debug level; never a credential. */
   logger?: Logger;
-  /** Where the CA PEM is written. Default: a fresh mkdtemp directory. */
+  /**
+   * Where the CA PEM is written, with the server certificate and key: a restart with the same folder
+   * serves the same certificate (cert-files.ts). Default: a fresh mkdtemp directory, removed on close.
+   */
   certDir?: string;
+  /** A file recording data switches, applied again at start (data-journal.ts). Default: none. */
+  dataFile?: string;
   /** Extra names the server certificate is valid for (e.g. a compose service name). */
   hostnames?: string[];
 }

@@ -32,6 +32,8 @@ export interface Column {
   num?: boolean;
   /** Long text that may wrap anywhere. */
   wide?: boolean;
+  /** A short value read as one word, never broken across lines (a list key, a version `2024-06-11`). */
+  whole?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export function dataTable(
   columns: readonly Column[],
   rows: ReadonlyArray<{ cells: ReadonlyArray<SafeHtml | string | number | null>; class?: string }>,
 ): SafeHtml {
-  const cls = (c: Column) => [c.num ? 'num' : '', c.wide ? 'reason' : ''].filter(Boolean).join(' ');
+  const cls = (c: Column) => [c.num ? 'num' : '', c.wide ? 'reason' : '', c.whole ? 'whole' : ''].filter(Boolean).join(' ');
   return html`<table class="cards">
 <thead><tr>${columns.map((c) => html`<th class="${c.num ? 'num' : ''}">${c.label}</th>`)}</tr></thead>
 <tbody>${rows.map(

@@ -48,8 +48,8 @@ ${r.error ? html`<section class="attention"><h2>Run error</h2><pre class="reason
 }
 
 const targetColumns: Column[] = [
-  { label: 'list' },
-  { label: 'variant' },
+  { label: 'list', whole: true },
+  { label: 'variant', whole: true },
   { label: 'status' },
   { label: 'entries', num: true },
   { label: 'added', num: true },

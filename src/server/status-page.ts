@@ -78,8 +78,8 @@ function runLine(run: RunRow | undefined, failing: boolean): SafeHtml {
 }
 
 const targetColumns: Column[] = [
-  { label: 'list' },
-  { label: 'variant' },
+  { label: 'list', whole: true },
+  { label: 'variant', whole: true },
   { label: 'last sync' },
   { label: 'status' },
   { label: 'entries', num: true },
@@ -148,8 +148,8 @@ Check the upstream (and, for a schema change, the views built on the list), then
 const changeColumns: Column[] = [
   { label: 'detected' },
   { label: 'environment' },
-  { label: 'list' },
-  { label: 'variant' },
+  { label: 'list', whole: true },
+  { label: 'variant', whole: true },
   { label: 'change' },
   { label: 'code' },
   { label: 'description', wide: true },

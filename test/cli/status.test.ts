@@ -128,6 +128,24 @@ describe('refsync status', () => {
     expect(target!.changes.find((c) => c.code === 'APT ')).toMatchObject({ change: 'added', after: { code: 'APT ', description: '' } });
   });
 
+  it('names the Redis whose queue it read, and that it is the default when REDIS_URL is unset', async () => {
+    const unset = ok(await runCli(['status'], { env }));
+    expect(unset).toMatch(/^queue: \d+ waiting/m);
+    expect(unset).toContain('\n  Redis 127.0.0.1:6379 db 0, prefix refsync (the default: REDIS_URL unset)\n');
+    const named = ok(await runCli(['status'], { env: { ...env, REDIS_URL: 'redis://127.0.0.1:6379/3', REFSYNC_QUEUE_PREFIX: 'status-cli' } }));
+    expect(named).toContain('\n  Redis 127.0.0.1:6379 db 3, prefix status-cli\n');
+  });
+
+  it('without a worker configured here (after the demo, or DATABASE_URL alone) shows no queue line', async () => {
+    const alone = ok(await runCli(['status'], { env: { DATABASE_URL: t.url } }));
+    expect(alone).not.toMatch(/queue|Redis|REFSYNC_BASE_URL/);
+    expect(alone).toMatch(/^alerts: /m);
+    const json = JSON.parse(ok(await runCli(['status', '--json'], { env: { DATABASE_URL: t.url } }))) as { queue: unknown };
+    expect(json.queue).toBeNull();
+    const half = ok(await runCli(['status'], { env: { DATABASE_URL: t.url, REDIS_URL: 'redis://127.0.0.1:6379' } }));
+    expect(half).toContain("queue: not read: the worker's settings are incomplete here (REFSYNC_BASE_URL: is required)");
+  });
+
   it('refuses a key that is no list, and --source without --list, in one line (exit 2)', async () => {
     const bad = await runCli(['status', '--list', 'nope'], { env });
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/^refsync: status: --list 'nope' is not a list key \(one of: accessorials, /)]);

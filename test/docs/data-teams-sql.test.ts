@@ -139,4 +139,16 @@ describe('docs/data-teams.md: every SQL block runs', () => {
     expect(await count(`select count(distinct position)::int as n from ${THIS}`)).toBe(await count(all));
     await t.db.query(`drop table ${THIS}`);
   });
+
+  it("the guide's \\d refdata.accessorials is the view's columns and types", async () => {
+    const shown = guide.slice(guide.indexOf('=> \\d refdata.accessorials'));
+    const table = shown.slice(0, shown.indexOf('```'));
+    const documented = [...table.matchAll(/^ (\w+) +\| (.+?)\s*$/gm)].map((m) => `${m[1]} ${m[2]}`).filter((c) => c !== 'Column Type');
+    const { rows } = await t.db.query<{ c: string }>(
+      `select a.attname || ' ' || format_type(a.atttypid, a.atttypmod) as c from pg_attribute a
+        where a.attrelid = 'refdata.accessorials'::regclass and a.attnum > 0 and not a.attisdropped order by a.attnum`,
+    );
+    expect(documented).toContain('nonconforming jsonb');
+    expect(documented).toEqual(rows.map((r) => r.c));
+  });
 });

@@ -22,6 +22,8 @@ export interface PaneOptions {
   redirect?: string;
   /** Record the raw bytes written to the terminal (read with `raw()`). */
   recordRaw?: boolean;
+  /** The folder the command runs in (default: the test's own). */
+  cwd?: string;
 }
 
 export interface Pane {
@@ -29,6 +31,8 @@ export interface Pane {
   screen(options?: { joined?: boolean }): Promise<string[]>;
   /** A format of tmux's about the pane, e.g. `#{pane_title}`. */
   show(format: string): Promise<string>;
+  /** Types `text` as a person at the keyboard would, then Enter. */
+  type(text: string): Promise<void>;
   /** Resolves with the command's exit status once it has ended. */
   exited(timeoutMs?: number): Promise<number>;
   /** The bytes the command wrote to the terminal (with recordRaw). */
@@ -54,6 +58,7 @@ export async function refsyncInPane(args: string[], options: PaneOptions): Promi
     '#!/bin/sh',
     `while [ ! -e ${quote(join(dir, 'go'))} ]; do sleep 0.05; done`,
     'echo pane ready',
+    ...(options.cwd ? [`cd ${quote(options.cwd)}`] : []),
     `env -i TERM="$TERM" ${Object.entries(vars)
       .map(([k, v]) => `${k}=${quote(v)}`)
       .join(' ')} ${quote(process.execPath)} ${quote(refsyncBin)} ${args.map(quote).join(' ')} ${options.redirect ?? ''}`,
@@ -71,6 +76,11 @@ export async function refsyncInPane(args: string[], options: PaneOptions): Promi
       const lines = text.split('\n');
       while (lines.length && lines.at(-1)!.trim() === '') lines.pop();
       return lines;
+    },
+    async type(text) {
+      // tmux reads an argument ending in `;` as the end of its command: `\;` is the semicolon itself.
+      await tmux('send-keys', '-t', 'test', '-l', text.endsWith(';') ? `${text.slice(0, -1)}\\;` : text);
+      await tmux('send-keys', '-t', 'test', 'Enter');
     },
     show: async (format) => (await tmux('display-message', '-p', '-t', 'test', format)).trimEnd(),
     async exited(timeoutMs = 90_000) {

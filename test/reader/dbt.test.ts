@@ -224,6 +224,10 @@ describe('dbt sources.yml', () => {
     expect(hazmat.freshness).toBeDefined();
     expect(hazmat.loaded_at_field).toContain("list_key = 'hazmat'");
     expect(hazmat.data_tests![0]).toEqual({ 'dbt_utils.unique_combination_of_columns': { combination_of_columns: ['environment', 'variant', 'entry_key'] } });
+    // The 1.8 syntax says it is for dbt 1.8 and 1.9: both versions (and patch releases) get it, later ones the newer syntax.
+    expect(old.stdout).toContain('1.8 and 1.9');
+    for (const version of ['1.9', '1.9.4']) expect((await refsync(['export-dbt', '--dbt-version', version], {})).stdout, version).toBe(old.stdout);
+    expect((await refsync(['export-dbt', '--dbt-version', '1.11'], {})).stdout).toBe((await refsync(['export-dbt'], {})).stdout);
     for (const args of [
       ['export-dbt', '--dbt-version', '1.7'],
       ['export-dbt', '--schedule', 'every hour'],

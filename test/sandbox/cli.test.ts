@@ -1,13 +1,16 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 
 const bin = fileURLToPath(new URL('../../bin/refsync.js', import.meta.url));
 
-function startCli(args: string[]) {
-  const child = spawn(process.execPath, [bin, 'sandbox', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
+/** Each start in a folder of its own (its ./.refsync/sandbox), so test files never share one. */
+function startCli(args: string[], cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-cli-'))) {
+  const child = spawn(process.execPath, [bin, 'sandbox', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -49,6 +52,55 @@ describe('refsync sandbox (CLI)', () => {
       cli.child.kill('SIGTERM');
     }
     expect(await cli.exited).toBe(0);
+  });
+
+  it('a restart keeps the CA file, the control secret and the data changes; --reset forgets the data', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-restart-'));
+    const start = async (args: string[] = []) => {
+      const cli = startCli(['--port', '0', ...args], cwd);
+      await waitFor(() => /stop with Ctrl-C/.test(cli.output().stdout));
+      const out = cli.output().stdout;
+      const url = /listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+      const caFile = /CA certificate: (\S+)/.exec(out)![1]!;
+      const secret = /control secret: (\S+)/.exec(out)![1]!;
+      const agent = new Agent({ connect: { ca: readFileSync(caFile, 'utf8') } });
+      const control = async (name: string, body: object) => {
+        const res = await request(`${url}/__sandbox/${name}`, {
+          method: 'POST',
+          headers: { 'x-sandbox-control': secret, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          dispatcher: agent,
+        });
+        return (await res.body.json()) as { result?: Array<{ code: string }> };
+      };
+      const codes = async () => (await control('getEntries', { list: 'accessorials' })).result!.map((e) => e.code);
+      const stop = async () => {
+        await agent.close();
+        cli.child.kill('SIGTERM');
+        expect(await cli.exited).toBe(0);
+      };
+      return { out, caFile, caPem: readFileSync(caFile, 'utf8'), secret, control, codes, stop };
+    };
+
+    const first = await start();
+    expect(first.caFile).toBe(join(cwd, '.refsync/sandbox/sandbox-ca.pem'));
+    expect(first.out).toContain(`kept in ${join(cwd, '.refsync/sandbox')}`);
+    await first.control('addEntry', { list: 'accessorials', entry: { code: 'KEPT', description: 'kept across restarts' } });
+    await first.control('removeEntry', { list: 'accessorials', entryKey: 'LGDEL' });
+    await first.control('setLatency', { ms: 5 });
+    await first.stop();
+
+    const again = await start();
+    expect([again.caFile, again.caPem, again.secret]).toEqual([first.caFile, first.caPem, first.secret]);
+    expect(await again.codes()).toContain('KEPT');
+    expect(await again.codes()).not.toContain('LGDEL');
+    await again.stop();
+
+    const reset = await start(['--reset']);
+    expect(reset.caPem).toBe(first.caPem);
+    expect(await reset.codes()).not.toContain('KEPT');
+    expect(await reset.codes()).toContain('LGDEL');
+    await reset.stop();
   });
 
   it('exits 2 with one line on a bad flag or value', async () => {

@@ -120,9 +120,11 @@ function printTryNext(environment: string): void {
   print('\nTry next:');
   print('  npx refsync status            # last run and last change per list');
   print('  npx refsync changes --list charge_codes');
+  // refsync sql reads the database the demo wrote (DATABASE_URL, else ./.refsync/pgdata), which no other client can open.
   print(
-    `  SQL: select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}';`,
+    `  npx refsync sql "select code, description, category, is_active from refdata.charge_codes where environment = '${environment}' and version = '${CHARGE_CODE_VERSION_2025}'"`,
   );
+  print('  npx refsync sql               # a SQL prompt on the same database (\\q to quit)');
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -12,7 +12,7 @@ import type { TypedColumn } from '../../columns/typed-column.ts';
 import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
 import { cronProblem } from '../../config/cron.ts';
 import { loadConfig } from '../../config/load.ts';
-import { dbtSourcesYaml, dbtSyntaxes, type DbtSyntax, type SourcePolicy } from '../../dbt/sources.ts';
+import { dbtSourcesYaml, type DbtSyntax, type SourcePolicy } from '../../dbt/sources.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
 
@@ -29,10 +29,17 @@ async function recordedColumns(): Promise<Map<ListKey, TypedColumn[]>> {
   return typed;
 }
 
+/**
+ * The syntax for a dbt version as users name it: 1.8 and 1.9 read the older syntax, 1.10 and later
+ * the newer one (a patch version such as 1.9.4 is taken too). Older dbt versions are refused.
+ */
 function syntaxOf(value: string | undefined): DbtSyntax {
   if (value === undefined) return '1.10';
-  if (!(dbtSyntaxes as readonly string[]).includes(value)) throw new UsageError(`export-dbt: --dbt-version '${value}' is not one of ${dbtSyntaxes.join(', ')}`);
-  return value as DbtSyntax;
+  const minor = /^1\.(\d+)(?:\.\d+)?$/.exec(value)?.[1];
+  if (minor === undefined || Number(minor) < 8) {
+    throw new UsageError(`export-dbt: --dbt-version '${value.slice(0, 20)}' is not a dbt version refsync writes for: 1.8, 1.9, or 1.10 and later`);
+  }
+  return Number(minor) < 10 ? '1.8' : '1.10';
 }
 
 /** The schedule the freshness thresholds follow: --schedule, else the worker's REFSYNC_SCHEDULE. */

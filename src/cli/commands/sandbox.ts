@@ -1,13 +1,33 @@
-// `refsync sandbox [--port N] [--host H] [--latency MS] [--control-secret S] [--nmfc-count N] [--san NAME ...] [--cert-dir DIR]`:
-// serves the bundled upstream simulator over HTTPS until SIGINT or SIGTERM.
+// `refsync sandbox [--port N] [--host H] [--latency MS] [--control-secret S] [--nmfc-count N] [--san NAME ...] [--cert-dir DIR] [--reset]`:
+// serves the bundled upstream simulator over HTTPS until SIGINT or SIGTERM. Its folder (default
+// ./.refsync/sandbox) keeps the certificate, the control secret and the data changes, so a restart
+// keeps the CA path every command was given and the data the last sync saw (--reset forgets the data).
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
+import { DataJournal } from '../../sandbox/data-journal.ts';
 import { DEFAULT_ACCOUNTS, startSandbox } from '../../sandbox/index.ts';
 
 function integer(name: string, value: string | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) > max) throw new UsageError(`sandbox: --${name} must be an integer from 0 to ${max}, got '${value}'`);
   return Number(value);
+}
+
+const DEFAULT_SANDBOX_DIR = '.refsync/sandbox';
+
+/** The control secret kept in the sandbox folder, made on its first start: scripts keep working across restarts. */
+function keptSecret(dir: string): string {
+  const file = join(dir, 'control-secret');
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (kept) return kept;
+  }
+  const secret = randomBytes(16).toString('hex');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -23,17 +43,12 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ name: 'sandbox' });
   const hostnames = values.san ?? [];
   if (hostnames.some((n) => !/^[A-Za-z0-9.:-]+$/.test(n))) throw new UsageError('sandbox: --san takes a host name or IP address');
-  const certDir = values['cert-dir'];
-  if (certDir !== undefined && certDir === '') throw new UsageError('sandbox: --cert-dir must not be empty');
-  const sandbox = await startSandbox({
-    port,
-    host,
-    latencyMs,
-    logger,
-    hostnames,
-    ...(secret ? { controlSecret: secret } : {}),
-    ...(certDir ? { certDir } : {}),
-  });
+  if (values['cert-dir'] === '') throw new UsageError('sandbox: --cert-dir must not be empty');
+  const certDir = resolve(values['cert-dir'] ?? DEFAULT_SANDBOX_DIR);
+  mkdirSync(certDir, { recursive: true });
+  const dataFile = join(certDir, 'data-changes.jsonl');
+  if (values.reset) new DataJournal(dataFile).clear();
+  const sandbox = await startSandbox({ port, host, latencyMs, logger, hostnames, controlSecret: secret ?? keptSecret(certDir), certDir, dataFile });
   if (nmfcCount !== undefined) sandbox.control.setGenerated('nmfc_codes', nmfcCount);
 
   const [first] = DEFAULT_ACCOUNTS;
@@ -45,7 +60,8 @@ export async function run(argv: string[]): Promise<number> {
       `CA certificate: ${sandbox.caFile}`,
       `accounts (sandbox-only, not real secrets):`,
       accounts,
-      `control secret: ${sandbox.controlSecret}  (header X-Sandbox-Control, POST ${sandbox.url}/__sandbox/<name>)`,
+      `control secret: ${sandbox.controlSecret}  (header X-Sandbox-Control, POST ${sandbox.url}/__sandbox/<name>; switches: docs/sandbox.md)`,
+      `kept in ${certDir}: the same CA, secret and data changes at the next start (--reset starts from the bundled data)`,
       `try:`,
       `  curl --cacert ${sandbox.caFile} -X POST ${sandbox.url}/v2/auth/token/ -H 'content-type: application/json' -d '${loginBody}'`,
       `stop with Ctrl-C`,

@@ -33,5 +33,12 @@ export function insideOpenTransaction(conn: Connection, kind: DatabaseKind): Dat
     begin: () => Promise.reject(new Error('a transaction of its own cannot begin inside the run claim')),
     alone: (statement) => transaction(async (_tx, opened) => opened, statement),
   };
-  return { kind, ...held, withConnection: (fn) => fn(held), probe: () => conn.query('select 1').then(() => undefined), close: async () => undefined };
+  return {
+    kind,
+    ...held,
+    withConnection: (fn) => fn(held),
+    runSql: () => Promise.reject(new Error("a user's SQL does not run inside the run claim")),
+    probe: () => conn.query('select 1').then(() => undefined),
+    close: async () => undefined,
+  };
 }

@@ -1,0 +1,47 @@
+// `refsync sql ["SQL"] [--json]`: runs SQL against the database refsync writes, DATABASE_URL or
+// else the embedded PGlite database in ./.refsync/pgdata, which no other client can open while it
+// is closed (PGlite is a library, not a server). One statement or several; with none given it reads
+// them from stdin, or on a terminal opens a prompt (sql-repl.ts).
+import { text } from 'node:stream/consumers';
+import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
+import { parseCommandArgs, UsageError } from '../args.ts';
+import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
+import { sqlResultsJson, sqlResultsText } from '../output/sql-results.ts';
+import { jsonText, terminalText } from '../output/terminal.ts';
+import { sqlRepl } from '../sql-repl.ts';
+
+/** Names the database for the prompt's greeting: host and database of the URL (never its password), or the folder. */
+function describeDatabase(url: string | undefined): string {
+  if (!url) return `the embedded database in ${EMBEDDED_DATA_DIR}`;
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs('sql', argv, true);
+  const given = positionals.join(' ').trim();
+  const interactive = given === '' && process.stdin.isTTY === true;
+  if (interactive && values.json) throw new UsageError('sql: --json needs the SQL as an argument or on stdin');
+  const sql = interactive ? '' : given || (await text(process.stdin)).trim();
+  if (!interactive && sql === '') throw new UsageError('sql: give the SQL, e.g. refsync sql "select * from refdata.list_sync_times"');
+  const databaseUrl = databaseUrlFromEnv();
+  const db = await openCliDatabase({ databaseUrl, readOnly: true });
+  try {
+    if (interactive) {
+      await sqlRepl(db, describeDatabase(databaseUrl));
+      return 0;
+    }
+    const results = await db.runSql(sql);
+    process.stdout.write(values.json ? `${jsonText(sqlResultsJson(results))}\n` : `${sqlResultsText(results)}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`refsync: sql: ${terminalText((err as Error).message)}\n`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}
