@@ -66,7 +66,8 @@ LANGUAGE sql STABLE AS $$
   SELECT refdata.change_feed_position(c.txid, c.id), c.id, c.snapshot_id, c.environment, c.list_key, c.variant, c.entry_key,
          c.code, c.change, c.before, c.after, c.changed_fields, c.detected_at, c.impact, c.txid
   FROM refdata.entry_changes c
-  WHERE (c.txid, c.id) > (split_part(refdata.change_feed_after(p_after), '-', 1)::xid8,
+  -- Through numeric: xid8's input reads a leading 0 as octal ('00000000000000008543'::xid8 is 0).
+  WHERE (c.txid, c.id) > (split_part(refdata.change_feed_after(p_after), '-', 1)::numeric::text::xid8,
                           split_part(refdata.change_feed_after(p_after), '-', 2)::bigint)
     AND c.txid < pg_snapshot_xmin(pg_current_snapshot())
   ORDER BY c.txid, c.id
