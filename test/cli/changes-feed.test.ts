@@ -1,5 +1,6 @@
 // `refsync changes --after / --consumer / --follow` as a user runs it: a real process against a real
 // Postgres, changes written by real syncs of the sandbox, real signals, a reader that goes away.
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -79,6 +80,31 @@ describe('refsync changes --consumer', () => {
     expect(await consumerPosition(t.db, 'etl')).toBe(expected.at(-1));
     const third = await runCli(['changes', '--consumer', 'etl', '--json'], env);
     expect(third).toMatchObject({ code: 0, stdout: '' });
+  });
+
+  it('a read-only role (refdata_reader) reads the feed, and is refused --consumer before anything is printed', async () => {
+    // Roles are cluster-wide: a name of this run's own, dropped at the end.
+    const login = `refsync_feed_reader_${randomBytes(4).toString('hex')}`;
+    await t.db.query(`create role ${login} login in role refdata_reader`);
+    // Every refsync command reads the schema version first (drizzle's bookkeeping), which
+    // refdata_reader alone may not: granted here as an administrator would for such a login.
+    await t.db.query(`grant usage on schema drizzle to ${login}; grant select on drizzle.__drizzle_migrations to ${login}`);
+    try {
+      const url = new URL(t.url);
+      url.username = login;
+      const readerEnv = { ...env, DATABASE_URL: url.toString() };
+      const read = await runCli(['changes', '--after', START, '--limit', '3', '--json'], readerEnv);
+      expect(read.code, read.stderr).toBe(0);
+      expect(printedPositions(read.stdout)).toHaveLength(3);
+      const consume = await runCli(['changes', '--consumer', 'analyst', '--json'], readerEnv);
+      expect(consume).toMatchObject({ code: 2, stdout: '' });
+      expect(consume.stderr).toMatch(
+        new RegExp(`^refsync: changes: --consumer stores positions in refdata.change_feed_consumers, and the role ${login} may only read it;[^\n]*\n$`),
+      );
+    } finally {
+      await t.db.query(`drop owned by ${login}`);
+      await t.db.query(`drop role if exists ${login}`);
+    }
   });
 
   it('moves past the changes its filters leave out, so that they are not read again', async () => {
