@@ -49,8 +49,8 @@ export async function runFeed(command: FeedCommand): Promise<number> {
   const db = await openCliDatabase({ databaseUrl, readOnly: true });
   try {
     const reader = await feedReader(db, command);
-    const stopOnSignal = onStopSignal(() => reader.stop());
     const listener = command.follow && databaseUrl ? startFeedListener(databaseUrl, () => reader.wakeup.wake()) : undefined;
+    const stopOnSignal = onStopSignal(() => reader.stop());
     try {
       await reader.run();
     } finally {

@@ -11,7 +11,7 @@ import { Wakeup } from './wakeup.ts';
  * and a consumer's position is stored once a page is written: small enough for both, large enough
  * that a backlog is read in few round trips.
  */
-export const FEED_PAGE_SIZE = 1_000;
+const FEED_PAGE_SIZE = 1_000;
 
 export interface FeedReaderOptions {
   db: Queryable;
