@@ -1,7 +1,8 @@
 import type { Logger } from '../util/logger.ts';
 import { errorMessage } from './delivery.ts';
 import type { DrainResult } from './dispatch-context.ts';
-import { OutboxListener } from './listener.ts';
+import { NotifyListener } from '../db/notify-listener.ts';
+import { ALERT_CHANNEL } from './outbox.ts';
 
 export interface DispatchLoopOptions {
   drain: () => Promise<DrainResult>;
@@ -23,7 +24,7 @@ export class DispatchLoop {
   #stopped: Promise<void> | undefined;
   #wakeRequested = false;
   #wake: (() => void) | undefined;
-  #listener: OutboxListener | undefined;
+  #listener: NotifyListener | undefined;
 
   constructor(options: DispatchLoopOptions) {
     this.#options = options;
@@ -35,7 +36,15 @@ export class DispatchLoop {
     const url = listenUrl();
     if (url) {
       const reconnectMs = Math.min(this.#options.pollIntervalMs, 5_000);
-      this.#listener = new OutboxListener({ databaseUrl: url, reconnectMs, logger: this.#options.logger, onWake: () => this.#requestWake() });
+      this.#listener = new NotifyListener({
+        databaseUrl: url,
+        channels: ['refdata_changes', ALERT_CHANNEL],
+        applicationName: 'refsync-alerts-listen',
+        label: 'alert',
+        reconnectMs,
+        logger: this.#options.logger,
+        onWake: () => this.#requestWake(),
+      });
       this.#listener.start();
     }
     this.#running = this.#loop();

@@ -53,8 +53,27 @@ export const commandOptions = {
     list,
     since: { type: 'string', value: 'ISO-8601', help: 'only changes detected at or after this date or time' },
     environment: { type: 'string', value: 'E', help: 'only changes of this environment' },
-    limit: { type: 'string', default: '100', value: 'N', help: 'at most N changes, 1 to 100000 (default 100)' },
-    json,
+    after: {
+      type: 'string',
+      value: 'POSITION',
+      help: 'read the change feed oldest first, after this position (that of the last change you processed)',
+    },
+    follow: {
+      type: 'boolean',
+      default: false,
+      help: 'keep reading the feed as changes commit (alone: from its end), until Ctrl-C or SIGTERM (exit 0); needs DATABASE_URL',
+    },
+    consumer: {
+      type: 'string',
+      value: 'NAME',
+      help: 'read the feed after the position stored under NAME (else from the start, or after --after when given), storing it as lines are written',
+    },
+    limit: {
+      type: 'string',
+      value: 'N',
+      help: 'at most N changes: 1 to 100000, default 100; reading the feed, any number, default all (with --follow: until stopped)',
+    },
+    json: { ...json, help: 'print JSON; reading the feed, one object per line (JSON Lines), each with its position' },
   },
   alerts: {
     pending: { type: 'boolean', default: false, help: 'only alerts not yet delivered' },

@@ -49,7 +49,7 @@ const storage: Setting[] = [
     name: 'REFSYNC_LISTEN_DATABASE_URL',
     section: 'storage',
     meaning:
-      "direct Postgres URL for the alert dispatcher's `LISTEN` when `DATABASE_URL` is a transaction-mode pooler, or `off` to poll only (see [production.md](production.md#connection-poolers))",
+      'direct Postgres URL for the `LISTEN` of the alert dispatcher and of `refsync changes --follow` when `DATABASE_URL` is a transaction-mode pooler, or `off` to poll only (see [production.md](production.md#connection-poolers))',
     default: '`DATABASE_URL`',
     file: true,
   },

@@ -1,24 +1,44 @@
 import { parseCommandArgs, UsageError } from '../args.ts';
-import { recentChanges } from '../../read/changes-query.ts';
+import { recentChanges, type ChangesFilter } from '../../read/changes-query.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
+import { runFeed } from '../feed/feed-command.ts';
 import { parseListArgs } from '../list-args.ts';
 import { formatTime } from '../../read/format-time.ts';
 import { formatTable } from '../output/table.ts';
 import { jsonText, shorten } from '../output/terminal.ts';
 import { parseTimeArg } from '../time-arg.ts';
 
+/** --limit as a whole number from 1 to `max`. */
+function parseLimit(value: string, max: number): number {
+  const limit = Number(value);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) {
+    throw new UsageError(`changes: --limit '${value}' must be a whole number from 1 to ${max}`);
+  }
+  return limit;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('changes', argv);
   const lists = parseListArgs('changes', values.list) ?? null;
-  const since = parseTimeArg('changes', '--since', values.since);
-  const limit = Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) {
-    throw new UsageError(`changes: --limit '${values.limit}' must be a whole number from 1 to 100000`);
+  const environment = values.environment ?? null;
+  if (values.after !== undefined || values.follow || values.consumer !== undefined) {
+    // The feed's order is its positions: a time would be a cursor that skips (docs/contract.md).
+    if (values.since !== undefined) throw new UsageError('changes: --since lists the newest changes; reading the feed, start with --after POSITION');
+    const limit = values.limit === undefined ? undefined : parseLimit(values.limit, Number.MAX_SAFE_INTEGER);
+    return runFeed({ after: values.after, follow: values.follow, consumer: values.consumer, limit, json: values.json, lists, environment });
   }
+  const since = parseTimeArg('changes', '--since', values.since);
+  // The newest changes are held in memory whole, to be laid out as a table.
+  const limit = parseLimit(values.limit ?? '100', 100_000);
+  return printRecent({ lists, since, environment, limit }, values.json);
+}
+
+/** The newest recorded changes, as a table or one JSON document. */
+async function printRecent(filter: ChangesFilter, json: boolean): Promise<number> {
   const db = await openCliDatabase({ databaseUrl: databaseUrlFromEnv(), readOnly: true });
   try {
-    const rows = await recentChanges(db, { lists, since, environment: values.environment ?? null, limit });
-    if (values.json) {
+    const rows = await recentChanges(db, filter);
+    if (json) {
       process.stdout.write(`${jsonText({ changes: rows })}\n`);
       return 0;
     }

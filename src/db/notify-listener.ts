@@ -1,11 +1,16 @@
 import pg from 'pg';
-import { postgresTls } from '../db/tls.ts';
 import type { Logger } from '../util/logger.ts';
-import { errorMessage } from './delivery.ts';
-import { ALERT_CHANNEL } from './outbox.ts';
+import { connectionErrorText } from './connection-lost.ts';
+import { postgresTls } from './tls.ts';
 
-export interface OutboxListenerOptions {
+export interface NotifyListenerOptions {
   databaseUrl: string;
+  /** The channels to LISTEN on (names of our own, never user input: they are put in the statement's text). */
+  channels: readonly string[];
+  /** Shown in pg_stat_activity, so a DBA can tell this session from the pool's. */
+  applicationName: string;
+  /** Who listens, at the start of log lines ("alert", "change feed"). */
+  label: string;
   /** Wait before connecting again after the connection was lost or could not be made. */
   reconnectMs: number;
   logger: Logger;
@@ -14,17 +19,18 @@ export interface OutboxListenerOptions {
 }
 
 /**
- * A connection of its own that LISTENs to refdata_changes and refdata_alerts, so the dispatcher
- * wakes as soon as a sync commits. Losing it costs only promptness: the dispatcher polls until it
- * is back, and it reconnects by itself.
+ * A connection of its own that LISTENs, so a loop that would otherwise poll wakes as soon as a sync
+ * commits. Losing it costs only promptness: its owner polls until it is back, and it reconnects by
+ * itself. One client, never from the pool: a LISTEN must stay on one server session (not through a
+ * transaction-mode pooler), and it must not hold one of the pool's connections.
  */
-export class OutboxListener {
-  readonly #options: OutboxListenerOptions;
+export class NotifyListener {
+  readonly #options: NotifyListenerOptions;
   #client: pg.Client | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #stopping = false;
 
-  constructor(options: OutboxListenerOptions) {
+  constructor(options: NotifyListenerOptions) {
     this.#options = options;
   }
 
@@ -43,12 +49,12 @@ export class OutboxListener {
 
   async #listen(): Promise<void> {
     if (this.#stopping) return;
-    const { logger } = this.#options;
+    const { logger, label } = this.#options;
     const tls = postgresTls(this.#options.databaseUrl);
     const client = new pg.Client({
       connectionString: tls.connectionString,
       ...(tls.ssl === undefined ? {} : { ssl: tls.ssl }),
-      application_name: 'refsync-alerts-listen',
+      application_name: this.#options.applicationName,
     });
     const retry = () => {
       if (this.#client !== client) return;
@@ -62,7 +68,7 @@ export class OutboxListener {
       }
     };
     client.on('error', (err) => {
-      logger.warn({ err: err.message }, 'alert LISTEN connection lost; polling until it is back');
+      logger.warn({ err: err.message }, `${label} LISTEN connection lost; polling until it is back`);
       retry();
     });
     client.on('end', () => {
@@ -72,12 +78,12 @@ export class OutboxListener {
     this.#client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN refdata_changes; LISTEN ${ALERT_CHANNEL}`);
+      await client.query(this.#options.channels.map((channel) => `LISTEN ${channel}`).join('; '));
       if (this.#stopping) await client.end().catch(() => undefined);
-      // Anything committed while we were not listening is found by the drain this triggers.
+      // Anything committed while we were not listening is found by the read this triggers.
       else this.#options.onWake();
     } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'alert LISTEN failed; polling until it works');
+      logger.warn({ err: connectionErrorText(err) }, `${label} LISTEN failed; polling until it works`);
       retry();
     }
   }

@@ -1,0 +1,112 @@
+// `refsync changes --follow` as a long-running reader: woken by NOTIFY, stopped by a signal after
+// the line in progress, and across a Postgres restart and an outage, every change printed once. On
+// a private Postgres of this file's own: the shared server is restarted by nobody, and its feed is
+// held by every other test file's open write transactions.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
+import { addShipmentMode, allPositions, consumerPosition, feedEnv, printedPositions, stopWith, syncList } from '../cli/feed-helpers.ts';
+import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from './servers.ts';
+
+let sb: Sandbox;
+let server: PrivatePostgres;
+let db: Database;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  if (!canStartPrivatePostgres) return;
+  sb = await useSandbox();
+  server = await startPrivatePostgres();
+  db = await openDatabase({ url: server.url, poolSize: 2 });
+  env = feedEnv(sb, server.url);
+  await syncList(env, 'shipment_modes');
+}, 180_000);
+afterAll(async () => {
+  await db?.close();
+});
+
+/** Starts following after everything there is now; resolves once its LISTEN session is up. */
+async function follow(consumer: string): Promise<CliProcess> {
+  const positions = await allPositions(db);
+  const from = positions.at(-1) ?? '00000000000000000000-00000000000000000000';
+  const proc = spawnCli(['changes', '--follow', '--consumer', consumer, '--after', from, '--json'], env);
+  await waitFor(async () => (await listenSessions()) === 1, 'the LISTEN session', 60_000);
+  return proc;
+}
+
+async function listenSessions(): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity where application_name = 'refsync-changes-listen' and query ilike 'listen%'`,
+  );
+  return rows[0]!.n;
+}
+
+/** One more change upstream, synced by `refsync sync`; its feed position. */
+async function oneChange(): Promise<string> {
+  const before = (await allPositions(db)).length;
+  addShipmentMode(sb);
+  await syncList(env, 'shipment_modes');
+  const after = await allPositions(db);
+  expect(after.length).toBe(before + 1);
+  return after.at(-1)!;
+}
+
+const printed = (proc: CliProcess) => printedPositions(proc.output().stdout);
+
+describe.skipIf(!canStartPrivatePostgres)('refsync changes --follow', () => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`prints each change committed after it started (woken by NOTIFY); ${signal}: exit 0, the consumer stored at its last line`, async () => {
+      const name = `follow-${signal}`;
+      const proc = await follow(name);
+      const changes = [await oneChange(), await oneChange()];
+      await waitFor(() => printed(proc).length === 2, 'both changes to be printed', 60_000);
+      // One connection LISTENs, the pool reads through one: two in all.
+      const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where application_name like 'refsync-c%'`);
+      expect(rows[0]!.n).toBeLessThanOrEqual(2);
+      expect(await stopWith(proc, signal)).toBe(0);
+      expect(printed(proc)).toEqual(changes);
+      expect(proc.output().stderr).toBe('');
+      expect(await consumerPosition(db, name)).toBe(changes.at(-1));
+    });
+  }
+
+  it('--follow alone starts at the end, as tail -f does: only what is served from then on', async () => {
+    await oneChange();
+    const proc = spawnCli(['changes', '--follow', '--json'], env);
+    await waitFor(async () => (await listenSessions()) === 1, 'the LISTEN session', 60_000);
+    const change = await oneChange();
+    await waitFor(() => printed(proc).length === 1, 'the new change', 60_000);
+    expect(await stopWith(proc, 'SIGTERM')).toBe(0);
+    expect(printed(proc)).toEqual([change]);
+  });
+
+  it('keeps going across a restart and an outage: says so once per outage, every change printed once', async () => {
+    const proc = await follow('across-restarts');
+    const changes = [await oneChange()];
+    await waitFor(() => printed(proc).length === 1, 'the first change', 60_000);
+
+    await server.restart();
+    changes.push(await oneChange());
+    await waitFor(() => printed(proc).length === 2, 'the change written right after the restart', 60_000);
+
+    await server.stop();
+    await waitFor(() => /lost the database/.test(proc.output().stderr), 'the outage to be reported', 60_000);
+    await server.start();
+    changes.push(await oneChange(), await oneChange());
+    await waitFor(() => printed(proc).length === 4, 'the changes written after the outage', 60_000);
+    const count = (what: RegExp) => (proc.output().stderr.match(what) ?? []).length;
+    await waitFor(() => count(/reconnected/g) === count(/lost the database/g), 'the recovery to be reported', 60_000);
+
+    expect(await stopWith(proc, 'SIGTERM')).toBe(0);
+    expect(printed(proc)).toEqual(changes);
+    // Once per outage: the restart is seen only if a read met it (the pool replaces a connection
+    // lost while idle without a word), the stop is.
+    expect(count(/lost the database/g)).toBeGreaterThanOrEqual(1);
+    expect(count(/lost the database/g)).toBeLessThanOrEqual(2);
+    for (const line of proc.output().stderr.trimEnd().split('\n')) {
+      expect(line).toMatch(/^refsync: changes: (lost the database \(.+\); reconnecting, to resume after|reconnected; resuming after) \d{20}-\d{20}$/);
+    }
+    expect(await consumerPosition(db, 'across-restarts')).toBe(changes.at(-1));
+  }, 240_000);
+});
