@@ -4,7 +4,7 @@ import { readSecret } from '../config/secrets.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
 import { describeConnectError } from '../db/tls.ts';
-import { migrateDatabase } from '../db/migrate.ts';
+import { migrateDatabase } from '../columns/migrate-views.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
 

@@ -1,9 +1,9 @@
 // The per-list views, generated from one definition: the contract's columns and comments
-// (src/dbt/descriptions.ts) plus the recorded typed columns. Used at migrate time and by the sync
+// (src/columns/view-descriptions.ts) plus the recorded typed columns. Used at migrate time and by the sync
 // that changes a list's columns, inside its transaction.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
-import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
+import { listHistoryView, listView, type RelationDescription } from './view-descriptions.ts';
 import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';

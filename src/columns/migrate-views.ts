@@ -3,7 +3,8 @@
 import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
-import { FieldTracker } from '../sync/collect/normalize.ts';
+import { migrateSchema } from '../db/migrate.ts';
+import { FieldTracker } from './field-tracker.ts';
 import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
 import { settleListViews } from './waiting-views.ts';
 
@@ -48,4 +49,14 @@ export async function migrateListViews(db: Database): Promise<void> {
       await settleListViews(tx, key, [], null, clock[0]!.now);
     });
   }
+}
+
+/**
+ * `refsync migrate`: the committed migrations (src/db/migrate.ts#migrateSchema), then the per-list
+ * views brought to their recorded typed columns (generated in TypeScript, so their SQL lives in one
+ * place), each list in a transaction of its own.
+ */
+export async function migrateDatabase(db: Database): Promise<void> {
+  await migrateSchema(db);
+  await migrateListViews(db);
 }

@@ -1,4 +1,3 @@
-import { migrateListViews } from '../columns/migrate-views.ts';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { Database } from './database.ts';
 import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
@@ -11,12 +10,12 @@ const MIGRATION_LOCK = 7_302_611;
  * the file's sha-256 and the journal's `when`), so databases migrated by either stay compatible.
  * Idempotent, and safe from two processes at once: everything runs in one transaction under a
  * transaction-scoped advisory lock, so the second finds nothing to do. Being one transaction, it
- * also works through a transaction-mode pooler, where a session lock would not hold. Then the
- * per-list views are brought to their recorded typed columns (generated in TypeScript, so their SQL
- * lives in one place), each list in a transaction of its own. A database a newer refsync migrated
- * is refused before anything is written (a SchemaMismatchError): this code cannot know its schema.
+ * also works through a transaction-mode pooler, where a session lock would not hold. A database a
+ * newer refsync migrated is refused before anything is written (a SchemaMismatchError): this code
+ * cannot know its schema. The per-list views come after, one layer up
+ * (src/columns/migrate-views.ts#migrateDatabase).
  */
-export async function migrateDatabase(db: Database): Promise<void> {
+export async function migrateSchema(db: Database): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -32,5 +31,4 @@ export async function migrateDatabase(db: Database): Promise<void> {
       await tx.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [migration.hash, migration.folderMillis]);
     }
   });
-  await migrateListViews(db);
 }

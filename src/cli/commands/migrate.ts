@@ -1,5 +1,5 @@
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../../db/database.ts';
-import { migrateDatabase } from '../../db/migrate.ts';
+import { migrateDatabase } from '../../columns/migrate-views.ts';
 import { describeConnectError } from '../../db/tls.ts';
 import { parseCommandArgs } from '../args.ts';
 import { databaseUrlFromEnv } from '../database.ts';
