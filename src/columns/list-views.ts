@@ -7,6 +7,7 @@ import { listHistoryView, listView, type RelationDescription } from './view-desc
 import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
+import { ListFailure } from '../util/error-codes.ts';
 
 export const READER_ROLE = 'refdata_reader';
 
@@ -52,7 +53,7 @@ function plan(existing: Array<{ name: string; type: string }> | null, wanted: Ar
 }
 
 /** A DROP the views' dependents prevent: a failure of the list, with what depends on the view. */
-export class ViewDependencyError extends Error {
+export class ViewDependencyError extends ListFailure {
   readonly code = 'view_dependency';
 }
 

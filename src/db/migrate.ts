@@ -1,5 +1,6 @@
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import type { Database } from './database.ts';
+import { errorCodeDescription } from '../util/error-codes.ts';
+import type { Database, Queryable } from './database.ts';
 import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
 
 // Any fixed number: it only has to be the same in every refsync process.
@@ -30,5 +31,20 @@ export async function migrateSchema(db: Database): Promise<void> {
       for (const statement of migration.sql) await tx.query(statement);
       await tx.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [migration.hash, migration.folderMillis]);
     }
+    await describeErrorCodes(tx);
   });
+}
+
+/**
+ * refdata.snapshots.error_code's comment lists every code of src/util/error-codes.ts, as dbt's
+ * description of it does: written from the vocabulary rather than by a migration, so a new code
+ * cannot leave it behind. Only written when it differs, so a migrate with nothing to do writes nothing.
+ */
+async function describeErrorCodes(q: Queryable): Promise<void> {
+  const description = errorCodeDescription();
+  const { rows } = await q.query<{ description: string | null }>(
+    "select col_description('refdata.snapshots'::regclass, attnum) as description from pg_attribute where attrelid = 'refdata.snapshots'::regclass and attname = 'error_code'",
+  );
+  if (rows[0]?.description === description) return;
+  await q.query(`comment on column refdata.snapshots.error_code is '${description.replaceAll("'", "''")}'`);
 }

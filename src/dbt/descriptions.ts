@@ -3,6 +3,7 @@
 // them (src/columns/view-descriptions.ts); test/reader/dbt.test.ts holds the rest against the live
 // database, so a column added, renamed or re-described in a migration has to be described here too.
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { errorCodeDescription } from '../util/error-codes.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import { currentTail, environment, listHistoryView, listView, type RelationDescription } from '../columns/view-descriptions.ts';
 
@@ -109,7 +110,7 @@ const snapshots: RelationDescription = {
     { name: 'error', description: 'Why the fetch failed or was held, in one line.' },
     {
       name: 'error_code',
-      description: 'Machine-readable kind of failure (auth, tls, http_status, protocol, timeout, size, paging, network, duplicate_key, held).',
+      description: errorCodeDescription(),
     },
     { name: 'fields', description: 'Field names the entries carried, to detect schema changes.' },
     { name: 'pages', description: 'Pages fetched.' },

@@ -21,6 +21,7 @@ import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 import type { UnchangedLists } from './load/unchanged-lists.ts';
+import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
 
@@ -328,7 +329,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   if (applied.runAdvanced) outcome.runAdvanced = true;
   if (applied.error) {
     outcome.error = applied.error;
-    outcome.errorCode = applied.errorCode ?? 'held';
+    outcome.errorCode = applied.errorCode ?? REMOVALS_HELD;
   }
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };

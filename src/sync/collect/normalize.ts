@@ -3,6 +3,7 @@ import type { FieldTracker } from '../../columns/field-tracker.ts';
 import { canonicalJson, entryDigest } from './canonical.ts';
 import { checkEntryKey, checkSizes, EntryLimitError, MAX_KEY_CHARS } from './entry-limits.ts';
 import { mayHoldUnstorable, storableText, storableValue } from './storable-text.ts';
+import { ListFailure } from '../../util/error-codes.ts';
 
 /** One entry ready to store: identity, the two columns data teams read most, and the entry as served. */
 export interface NormalizedEntry {
@@ -16,7 +17,7 @@ export interface NormalizedEntry {
   replaced: number;
 }
 
-export class EntryShapeError extends Error {
+export class EntryShapeError extends ListFailure {
   readonly code = 'protocol';
 }
 

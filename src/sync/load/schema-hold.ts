@@ -5,6 +5,7 @@ import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import type { ColumnType } from '../../columns/column-type.ts';
 import type { ColumnPlan } from '../../columns/recorded-columns.ts';
 import { schemaPolicyFor, type SchemaPolicy } from '../../config/schema-changes.ts';
+import { SCHEMA_HELD } from '../../util/error-codes.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { insertSnapshot } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
@@ -20,9 +21,6 @@ export interface HeldColumn {
   from?: ColumnType;
   to?: ColumnType;
 }
-
-/** The error code of a snapshot held by its schema policy (a mass removal's is `held`). */
-export const SCHEMA_HELD = 'held_schema';
 
 /** A change of kind: any widening but bigint → numeric, and not the first type of a column only ever null. */
 const breaking = (c: HeldColumn) => c.change !== 'widened' || (c.from !== 'null' && !(c.from === 'bigint' && c.to === 'numeric'));
