@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { limitFields } from './source-limits.ts';
-import { alertKinds } from './types.ts';
+import { alertKinds, webhookFormats } from './types.ts';
 import { schemaChangesSchema } from './schema-changes.ts';
 import { usageSchema } from './usage.ts';
 
@@ -103,7 +103,7 @@ export const sourceSchema = z.strictObject({
   alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
   webhookUrl: z.url({ protocol: /^https?$/ }).optional(),
   webhookSecret: z.string().min(1).optional(),
-  webhookFormat: z.enum(['json', 'slack']),
+  webhookFormat: z.enum(webhookFormats),
   webhookAllowPrivate: z.boolean(),
   listOverrides: z.record(listKey, listOverride),
   ...limitFields,

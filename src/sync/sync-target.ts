@@ -13,7 +13,7 @@ import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
-import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
+import { largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import { fetchedFields } from './load/snapshot-row.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
