@@ -1,9 +1,9 @@
 // The error_code vocabulary is declared once (src/util/error-codes.ts): docs/reliability.md's table
 // says the same, list failures are known by their base class, and the held codes are spelt nowhere else.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { repoRoot as root, sourceFiles } from '../helpers/source-files.ts';
 import { ViewDependencyError } from '../../src/columns/list-views.ts';
 import { DuplicateKeyError } from '../../src/sync/collect/content-hash.ts';
 import { EntryLimitError } from '../../src/sync/collect/entry-limits.ts';
@@ -12,14 +12,6 @@ import { DataRefusedError, isListFailure } from '../../src/sync/outcome/failure.
 import { TargetDeadlineError } from '../../src/sync/target/target-deadline.ts';
 import { DeadlineError, ProtocolError } from '../../src/upstream/errors.ts';
 import { errorCodeDescription, errorCodes, sqlstateCodes } from '../../src/util/error-codes.ts';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
-  );
-}
 
 describe('the error_code vocabulary', () => {
   it("docs/reliability.md's table lists every code with the meaning declared", () => {
