@@ -14,7 +14,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/load.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
-import { migrateDatabase } from '../src/db/migrate.ts';
+import { migrateDatabase } from '../src/columns/migrate-views.ts';
 import { SANDBOX_MACHINE_ACCOUNT, startSandbox, type RequestLogEntry, type Sandbox } from '../src/sandbox/index.ts';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';

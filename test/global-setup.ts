@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { openDatabase } from '../src/db/database.ts';
-import { migrateDatabase } from '../src/db/migrate.ts';
+import { migrateDatabase } from '../src/columns/migrate-views.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

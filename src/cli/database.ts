@@ -6,7 +6,7 @@ import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.t
 import { connectFailure } from '../db/refused.ts';
 import { connectionBudget } from '../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../config/db-connections.ts';
-import { migrateDatabase } from '../db/migrate.ts';
+import { migrateDatabase } from '../columns/migrate-views.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
 

@@ -1,13 +1,14 @@
 // The per-list views, generated from one definition: the contract's columns and comments
-// (src/dbt/descriptions.ts) plus the recorded typed columns. Used at migrate time and by the sync
+// (src/columns/view-descriptions.ts) plus the recorded typed columns. Used at migrate time and by the sync
 // that changes a list's columns, inside its transaction.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';
-import { listHistoryView, listView, type RelationDescription } from '../dbt/descriptions.ts';
+import { listHistoryView, listView, type RelationDescription } from './view-descriptions.ts';
 import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
+import { ListFailure } from '../util/error-codes.ts';
 
 /** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
 function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
@@ -51,7 +52,7 @@ function plan(existing: Array<{ name: string; type: string }> | null, wanted: Ar
 }
 
 /** A DROP the views' dependents prevent: a failure of the list, with what depends on the view. */
-export class ViewDependencyError extends Error {
+export class ViewDependencyError extends ListFailure {
   readonly code = 'view_dependency';
 }
 

@@ -3,7 +3,9 @@
 import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
-import { FieldTracker } from '../sync/collect/normalize.ts';
+import { grantMigrationsToReader, migrateSchema } from '../db/migrate.ts';
+import { listFunctionNames } from './list-functions.ts';
+import { FieldTracker } from './field-tracker.ts';
 import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
 import { settleListViews } from './waiting-views.ts';
 
@@ -48,4 +50,20 @@ export async function migrateListViews(db: Database): Promise<void> {
       await settleListViews(tx, key, [], null, clock[0]!.now);
     });
   }
+}
+
+/**
+ * `refsync migrate`: the committed migrations (src/db/migrate.ts#migrateSchema), then the per-list
+ * views brought to their recorded typed columns (generated in TypeScript, so their SQL lives in one
+ * place), each list in a transaction of its own, then the grants to refdata_reader once it exists:
+ * `readerMissing` while it does not.
+ */
+export async function migrateDatabase(db: Database): Promise<{ readerMissing: boolean }> {
+  await migrateSchema(db);
+  await migrateListViews(db);
+  const granted = await grantMigrationsToReader(
+    db,
+    catalog.flatMap(({ key }) => listFunctionNames(key)),
+  );
+  return { readerMissing: !granted };
 }

@@ -4,7 +4,8 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { reconcileListViews } from './list-views.ts';
-import { readTypedColumns, type ColumnChange } from './recorded-columns.ts';
+import type { ColumnChange } from './recorded-columns.ts';
+import { readTypedColumns } from './typed-column.ts';
 
 /** A list's views waiting for objects of the user, and the column changes waiting with them. */
 export interface WaitingViews {

@@ -1,4 +1,3 @@
-/** Bad configuration: the message names the setting and what is wrong, on one line, without its value when secret. */
-export class ConfigError extends Error {
-  readonly code = 'config';
-}
+// ConfigError is declared in src/util/config-error.ts, below util's logger, which throws it for a bad
+// LOG_LEVEL; configuration's modules keep importing it from here.
+export { ConfigError } from '../util/config-error.ts';

@@ -4,7 +4,7 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import { cronProblem } from './cron.ts';
 import { ConfigError } from './errors.ts';
 import { httpAccessFromEnv } from './http-access.ts';
-import { checkLogLevel } from './log-level.ts';
+import { checkLogLevel } from '../util/log-level.ts';
 import { retentionFromEnv } from './retention.ts';
 import { dbMaxConnectionsFromEnv } from './db-connections.ts';
 import { configFileSchema, listenDatabaseUrlSchema, redisClusterNodesSchema, redisSentinelsSchema, sourceSchema, type ParsedSource } from './schema.ts';

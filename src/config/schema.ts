@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isListKey, listKeys } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { limitFields } from './source-limits.ts';
-import { alertKinds } from './types.ts';
+import { alertKinds, webhookFormats } from './types.ts';
 import { schemaChangesSchema } from './schema-changes.ts';
 import { usageSchema } from './usage.ts';
 
@@ -104,7 +104,7 @@ export const sourceSchema = z.strictObject({
   // Its own sentence: plain http is possible, and the setting that allows it is named.
   webhookUrl: z.url({ protocol: /^https?$/, error: 'must be an https:// URL (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true)' }).optional(),
   webhookSecret: z.string().min(1).optional(),
-  webhookFormat: z.enum(['json', 'slack']),
+  webhookFormat: z.enum(webhookFormats),
   webhookAllowPrivate: z.boolean(),
   listOverrides: z.record(listKey, listOverride),
   ...limitFields,

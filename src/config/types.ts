@@ -4,7 +4,8 @@ import type { SourceLimits } from './source-limits.ts';
 import type { SchemaChanges } from './schema-changes.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
-export type WebhookFormat = 'json' | 'slack';
+export const webhookFormats = ['json', 'slack'] as const;
+export type WebhookFormat = (typeof webhookFormats)[number];
 export const alertKinds = [
   'added',
   'removed',

@@ -1,8 +1,6 @@
-import { catalog } from '../catalog/catalog.ts';
-import { listFunctionNames } from '../columns/list-functions.ts';
-import { migrateListViews } from '../columns/migrate-views.ts';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import type { Database } from './database.ts';
+import { errorCodeDescription } from '../util/error-codes.ts';
+import type { Database, Queryable } from './database.ts';
 import { grantToReader, namesReaderRole, readerRoleState } from './reader-role.ts';
 import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
 
@@ -14,15 +12,14 @@ const MIGRATION_LOCK = 7_302_611;
  * the file's sha-256 and the journal's `when`), so databases migrated by either stay compatible.
  * Idempotent, and safe from two processes at once: everything runs in one transaction under a
  * transaction-scoped advisory lock, so the second finds nothing to do. Being one transaction, it
- * also works through a transaction-mode pooler, where a session lock would not hold. Then the
- * per-list views are brought to their recorded typed columns (generated in TypeScript, so their SQL
- * lives in one place), each list in a transaction of its own. A database a newer refsync migrated
- * is refused before anything is written (a SchemaMismatchError): this code cannot know its schema.
- * An owner that may not create roles migrates without refdata_reader (reader-role.ts): its
- * statements are skipped and `readerMissing` is true; once the role exists, every migrate grants
- * to it again.
+ * also works through a transaction-mode pooler, where a session lock would not hold. A database a
+ * newer refsync migrated is refused before anything is written (a SchemaMismatchError): this code
+ * cannot know its schema. An owner that may not create roles migrates without refdata_reader
+ * (reader-role.ts): the statements naming it are skipped, and grantMigrationsToReader grants them
+ * once it exists. The per-list views come after, one layer up
+ * (src/columns/migrate-views.ts#migrateDatabase).
  */
-export async function migrateDatabase(db: Database): Promise<{ readerMissing: boolean }> {
+export async function migrateSchema(db: Database): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -38,17 +35,35 @@ export async function migrateDatabase(db: Database): Promise<{ readerMissing: bo
       for (const statement of migration.sql) if (state !== 'absent' || !namesReaderRole(statement)) await tx.query(statement);
       await tx.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [migration.hash, migration.folderMillis]);
     }
+    await describeErrorCodes(tx);
   });
-  await migrateListViews(db);
-  // The migrations' own grants to the role, bar its creation, and the lists' generated functions.
-  const grants = migrations.flatMap((m) => m.sql).filter((statement) => namesReaderRole(statement) && !/\bcreate role\b/i.test(statement));
-  const readerMissing = await db.transaction(async (tx) => {
+}
+
+/**
+ * The migrations' own grants to refdata_reader (bar its creation), and EXECUTE on `functions` (the
+ * lists' generated ones, named by the layer that makes them), once the role exists: false when it
+ * does not yet (an owner that may not create roles; reader-role.ts says what an administrator runs).
+ */
+export async function grantMigrationsToReader(db: Database, functions: string[]): Promise<boolean> {
+  const grants = readMigrationFiles({ migrationsFolder })
+    .flatMap((m) => m.sql)
+    .filter((statement) => namesReaderRole(statement) && !/\bcreate role\b/i.test(statement));
+  return db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    return !(await grantToReader(
-      tx,
-      grants,
-      catalog.flatMap(({ key }) => listFunctionNames(key)),
-    ));
+    return grantToReader(tx, grants, functions);
   });
-  return { readerMissing };
+}
+
+/**
+ * refdata.snapshots.error_code's comment lists every code of src/util/error-codes.ts, as dbt's
+ * description of it does: written from the vocabulary rather than by a migration, so a new code
+ * cannot leave it behind. Only written when it differs, so a migrate with nothing to do writes nothing.
+ */
+async function describeErrorCodes(q: Queryable): Promise<void> {
+  const description = errorCodeDescription();
+  const { rows } = await q.query<{ description: string | null }>(
+    "select col_description('refdata.snapshots'::regclass, attnum) as description from pg_attribute where attrelid = 'refdata.snapshots'::regclass and attname = 'error_code'",
+  );
+  if (rows[0]?.description === description) return;
+  await q.query(`comment on column refdata.snapshots.error_code is '${description.replaceAll("'", "''")}'`);
 }

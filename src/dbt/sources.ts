@@ -3,7 +3,8 @@ import { stringify } from 'yaml';
 import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
 import type { TypedColumn } from '../columns/typed-column.ts';
 import type { SchemaChanges } from '../config/schema-changes.ts';
-import { changeKinds, readerRelations, type RelationDescription } from './descriptions.ts';
+import type { RelationDescription } from '../columns/view-descriptions.ts';
+import { changeKinds, readerRelations } from './descriptions.ts';
 import { freshnessFor, type FreshnessThresholds } from './freshness.ts';
 import { inertStrings } from './jinja.ts';
 

@@ -1,5 +1,5 @@
 import { listVariant, type Target } from '../catalog/targets.ts';
-import type { ListMemory } from '../sync/list-memory.ts';
+import type { ListMemory } from './list-memory.ts';
 import type { MemoryBudget, Reservation } from './memory-budget.ts';
 import { listBytes, type ListSizes } from './list-sizes.ts';
 

@@ -1,6 +1,7 @@
 // What a person does about a list that needs it: the reason it is stuck and the exact command that
 // resolves it. Shared by every face that shows a held or failed list (refsync status --list, the
 // status pages).
+import { SCHEMA_HELD } from '../util/error-codes.ts';
 
 /** A target's latest snapshot, as far as its next step depends on it. */
 export interface StuckTarget {
@@ -20,7 +21,7 @@ export interface NextStep {
 }
 
 /** A hold by the schema-change policy (its reason names the flag that accepts it), else by the removal guard. */
-const heldForSchema = (t: StuckTarget) => t.error_code === 'held_schema' || /--accept-schema\b/.test(t.error ?? '');
+const heldForSchema = (t: StuckTarget) => t.error_code === SCHEMA_HELD || /--accept-schema\b/.test(t.error ?? '');
 
 function heldStep(t: StuckTarget): NextStep {
   if (heldForSchema(t)) {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { SCHEMA_HELD } from '../util/error-codes.ts';
 
 export interface TargetStatusRow {
   environment: string;
@@ -42,7 +43,7 @@ export async function targetStatus(q: Queryable): Promise<TargetStatusRow[]> {
       select distinct on (environment, list_key, variant)
              environment, list_key, variant, status as last_status, fetched_at as last_fetched_at, error as last_error,
              error_code as last_error_code,
-             case when status = 'held' then case when error_code = 'held_schema' then 'schema' else 'removals' end end as held_reason
+             case when status = 'held' then case when error_code = '${SCHEMA_HELD}' then 'schema' else 'removals' end end as held_reason
       from refdata.snapshots order by environment, list_key, variant, id desc),
     last_ok as (
       select distinct on (environment, list_key, variant) environment, list_key, variant, nonconforming

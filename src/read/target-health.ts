@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { SCHEMA_HELD } from '../util/error-codes.ts';
 
 /** Whether a target needs a human: its latest snapshot held, or failing since its last ok one. */
 export interface TargetHealthRow {
@@ -25,7 +26,7 @@ export async function targetHealth(q: Queryable): Promise<TargetHealthRow[]> {
       select environment, list_key, variant, max(id) as ok_id
       from refdata.snapshots where status = 'ok' group by 1, 2, 3)
     select l.environment, l.list_key, l.variant, l.status = 'held' as held,
-           case when l.status = 'held' then case when l.error_code = 'held_schema' then 'schema' else 'removals' end end as held_reason,
+           case when l.status = 'held' then case when l.error_code = '${SCHEMA_HELD}' then 'schema' else 'removals' end end as held_reason,
            (select count(*)::int from refdata.snapshots f
             where f.environment = l.environment and f.list_key = l.list_key and f.variant = l.variant
               and f.status in ('failed', 'unavailable') and f.id > coalesce(o.ok_id, 0)) as consecutive_failures

@@ -14,6 +14,7 @@ import { nextStep } from '../read/next-step.ts';
 import { changeFeedHeld, type ChangeFeedHeld } from '../read/change-feed-held.ts';
 import { feedHeldSection } from './feed-held-section.ts';
 import { dataTable, listLink, page, reason, runLink, status, time, type Column } from './page-parts.ts';
+import { SCHEMA_HELD } from '../util/error-codes.ts';
 
 const FAILURES_SHOWN = 20;
 const CHANGES_SHOWN = 50;
@@ -140,7 +141,7 @@ Check the upstream (and, for a schema change, the views built on the list), then
       source,
       target,
     }) => html`<li><strong>${source.name}</strong> ${listLink(target)}${target.variant ? html` (${target.variant})` : ''}: <span class="reason">${reason(target.error)}</span><br>
-<code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: target.held_reason === 'schema' ? 'held_schema' : null, error: target.error ?? null })!.command}</code></li>`,
+<code class="command">${nextStep({ list_key: target.list_key, status: 'held', error_code: target.held_reason === 'schema' ? SCHEMA_HELD : null, error: target.error ?? null })!.command}</code></li>`,
   )}</ul>
 </section>`;
 }

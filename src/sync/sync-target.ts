@@ -13,7 +13,7 @@ import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
-import { largeListAfter, WaitForMemory, type ListMemory } from './list-memory.ts';
+import { largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import { fetchedFields } from './load/snapshot-row.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
@@ -21,6 +21,7 @@ import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 import type { UnchangedLists } from './load/unchanged-lists.ts';
+import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
 
@@ -328,7 +329,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   if (applied.runAdvanced) outcome.runAdvanced = true;
   if (applied.error) {
     outcome.error = applied.error;
-    outcome.errorCode = applied.errorCode ?? 'held';
+    outcome.errorCode = applied.errorCode ?? REMOVALS_HELD;
   }
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };

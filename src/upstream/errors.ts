@@ -4,19 +4,13 @@
  * what happened. `retryable` tells the caller whether trying again later can help; `retryAfterMs`
  * carries the service's own wish on a 429/503.
  */
+import { ListFailure, type ErrorCode } from '../util/error-codes.ts';
 
-export type UpstreamErrorCode =
-  | 'auth'
-  | 'tls'
-  | 'http_status'
-  | 'protocol'
-  | 'timeout'
-  | 'deadline'
-  | 'size'
-  | 'paging'
-  | 'network'
-  | 'config'
-  | 'origin_mismatch';
+/** The codes of the upstream's failures, each declared and explained in src/util/error-codes.ts. */
+export type UpstreamErrorCode = Extract<
+  ErrorCode,
+  'auth' | 'tls' | 'http_status' | 'protocol' | 'timeout' | 'deadline' | 'size' | 'paging' | 'network' | 'config' | 'origin_mismatch'
+>;
 
 /** Where a transport failure happened: `connect` means the request surely never reached the service. */
 export type FailurePhase = 'connect' | 'request' | 'response';
@@ -45,7 +39,7 @@ export function sanitizeCause(err: unknown): Error | undefined {
   return new Error(String(err));
 }
 
-export class UpstreamError extends Error {
+export class UpstreamError extends ListFailure {
   readonly code: UpstreamErrorCode;
   readonly endpoint: string;
   // Optional fields are declared, not defined, so an absent one is absent rather than an own `undefined`.

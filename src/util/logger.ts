@@ -1,6 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { escapeControls } from './control-chars.ts';
-import { checkLogLevel } from '../config/log-level.ts';
+import { checkLogLevel } from './log-level.ts';
 
 export type { Logger };
 

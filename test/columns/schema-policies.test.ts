@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import type { SchemaPolicy } from '../../src/config/schema-changes.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
 import { createTestDatabase, dropTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { syncSandbox } from '../reader/fixture.ts';

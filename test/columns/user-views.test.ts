@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 
 describe('migrations', () => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { shippedMigrations } from '../../src/db/schema-version.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, dropTestDatabase } from '../helpers/db.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { freePort, spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
 
 const run = promisify(execFile);

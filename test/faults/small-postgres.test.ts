@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import type { PageSource } from '../../src/sync/sync-target.ts';
 import { triggerRuns } from '../../src/queue/trigger.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { chargeCodeVersionDiff, entriesAsOf, entriesDiff } from '../../src/db/functions.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { FeedReader, idsInReadOrder } from '../feed/feed-reader.ts';
 import { syncSandbox, V2024, V2025 } from './fixture.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { migrateDatabase } from '../../src/db/migrate.ts';
+import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { failRun, refreshRun } from '../../src/sync/run/runs.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture } from './fixture.ts';

@@ -1,5 +1,5 @@
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../../db/database.ts';
-import { migrateDatabase } from '../../db/migrate.ts';
+import { migrateDatabase } from '../../columns/migrate-views.ts';
 import { CREATE_READER_STATEMENT, READER_ROLE } from '../../db/reader-role.ts';
 import { connectFailure } from '../../db/refused.ts';
 import { connectionBudget } from '../../db/connection-budget.ts';

@@ -15,7 +15,7 @@
 import type { Job } from 'bullmq';
 import type { Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
-import { largeListAfter } from '../../sync/list-memory.ts';
+import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/sync-target.ts';

@@ -11,6 +11,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import type { Database } from '../../db/database.ts';
 import { recordFailureUnlessDone } from '../../sync/outcome/record-failure.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
+import { ListFailure, type ErrorCode } from '../../util/error-codes.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { RunJobData, SyncJobData, TargetJobData } from '../jobs.ts';
 import { targetJobId } from '../redis/names.ts';
@@ -24,8 +25,8 @@ export interface LostTargetDeps {
 }
 
 /** A job that BullMQ failed outside the processor: the reason it gave, as a list failure. */
-class LostJobError extends Error {
-  readonly code: string;
+class LostJobError extends ListFailure {
+  readonly code: ErrorCode;
   constructor(reason: string) {
     super(`the worker job failed outside the sync: ${reason}`);
     this.code = /stalled/i.test(reason) ? 'job_stalled' : 'job_failed';

@@ -3,7 +3,7 @@
 // the memory budget is taken around the sync, and its outcome settled in one place.
 import type { Target } from '../../catalog/targets.ts';
 import { TargetMemory } from '../../memory/target-memory.ts';
-import { largeListAfter, type ListMemory } from '../../sync/list-memory.ts';
+import { largeListAfter, type ListMemory } from '../../memory/list-memory.ts';
 import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
 import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
 import { refreshRun } from '../../sync/run/runs.ts';

@@ -30,7 +30,7 @@ import { SyncSlots } from '../admission/sync-slots.ts';
 import { upstreamClients } from '../admission/upstream-clients.ts';
 import { openWorkerDatabase } from './worker-database.ts';
 import { workerPoolSize } from '../../db/connection-budget.ts';
-import { openWorkerMemory } from './worker-memory.ts';
+import { openWorkerMemory } from '../../memory/worker-memory.ts';
 import { startWorkerHttp } from './worker-http.ts';
 import { openWorkerQueue } from './worker-queue.ts';
 import { workerReadiness } from './worker-readiness.ts';

@@ -4,7 +4,8 @@ import { continuesPage } from '../../upstream/paging.ts';
 import { servedTextOf } from '../../upstream/served-text.ts';
 import { ContentHasher, type HasherOptions } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
-import { FieldTracker, normalizeEntry, type NormalizedEntry } from './normalize.ts';
+import { FieldTracker } from '../../columns/field-tracker.ts';
+import { normalizeEntry, type NormalizedEntry } from './normalize.ts';
 import { ServedDigest } from './served-digest.ts';
 
 /** What one fetch of a list amounts to once every page has been read. */

@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
+import { ListFailure } from '../../util/error-codes.ts';
 
-export class DuplicateKeyError extends Error {
+export class DuplicateKeyError extends ListFailure {
   readonly code = 'duplicate_key';
 }
 

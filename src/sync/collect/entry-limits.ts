@@ -1,6 +1,7 @@
 // What one entry may hold before its list is refused. Real reference lists stay far below every
 // limit; the limits keep a hostile or broken answer from costing the process its stack or memory,
 // and from reaching Postgres with what it would refuse mid-transaction. docs/reliability.md lists them.
+import { ListFailure } from '../../util/error-codes.ts';
 
 /** Objects and arrays nested inside an entry, the entry itself being level 1. */
 export const MAX_DEPTH = 64;
@@ -15,7 +16,7 @@ export const MAX_KEY_CHARS = 1024;
 export const MAX_ENTRY_KEY_BYTES = 1024;
 
 /** An entry beyond one of the limits: a failure of its list, recorded and never retried. */
-export class EntryLimitError extends Error {
+export class EntryLimitError extends ListFailure {
   readonly code = 'limit';
 }
 

@@ -1,4 +1,5 @@
 /** The types the ways of applying a list share (the staged diff, the first loads, syncTarget). */
+import type { ErrorCode } from '../../util/error-codes.ts';
 
 /**
  * How an entry changed. `reshaped`: it differs from its previous version only by fields that appeared
@@ -37,7 +38,7 @@ export interface ApplyResult {
   baseline: boolean;
   error?: string;
   /** Why a held snapshot was held: `held` (too many removals) unless said (`held_schema`). */
-  errorCode?: string;
+  errorCode?: ErrorCode;
   /** Why the impact on a usage column could not be computed; the snapshot was applied all the same. */
   impactError?: string;
   /** The run's progress was counted with the snapshot (ApplyOptions.advanceRun): no refresh of the run is owed. */

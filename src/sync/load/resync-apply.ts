@@ -2,6 +2,7 @@ import type { Target } from '../../catalog/targets.ts';
 import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
+import type { HeldColumn } from '../../columns/schema-policy.ts';
 import { applyColumnPlan, planListColumns, planTarget, type ColumnChange, type ColumnPlan } from '../../columns/recorded-columns.ts';
 import { nonconformingExpression } from '../../columns/typed-sql.ts';
 import { alertedChangeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
@@ -30,7 +31,7 @@ import type { StagingTable } from './staging.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.ts';
 import { fieldDrift, type FieldDrift } from './field-drift.ts';
-import { holdForSchema, type HeldColumn } from './schema-hold.ts';
+import { holdForSchema } from './schema-hold.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the

@@ -1,50 +1,18 @@
-// The schema policy of a list (REFSYNC_SCHEMA_CHANGES): whether a fetch's change of the list's
-// columns holds the list, decided from the column plan before anything is written.
+// The schema policy's hold (REFSYNC_SCHEMA_CHANGES): a fetch whose change of the list's columns its
+// policy holds (src/columns/schema-policy.ts decides which, from the column plan) is recorded held,
+// before anything is written.
 import { alertFor } from '../../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
-import type { ColumnType } from '../../columns/column-type.ts';
 import type { ColumnPlan } from '../../columns/recorded-columns.ts';
-import { schemaPolicyFor, type SchemaPolicy } from '../../config/schema-changes.ts';
+import { columnsHeld, heldLabel, type HeldColumn } from '../../columns/schema-policy.ts';
+import { schemaPolicyFor } from '../../config/schema-changes.ts';
+import { SCHEMA_HELD } from '../../util/error-codes.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { insertSnapshot } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import type { ApplyOptions, ApplyResult, ChangeKind } from './apply-types.ts';
 import type { FieldDrift } from './field-drift.ts';
 import { snapshotOf } from './snapshot-row.ts';
-
-/** One change of the list's columns, as a held snapshot and its alert name it. */
-export interface HeldColumn {
-  field: string;
-  column: string;
-  change: 'added' | 'widened' | 'gone';
-  from?: ColumnType;
-  to?: ColumnType;
-}
-
-/** The error code of a snapshot held by its schema policy (a mass removal's is `held`). */
-export const SCHEMA_HELD = 'held_schema';
-
-/** A change of kind: any widening but bigint → numeric, and not the first type of a column only ever null. */
-const breaking = (c: HeldColumn) => c.change !== 'widened' || (c.from !== 'null' && !(c.from === 'bigint' && c.to === 'numeric'));
-
-/** The column changes of a plan (and the fields gone from the fetch) that a policy holds. */
-export function columnsHeld(policy: SchemaPolicy, plan: ColumnPlan, goneFields: readonly string[]): HeldColumn[] {
-  if (policy === 'evolve') return [];
-  const gone = new Set(goneFields);
-  const changes: HeldColumn[] = [
-    ...plan.added.map((a): HeldColumn => ({ field: a.field, column: a.column, change: 'added', to: a.type })),
-    ...plan.widened.map((w): HeldColumn => ({ field: w.field, column: w.column, change: 'widened', from: w.from, to: w.type })),
-    ...plan.columns.filter((c) => gone.has(c.field)).map((c): HeldColumn => ({ field: c.field, column: c.column, change: 'gone', from: c.type })),
-  ];
-  return policy === 'freeze' ? changes : changes.filter((c) => c.change !== 'added' && breaking(c));
-}
-
-/** `is_charge_code: boolean → jsonb`, `transit_days: new (bigint)`, `length_ft: gone (bigint)`. */
-export function heldLabel(c: HeldColumn): string {
-  if (c.change === 'added') return `${c.column}: new (${c.to})`;
-  if (c.change === 'gone') return `${c.column}: gone (${c.from})`;
-  return `${c.column}: ${c.from} → ${c.to}`;
-}
 
 /**
  * Holds the fetch when the list's policy does not take its change of columns and --accept-schema

@@ -1,3 +1,4 @@
+import { REMOVALS_HELD, type ErrorCode } from '../../util/error-codes.ts';
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import type { FetchedFields, SnapshotRow } from '../sql.ts';
@@ -10,7 +11,7 @@ export function snapshotOf(
   row: Pick<SnapshotRow, 'status' | 'changed' | 'counts'> & {
     id?: number;
     error?: string;
-    errorCode?: string;
+    errorCode?: ErrorCode;
     nonconforming?: number;
     schemaAccepted?: boolean;
   },
@@ -23,7 +24,7 @@ export function snapshotOf(
     counts: row.counts,
     nonconforming: row.nonconforming ?? 0,
     error: row.error ?? null,
-    errorCode: row.errorCode ?? (row.status === 'held' ? 'held' : null),
+    errorCode: row.errorCode ?? (row.status === 'held' ? REMOVALS_HELD : null),
     schemaAccepted: row.schemaAccepted ?? false,
   };
   if (row.id !== undefined) snapshot.id = row.id;

@@ -1,14 +1,10 @@
 import { UpstreamError } from '../../upstream/errors.ts';
 import { cutToChars } from '../../util/bounded-text.ts';
-import { DuplicateKeyError } from '../collect/content-hash.ts';
-import { EntryLimitError } from '../collect/entry-limits.ts';
-import { EntryShapeError } from '../collect/normalize.ts';
-import { ViewDependencyError } from '../../columns/list-views.ts';
-import { TargetDeadlineError } from '../target/target-deadline.ts';
+import { ListFailure, type ErrorCode } from '../../util/error-codes.ts';
 
 /** Postgres refused what one list's data asked it to store: that list fails, not the run. */
-export class DataRefusedError extends Error {
-  readonly code: string;
+export class DataRefusedError extends ListFailure {
+  readonly code: ErrorCode;
   readonly sqlstate: string;
 
   constructor(listKey: string, sqlstate: string, reason: string) {
@@ -36,23 +32,15 @@ function sqlstateOf(err: unknown): string | undefined {
  * (service, answer, data shape, limits) as they are, and a Postgres error caused by the list's
  * data as a DataRefusedError. Undefined for anything else (a database outage, a bug).
  */
-export function listFailureOf(err: unknown, listKey: string): (Error & { code: string }) | undefined {
+export function listFailureOf(err: unknown, listKey: string): ListFailure | undefined {
   if (isListFailure(err)) return err;
   const sqlstate = sqlstateOf(err);
   return sqlstate ? new DataRefusedError(listKey, sqlstate, (err as Error).message) : undefined;
 }
 
 /** Failures that belong to one list (the service, its answer, its data, its views): recorded, never thrown. */
-export function isListFailure(err: unknown): err is Error & { code: string } {
-  return (
-    err instanceof UpstreamError ||
-    err instanceof DuplicateKeyError ||
-    err instanceof EntryShapeError ||
-    err instanceof EntryLimitError ||
-    err instanceof DataRefusedError ||
-    err instanceof TargetDeadlineError ||
-    err instanceof ViewDependencyError
-  );
+export function isListFailure(err: unknown): err is ListFailure {
+  return err instanceof ListFailure;
 }
 
 /** A list the service does not serve here (404): recorded as unavailable rather than failed. */

@@ -1,6 +1,7 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { ChangeKind } from '../load/apply-types.ts';
 import type { LoaderKind } from '../load/loader.ts';
+import type { ErrorCode, ListFailure } from '../../util/error-codes.ts';
 
 export type TargetStatus = 'unchanged' | 'changed' | 'held' | 'failed' | 'unavailable';
 
@@ -16,7 +17,7 @@ export interface TargetOutcome {
   pages: number;
   durationMs: number;
   error?: string;
-  errorCode?: string;
+  errorCode?: ErrorCode;
   /** Why the impact on a usage column could not be computed (the list itself synced). */
   impactError?: string;
   /** The run's progress was counted with the snapshot (SyncTargetOptions.advanceRun): the caller need not refresh the run. */
@@ -37,5 +38,5 @@ export interface TargetOutcome {
    * A failure of the list (status failed or unavailable), not yet recorded: the caller decides
    * whether to record it or retry. Never carries a secret.
    */
-  failure?: Error & { code: string };
+  failure?: ListFailure;
 }

@@ -1,7 +1,8 @@
 import { listVariant, type Target } from '../../catalog/targets.ts';
+import { ListFailure } from '../../util/error-codes.ts';
 
 /** A target past REFSYNC_TARGET_DEADLINE_S: a failure of its list, recorded, never retried (it would take as long). */
-export class TargetDeadlineError extends Error {
+export class TargetDeadlineError extends ListFailure {
   readonly code = 'deadline';
 }
 

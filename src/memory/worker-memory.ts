@@ -1,10 +1,10 @@
-import type { AppConfig } from '../../config/types.ts';
-import type { Database } from '../../db/database.ts';
-import { MemoryBudget, type BudgetEvent } from '../../memory/memory-budget.ts';
-import { memoryLimit, type MemoryLimitSource } from '../../memory/memory-limit.ts';
-import { ListSizes, WORKER_SHARE_BYTES } from '../../memory/list-sizes.ts';
-import type { WorkerMemory } from '../../memory/target-memory.ts';
-import type { Logger } from '../../util/logger.ts';
+import type { AppConfig } from '../config/types.ts';
+import type { Database } from '../db/database.ts';
+import { MemoryBudget, type BudgetEvent } from './memory-budget.ts';
+import { memoryLimit, type MemoryLimitSource } from './memory-limit.ts';
+import { ListSizes, WORKER_SHARE_BYTES } from './list-sizes.ts';
+import type { WorkerMemory } from './target-memory.ts';
+import type { Logger } from '../util/logger.ts';
 
 const MiB = 1024 * 1024;
 

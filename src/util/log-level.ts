@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.ts';
+import { ConfigError } from './config-error.ts';
 
 /** pino's levels, and `silent`; anything else would make pino throw its own message at start. */
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -1,5 +1,5 @@
 /**
- * What a sync asks of the worker's memory budget (src/memory/): a list is large once its fetch has
+ * What a sync asks of the worker's memory budget (the rest of src/memory/): a list is large once its fetch has
  * received min(indexAfterEntries, spillThreshold) entries, before the index of its current rows is
  * read or a row spills, which is where its memory grows with its size. A small list never asks.
  */
