@@ -103,6 +103,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.change_feed_held() IS 'How long refdata.change_feed has been held back by the oldest open write transaction in the cluster (0 when none; NULL when the owner of refdata may not see when it began), and which session holds it. Runs as the owner of refdata.';--> statement-breakpoint
+-- The reader role stays read-only: `refsync changes --consumer` stores positions as refsync's own role
+-- (or a role an administrator grants INSERT and UPDATE on this table).
+GRANT SELECT ON refdata.change_feed_consumers TO refdata_reader;--> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.change_feed_position(xid8, bigint), refdata.change_feed_after(text), refdata.change_feed(text, integer),
   refdata.change_feed_held() FROM PUBLIC;--> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.change_feed_position(xid8, bigint), refdata.change_feed_after(text), refdata.change_feed(text, integer),

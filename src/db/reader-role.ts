@@ -24,9 +24,12 @@ export async function readerRoleState(q: Queryable): Promise<ReaderRoleState> {
   return row.creates ? 'creatable' : 'absent';
 }
 
-/** A migration statement about the reader role: its creation, or a grant or revoke to it. */
+/**
+ * A migration statement about the reader role: its creation, or a grant or revoke to it. Its SQL
+ * comments do not count: a function whose comment mentions the role is not about it.
+ */
 export function namesReaderRole(statement: string): boolean {
-  return new RegExp(`\\b${READER_ROLE}\\b`).test(statement);
+  return new RegExp(`\\b${READER_ROLE}\\b`).test(statement.replace(/--[^\n]*/g, ''));
 }
 
 /**
