@@ -1,4 +1,5 @@
 import type { Logger } from '../util/logger.ts';
+import { Wakeup } from '../util/wakeup.ts';
 import { errorMessage } from './delivery.ts';
 import type { DrainResult } from './dispatch-context.ts';
 import { NotifyListener } from '../db/notify-listener.ts';
@@ -22,8 +23,7 @@ export class DispatchLoop {
   #running: Promise<void> | undefined;
   #stopping = false;
   #stopped: Promise<void> | undefined;
-  #wakeRequested = false;
-  #wake: (() => void) | undefined;
+  readonly #wakeup = new Wakeup();
   #listener: NotifyListener | undefined;
 
   constructor(options: DispatchLoopOptions) {
@@ -43,7 +43,7 @@ export class DispatchLoop {
         label: 'alert',
         reconnectMs,
         logger: this.#options.logger,
-        onWake: () => this.#requestWake(),
+        onWake: () => this.#wakeup.wake(),
       });
       this.#listener.start();
     }
@@ -55,16 +55,11 @@ export class DispatchLoop {
     this.#stopped ??= (async () => {
       this.#stopping = true;
       const listenerStopped = this.#listener?.stop();
-      this.#wake?.();
+      this.#wakeup.wake();
       await this.#running?.catch(() => undefined);
       await listenerStopped;
     })();
     return this.#stopped;
-  }
-
-  #requestWake(): void {
-    this.#wakeRequested = true;
-    this.#wake?.();
   }
 
   async #loop(): Promise<void> {
@@ -72,27 +67,15 @@ export class DispatchLoop {
     while (!this.#stopping) {
       let wait = pollIntervalMs;
       try {
-        this.#wakeRequested = false;
         const r = await drain();
         if (r.delivered + r.failed + r.dead + r.skipped + r.disabled > 0) logger.debug({ ...r }, 'alert outbox drained');
         wait = await this.#options.millisUntilNextDue();
       } catch (err) {
         logger.error({ err: errorMessage(err) }, 'alert outbox drain failed; will try again');
       }
-      if (this.#stopping || this.#wakeRequested) continue;
-      await this.#sleep(wait);
+      if (this.#stopping) continue;
+      // A wake-up during the drain returns at once: the loop drains again.
+      await this.#wakeup.sleep(wait);
     }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.#wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      this.#wake = undefined;
-    });
   }
 }

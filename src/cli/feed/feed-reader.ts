@@ -4,7 +4,7 @@ import { readChangeFeed, type FeedRow } from '../../read/change-feed.ts';
 import { exponentialDelay } from '../../util/backoff.ts';
 import { storePosition } from './consumer-store.ts';
 import type { LineOutput } from './line-output.ts';
-import { Wakeup } from './wakeup.ts';
+import { Wakeup } from '../../util/wakeup.ts';
 
 /**
  * Changes read per statement. A page is held in memory whole (with every change's before and after),

@@ -1,7 +1,8 @@
 /**
- * What a following reader sleeps on between reads: a timeout (the poll), a NOTIFY, or a stop. A
- * wake-up that comes while the reader is reading is kept, so the next sleep returns at once: a
- * change committed during a read is never left waiting for the next poll.
+ * What a loop sleeps on between rounds (the change feed's follower between reads, the alert
+ * dispatcher between drains): a timeout (the poll), a NOTIFY, or a stop. A wake-up that comes while
+ * the loop is working is kept, so the next sleep returns at once: a change committed during a round
+ * is never left waiting for the next poll.
  */
 export class Wakeup {
   #pending = false;
