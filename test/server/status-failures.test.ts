@@ -2,24 +2,17 @@
 // "Failing now" row naming them, and once they sync again the page shows no failure rows above the
 // latest changes; the earlier failures wait folded, a click away. In a real browser (Debian's
 // Chromium, as status-page.test.ts), screenshots kept in test-artifacts/screenshots/.
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/factory.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { onCleanup, startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { haveChromium, keepScreenshot, launchLoggedInBrowser } from '../helpers/chromium.ts';
+import { startTestWorker, workerConfig } from '../queue/helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[status failures] browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
-const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
+const haveBrowser = haveChromium('status failures');
 const PASSWORD = 'failures-pass';
 const LISTS = ['equipment_types', 'hazmat', 'shipment_modes'];
 
@@ -35,25 +28,10 @@ async function syncWith(source: SourceConfig) {
 }
 
 async function openPage(): Promise<Page> {
-  const dir = mkdtempSync(join(tmpdir(), 'refsync-status-failures-'));
-  onCleanup(() => rm(dir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
-    httpCredentials: { username: 'admin', password: PASSWORD },
-    viewport: { width: 1280, height: 900 },
-  });
-  onCleanup(() => context.close());
-  return context.newPage();
+  return (await launchLoggedInBrowser(PASSWORD, 'refsync-status-failures')).newPage();
 }
 
-async function keep(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
-
-describe.skipIf(!haveChromium)('status page after a first failure, in Chromium', () => {
+describe.skipIf(!haveBrowser)('status page after a first failure, in Chromium', () => {
   it('one row per cause while failing; after the fix no failure above the changes, the earlier ones folded a click away', async () => {
     const sb = await useSandbox();
     const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'first-try', REFSYNC_LISTS: LISTS.join(','), REFSYNC_DASHBOARD_PASSWORD: PASSWORD });
@@ -77,11 +55,11 @@ describe.skipIf(!haveChromium)('status page after a first failure, in Chromium',
     expect(await page.locator('section.source p.run').innerText()).toMatch(/3 not synced\. Why: under Failing now, above\.$/);
     expect(await page.locator('section.source td.reason a[href="#failing"]').allInnerTexts()).toEqual(LISTS.map(() => 'see Failing now'));
     expect(await page.locator('#failures').count()).toBe(0);
-    await keep(page, '1280-failing-now');
+    await keepScreenshot(page, '1280-failing-now');
     // On a phone the row is a card, and the page does not scroll sideways.
     await page.setViewportSize({ width: 390, height: 900 });
     expect(await page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth')).toBe(false);
-    await keep(page, '390-failing-now');
+    await keepScreenshot(page, '390-failing-now');
     await page.setViewportSize({ width: 1280, height: 900 });
 
     const [fixed] = await syncWith(trusted);
@@ -95,12 +73,12 @@ describe.skipIf(!haveChromium)('status page after a first failure, in Chromium',
     const earlier = page.locator('#failures');
     expect(await earlier.locator('summary').innerText()).toBe('Earlier failures (3), of lists that have synced since');
     expect(await earlier.locator('table').isVisible()).toBe(false);
-    await keep(page, '1280-recovered');
+    await keepScreenshot(page, '1280-recovered');
 
     await earlier.locator('summary').click();
     expect(await earlier.locator('table').isVisible()).toBe(true);
     expect(await earlier.locator('tbody tr').count()).toBe(3);
     expect(await earlier.locator('tbody').innerText()).toContain('set REFSYNC_CA_FILE');
-    await keep(page, '1280-recovered-earlier-open');
+    await keepScreenshot(page, '1280-recovered-earlier-open');
   });
 });

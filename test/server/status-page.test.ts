@@ -5,25 +5,18 @@
 // fit a phone's 390 px without a sideways scroll; the bull-board dashboard is loaded the same way.
 // Screenshots of every page at 1280 and 390 px are kept in test-artifacts/screenshots/ (CI keeps
 // them as artefacts). The browser tests are skipped, saying so, where no Chromium is installed.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/sandbox/types.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/factory.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
+import { haveChromium, keepScreenshot, launchLoggedInBrowser } from '../helpers/chromium.ts';
 import { onCleanup, startTestWorker, workerConfig } from '../queue/helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[status page] browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run does)`);
-
-const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
+const haveBrowser = haveChromium('status page');
 
 const tdb = useTestDatabase();
 const PASSWORD = 'page-pass';
@@ -92,39 +85,8 @@ async function syncedWorker() {
 let fixture: ReturnType<typeof syncedWorker> | undefined;
 const synced = () => (fixture ??= syncedWorker());
 
-/** One headless Chromium for the file, logged in to the pages; its profile is removed afterwards. */
-async function launchBrowser(): Promise<BrowserContext> {
-  const dir = mkdtempSync(join(tmpdir(), 'refsync-status-page-'));
-  // Cleanups run in reverse: the browser closes before its profile goes.
-  onCleanup(() => rm(dir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    httpCredentials: { username: 'admin', password: PASSWORD },
-    viewport: { width: 1280, height: 900 },
-  });
-  onCleanup(() => context.close());
-  return context;
-}
-
 let browser: Promise<BrowserContext> | undefined;
-const browserContext = () => (browser ??= launchBrowser());
-
-/** Keeps a full-page screenshot where CI collects it. */
-async function keep(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
+const browserContext = () => (browser ??= launchLoggedInBrowser(PASSWORD, 'refsync-status-page'));
 
 describe('per-target gauges', () => {
   it('/metrics says which target is held and how many times in a row one failed, and which build runs', async () => {
@@ -145,7 +107,7 @@ describe('per-target gauges', () => {
   });
 });
 
-describe.skipIf(!haveChromium)('status page in Chromium', () => {
+describe.skipIf(!haveBrowser)('status page in Chromium', () => {
   it('shows every list with its last sync, the held list with its command, the failure reason and the changes, as text', async () => {
     const { base, failed, reefer } = await synced();
     const plain = await fetch(`${base}/`);
@@ -195,7 +157,7 @@ describe.skipIf(!haveChromium)('status page in Chromium', () => {
     await board.page.goto(`${base}/admin/queues`, { waitUntil: 'networkidle' });
     expect(await board.page.title()).toBe('refsync');
     await expect.poll(() => board.page.locator('body').innerText()).toContain('sync');
-    await keep(board.page, 'admin-queues');
+    await keepScreenshot(board.page, 'admin-queues');
     expect(board.problems).toEqual([]);
   });
 });
@@ -206,7 +168,7 @@ const overflowing = (page: Page) =>
     [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
       .map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' ' + Math.round(e.getBoundingClientRect().width) + 'px').slice(0, 8)`);
 
-describe.skipIf(!haveChromium)('list and run pages in Chromium, at 1280 and 390 px', () => {
+describe.skipIf(!haveBrowser)('list and run pages in Chromium, at 1280 and 390 px', () => {
   for (const width of [1280, 390]) {
     it(`at ${width} px: / links each list and the run; a list page draws its history and says what a held or failed list needs; a run page shows each list's outcome`, async () => {
       const { base, failed } = await synced();
@@ -214,7 +176,7 @@ describe.skipIf(!haveChromium)('list and run pages in Chromium, at 1280 and 390 
       await page.setViewportSize({ width, height: 900 });
       const visit = async (name: string) => {
         await page.waitForLoadState('networkidle');
-        await keep(page, `${width}-${name}`);
+        await keepScreenshot(page, `${width}-${name}`);
         expect(await overflowing(page), `${name} scrolls sideways at ${width} px`).toEqual([]);
       };
 
