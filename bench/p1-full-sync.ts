@@ -10,7 +10,7 @@ import type { SourceConfig } from '../src/config/types.ts';
 export interface P1Options {
   latencyMs?: number;
   concurrency?: number;
-  /** Pool size of the measured run (default 10, openDatabase's default). */
+  /** Pool size of the measured run (default 5: what `refsync sync` opens with REFSYNC_CONCURRENCY's default 4). */
   poolSize?: number;
   /** First syncs measured, each on a database, pool and client of its own; the figure is their median. */
   repeats?: number;
@@ -60,11 +60,11 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
   try {
     const source = fullSource(sandbox);
     const targets = targetCount(source);
-    // The measured case is the default pool of 10 (what `refsync sync` uses): targets take a
-    // connection only to apply. Each sync has a fresh database, pool and client (only the process is
-    // warm): a first sync opens its connections, and a new backend's start and first catalog reads
-    // are most of its Postgres CPU (docs/performance.md, round sixteen).
-    const poolSize = options.poolSize ?? 10;
+    // The measured case is the pool `refsync sync` opens by default (REFSYNC_CONCURRENCY 4, plus its
+    // run's claim: 5 connections, issue 58's budget): targets take a connection only to apply. Each
+    // sync has a fresh database, pool and client (only the process is warm): a first sync opens its
+    // connections, and a new backend's start and first catalog reads are most of its Postgres CPU.
+    const poolSize = options.poolSize ?? 5;
     // The first sync of the process pays for loading and compiling the code: reported apart.
     const cold = await firstSync(sandbox, source, { label: 'P1 full sync, cold process', poolSize, concurrency, clients: 1, log, machineLine: true });
     // Each sync is followed by its floor (the same fetches with no database), so that a VM slowing
@@ -104,7 +104,7 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
         notes: `${describe(cold, poolSize, 1)}; ${postgresCpu(cold.postgresMs)}, ${cold.backends} connections`,
       }),
       figure('P1 full sync', wall, 'ms', 'fetch-only floor', floor, {
-        target: { ratio: 1.3, better: 'lower' },
+        target: { ratio: 1.5, better: 'lower' },
         notes: `median of ${repeats} (${walls.map((ms) => Math.round(ms)).join(', ')} ms), each on a fresh database and pool; ${describe(last, poolSize, 1)}; ${postgresCpu(cpus.length ? median(cpus) : undefined, ' per sync (median)')}, ${median(syncs.map((s) => s.backends))} connections; ${(wall / bound).toFixed(2)}x the network bound`,
       }),
       ...others.map((o) =>

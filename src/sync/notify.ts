@@ -20,6 +20,11 @@ export interface ChangeNotice {
  * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
  */
 export async function notifyChange(tx: Queryable, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
+  await tx.query("select pg_notify('refdata_changes', $1)", [changeNotice(target, snapshotId, counts)]);
+}
+
+/** The payload of a snapshot's NOTIFY refdata_changes, as JSON text. */
+export function changeNotice(target: Target, snapshotId: number, counts: Record<ChangeKind, number>): string {
   const notice: ChangeNotice = {
     environment: target.source.environment,
     list_key: target.list.key,
@@ -27,5 +32,5 @@ export async function notifyChange(tx: Queryable, target: Target, snapshotId: nu
     snapshot_id: snapshotId,
     ...counts,
   };
-  await tx.query("select pg_notify('refdata_changes', $1)", [JSON.stringify(notice)]);
+  return JSON.stringify(notice);
 }

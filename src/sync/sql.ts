@@ -6,6 +6,7 @@ import type { ChangeKind } from './load/apply-types.ts';
 import type { RowSource } from './load/row-format.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
 import { storableText } from './collect/storable-text.ts';
+import type { NormalizedEntry } from './collect/normalize.ts';
 
 /**
  * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with
@@ -432,4 +433,131 @@ export async function rowsGeneration(q: Queryable, target: Target): Promise<numb
     targetParams(target),
   );
   return Number(rows[0]?.g ?? 0);
+}
+
+/**
+ * The statement that opens a transaction of first loads applied together (first-loads-together.ts):
+ * each target's lock taken if it is free right now, never waited for (a taken one is another sync's,
+ * and its list is synced again the ordinary way). Values quoted in its text, for the BEGIN's round
+ * trip; one row per target, with whether its lock was free.
+ */
+export function tryLockTargetsStatement(environment: string, targets: readonly Target[]): string {
+  const lists = JSON.stringify(targets.map((t) => ({ list_key: t.list.key, variant: t.variant })));
+  return `select l.list_key, l.variant, pg_try_advisory_xact_lock(refdata.target_lock_key(${pg.escapeLiteral(environment)}, l.list_key, l.variant)) as locked
+          from jsonb_to_recordset(${pg.escapeLiteral(lists)}::jsonb) as l(list_key text, variant text)`;
+}
+
+/** A locked target's state as first loads applied together read it (firstLoadStates). */
+export interface FirstLoadState {
+  listKey: string;
+  variant: string;
+  /** No ok snapshot and no current rows (target-state.ts#isFirstLoad). */
+  firstLoad: boolean;
+  /** Its snapshot's id, reserved: the list's columns record it before the snapshot row is written. */
+  snapshotId: number;
+}
+
+/**
+ * Whether each of the locked targets is still a first load, read in a statement after the locks
+ * (as lock_target_state reads after its lock), with the clock of them all and a snapshot id each.
+ */
+export async function firstLoadStates(q: Queryable, environment: string, targets: readonly Target[]): Promise<{ now: Date; states: FirstLoadState[] }> {
+  const { rows } = await q.query<{ now: Date; list_key: string; variant: string; first_load: boolean; snapshot_id: string }>(
+    `select c.now, l.list_key, l.variant,
+            not exists (select 1 from refdata.target_last_ok o where o.environment = $1 and o.list_key = l.list_key and o.variant = l.variant)
+            and not exists (select 1 from refdata.entries e
+                            where e.environment = $1 and e.list_key = l.list_key and e.variant = l.variant and e.valid_to is null) as first_load,
+            ${nextSnapshotId} as snapshot_id
+     from (select clock_timestamp() as now) c cross join unnest($2::text[], $3::text[]) as l(list_key, variant)`,
+    [environment, targets.map((t) => t.list.key), targets.map((t) => t.variant)],
+  );
+  return {
+    now: rows[0]?.now ?? new Date(),
+    states: rows.map((r) => ({ listKey: r.list_key, variant: r.variant, firstLoad: r.first_load, snapshotId: Number(r.snapshot_id) })),
+  };
+}
+
+/** Inserts the snapshot rows of several targets of one environment, each with its id reserved, in one statement. */
+export async function insertSnapshots(
+  tx: Queryable,
+  environment: string,
+  snapshots: ReadonlyArray<{ target: Target; row: SnapshotRow & { id: number } }>,
+): Promise<void> {
+  const rows = snapshots.map(({ target, row }) => ({
+    id: row.id,
+    run_id: row.runId,
+    list_key: target.list.key,
+    variant: target.variant,
+    fetched_at: row.fetchedAt ?? null,
+    status: row.status,
+    content_hash: row.contentHash,
+    entry_count: row.entryCount,
+    changed: row.changed,
+    added: row.counts.added,
+    removed: row.counts.removed,
+    modified: row.counts.modified,
+    reappeared: row.counts.reappeared,
+    reshaped: row.counts.reshaped,
+    error: row.error === null ? null : storableText(cutToBytes(row.error, SNAPSHOT_ERROR_BYTES)),
+    error_code: row.errorCode,
+    fields: row.fields,
+    pages: row.pages,
+    duration_ms: Math.round(row.durationMs),
+    replaced_values: row.replacedValues,
+    nonconforming: row.nonconforming,
+    schema_accepted: row.schemaAccepted,
+    served_digest: row.servedDigest,
+  }));
+  await tx.query(
+    `insert into refdata.snapshots
+       (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
+        added, removed, modified, reappeared, reshaped, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming,
+        schema_accepted, served_digest)
+     select s.id, s.run_id, $1, s.list_key, s.variant, coalesce(s.fetched_at, clock_timestamp()), s.status, s.content_hash, s.entry_count, s.changed,
+            s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, s.error_code, s.fields, s.pages, s.duration_ms, s.replaced_values,
+            s.nonconforming, s.schema_accepted, s.served_digest
+     from jsonb_to_recordset($2::jsonb) as s(id bigint, run_id bigint, list_key text, variant text, fetched_at timestamptz, status text,
+            content_hash text, entry_count integer, changed boolean, added integer, removed integer, modified integer, reappeared integer,
+            reshaped integer, error text, error_code text, fields text[], pages integer, duration_ms integer, replaced_values integer,
+            nonconforming integer, schema_accepted boolean, served_digest text)
+     order by s.id`,
+    [environment, JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Opens the rows of several targets of one environment, current from `now`, each under its target's
+ * snapshot: one unnest whose rows carry their list, variant and snapshot beside their own columns.
+ */
+export async function insertEntriesOfTargets(
+  tx: Queryable,
+  environment: string,
+  now: Date,
+  lists: ReadonlyArray<{ target: Target; snapshotId: number; rows: readonly NormalizedEntry[] }>,
+): Promise<void> {
+  const each = <T>(value: (list: (typeof lists)[number], row: NormalizedEntry) => T): T[] => lists.flatMap((l) => l.rows.map((r) => value(l, r)));
+  await tx.query(
+    `insert into refdata.entries
+       (environment, list_key, variant, ${ENTRY_ROW_COLUMNS}, valid_from, first_snapshot_id, last_snapshot_id)
+     select $1, list_key, variant, ${ENTRY_ROW_COLUMNS}, $2, snapshot_id, snapshot_id
+     from unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])
+          as s(list_key, variant, snapshot_id, entry_key, code, description, payload, entry_hash)`,
+    [
+      environment,
+      now,
+      each((l) => l.target.list.key),
+      each((l) => l.target.variant),
+      bigintArrayText(each((l) => l.snapshotId)),
+      each((_, r) => r.entryKey),
+      each((_, r) => r.code),
+      each((_, r) => r.description),
+      each((_, r) => r.payload),
+      each((_, r) => r.digest),
+    ],
+  );
+}
+
+/** NOTIFY refdata_changes once per payload (notify.ts), in one statement: sent when the transaction commits. */
+export async function notifyChanges(tx: Queryable, payloads: readonly string[]): Promise<void> {
+  await tx.query("select pg_notify('refdata_changes', p) from unnest($1::text[]) as p", [payloads]);
 }

@@ -21,6 +21,7 @@ import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
 import type { UnchangedLists } from './load/unchanged-lists.ts';
+import type { FirstLoadsTogether } from './load/first-loads-together.ts';
 import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
@@ -46,6 +47,8 @@ export interface TargetRun {
    * its last list: an unchanged fetch is set aside there, unrecorded, and its outcome says setAside.
    */
   unchanged?: UnchangedLists;
+  /** The run's small first loads, held and applied together after its last list (first-loads-together.ts). */
+  firstLoads?: FirstLoadsTogether;
 }
 
 interface TargetSettings {
@@ -150,7 +153,8 @@ async function syncWithin(f: Fetch): Promise<TargetOutcome> {
     fetched = await fetchStartingOver(f, { indexed: false, streamAtSpill: false });
   }
   const outcome = appliedOutcome(f, fetched);
-  if (outcome.status === 'changed') await analyzeAfterLargeWrite(f.db, target, outcome.counts, f.tuning.analyzeAfterRows, options.logger ?? silentLogger);
+  if (outcome.status === 'changed' && !outcome.setAside)
+    await analyzeAfterLargeWrite(f.db, target, outcome.counts, f.tuning.analyzeAfterRows, options.logger ?? silentLogger);
   return outcome;
 }
 
@@ -238,7 +242,8 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
 async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollector, loader: Loader | undefined): Promise<Fetched> {
   const run = await runOf(f.options);
   const applyOptions = applyOptionsOf(f, run.runId);
-  const { unchanged } = run;
+  const { unchanged, firstLoads } = run;
+  if (firstLoads) setup.holdFirstLoad = (collected, options) => firstLoads.hold(f.target, collected, options);
   if (unchanged) {
     setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
     const asBefore = setAsideAsServedBefore(setup, unchanged, collector, applyOptions);
@@ -311,8 +316,7 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   const { collected, loader, result } = fetched;
   // Only the plain path is left after a refetch, and it never backs out.
   if ('fetchAgain' in result) throw new Error(`${listVariant(target)}: ${result.fetchAgain}, on the plain path`);
-  const applied: Omit<ApplyResult, 'snapshotId'> & { snapshotId?: number } =
-    'setAside' in result ? { status: 'unchanged', counts: zeroCounts(), baseline: false } : result.applied;
+  const applied: Omit<ApplyResult, 'snapshotId'> & { snapshotId?: number } = 'setAside' in result ? setAsideResult(result, collected) : result.applied;
   const outcome: TargetOutcome = {
     target,
     status: applied.status,
@@ -344,4 +348,10 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
     logger.warn({ target: listVariant(target), err: applied.impactError }, 'impact on the usage columns not computed');
   }
   return outcome;
+}
+
+/** What a fetch set aside will be once its run records it: unchanged, or a first load's baseline. */
+function setAsideResult(result: { firstLoad?: true }, collected: CollectedList): Omit<ApplyResult, 'snapshotId'> {
+  if (!result.firstLoad) return { status: 'unchanged', counts: zeroCounts(), baseline: false };
+  return { status: 'changed', counts: { ...zeroCounts(), added: collected.entryCount }, baseline: true };
 }

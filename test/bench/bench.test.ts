@@ -31,7 +31,7 @@ describe('benchmarks, reduced', () => {
     const figures = await runP1({ latencyMs: 5, repeats: 2, variants: false, inProcessSandbox: true, log: quiet });
     expectFigures(figures, ['P1 full sync, cold process', 'P1 full sync', 'P1 fetch only, no database (the floor here)']);
     expect(figures[1]!.notes).toMatch(/23 targets/);
-    expect(figures[1]).toMatchObject({ baselineName: 'fetch-only floor', baseline: figures[2]!.value, target: { ratio: 1.3, better: 'lower' } });
+    expect(figures[1]).toMatchObject({ baselineName: 'fetch-only floor', baseline: figures[2]!.value, target: { ratio: 1.5, better: 'lower' } });
   }, 60_000);
 
   it('P2: an unchanged sync writes no entry or change rows', async () => {
@@ -73,10 +73,12 @@ describe('benchmarks, reduced', () => {
       inProcessSandbox: true,
       log: quiet,
     });
-    expectFigures(figures, ['P4 drain one slot', 'P4 throughput', 'P4 unchanged resync slot', 'P4 Redis memory']);
-    expect(figures[0]!.notes).toMatch(/every target a target job.*3 sources x 6 targets = 18 targets in 3 run jobs.*exactly once: yes/);
-    expect(figures[2]!.notes).toMatch(/nothing changed upstream, each run job syncing its lists .*; 3 sources x 6 targets.*exactly once, unchanged: yes/);
-    expect(figures[2]!.target).toEqual({ ratio: 2, better: 'lower' });
+    expectFigures(figures, ['P4 first-load slot', 'P4 first-load Postgres CPU per target', 'P4 throughput', 'P4 unchanged resync slot', 'P4 Redis memory']);
+    expect(figures[0]!.notes).toMatch(/every list a first load, tried in its run job.*3 sources x 6 targets = 18 targets in 3 run jobs.*exactly once: yes/);
+    expect(figures[0]!.target).toEqual({ ratio: 3, better: 'lower' });
+    expect(figures[1]!.target).toEqual({ ratio: 1, better: 'lower' });
+    expect(figures[3]!.notes).toMatch(/nothing changed upstream, each run job syncing its lists .*; 3 sources x 6 targets.*exactly once, unchanged: yes/);
+    expect(figures[3]!.target).toEqual({ ratio: 2, better: 'lower' });
   }, 120_000);
 
   it('P5: the impact of a 1% resync on a fact table, beside a count(*) group by of it', async () => {

@@ -1,7 +1,8 @@
 // OpenTelemetry tracing across processes (issue 35), with an OTLP/HTTP receiver of the test's own:
 // two `refsync worker` processes exporting http/json and one `refsync trigger` exporting the default
-// http/protobuf make one trace: the trigger's span, the run span under it, one target span per
-// target from both workers, the upstream requests as client spans under their targets. No export
+// http/protobuf make one trace (a target job, here the large list's, carrying it in its data to
+// whichever worker takes it): the trigger's span, the run span under it, one target span per
+// target, the upstream requests as client spans under their targets. No export
 // body holds a password, API key, token, connection string or header value. Then a collector that
 // hangs: the syncs still succeed and each worker warns once, not once per export.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -73,14 +74,25 @@ function byName(spans: ReceivedSpan[], name: string): ReceivedSpan[] {
   return spans.filter((s) => s.name === name);
 }
 
+/** The target spans of lists synced (a first load of each here), not of a try the run job stopped. */
+function changedTargets(spans: ReceivedSpan[]): ReceivedSpan[] {
+  return byName(spans, 'refsync.target').filter((s) => s.attributes['refsync.status'] === 'changed');
+}
+
+/** The list made large in the first test (its run job leaves it to a target job). */
+const LARGE = 'nmfc_codes';
+
 describe('tracing', () => {
-  it('one trace per run across a trigger and two workers: run span, a target span per target from both processes, client spans under targets, nothing secret', async () => {
+  it('one trace per run across a trigger and two workers: run span, a target span per target, a target job carrying the trace, client spans under targets, nothing secret', async () => {
     const receiver = await startOtlpReceiver();
     const { source, env, secrets } = await tracedSetup(receiver.url);
     const workerEnvJson = { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', REFSYNC_CONCURRENCY: '2' };
     const workers = [await startWorkerProcess(workerEnvJson), await startWorkerProcess(workerEnvJson)];
     const targets = targetsFor(source).length;
     expect(targets).toBe(23);
+    // Past 5,000 entries: its run job stops it once it proves large and leaves it to a target job,
+    // which carries the run's trace in its data to whichever worker takes it.
+    sb.control.setGenerated(LARGE, 6000);
 
     // The trigger exports the default protocol, http/protobuf.
     const trigger = await runCli(['trigger', '--slot', 'traced'], env, 60_000);
@@ -91,7 +103,7 @@ describe('tracing', () => {
     const spans = await waitFor(
       () => {
         const all = receiver.spans();
-        return byName(all, 'refsync.target').length >= targets && byName(all, 'refsync.run').length >= 1 && all;
+        return changedTargets(all).length >= targets && byName(all, 'refsync.run').length >= 1 && all;
       },
       'the workers to export the run',
       60_000,
@@ -113,18 +125,25 @@ describe('tracing', () => {
     expect(runSpan!.parentSpanId).toMatch(/^[0-9a-f]{16}$/);
     expect(triggerExport!.body.includes(Buffer.from(runSpan!.parentSpanId, 'hex'))).toBe(true);
 
-    const targetSpans = byName(spans, 'refsync.target');
+    // A first load of every list; and the large list's first try, in the run job, which it stopped.
+    const allTargetSpans = byName(spans, 'refsync.target');
+    const targetSpans = changedTargets(spans);
     expect(targetSpans).toHaveLength(targets);
-    for (const s of targetSpans) {
+    expect(
+      allTargetSpans.filter((s) => s.attributes['refsync.status'] !== 'changed').map((s) => [s.attributes['refsync.list'], s.attributes['refsync.status']]),
+    ).toEqual([[LARGE, 'large']]);
+    for (const s of allTargetSpans) {
       expect(s.traceId).toBe(runSpan!.traceId);
       expect(s.parentSpanId).toBe(runSpan!.spanId);
-      expect(s.attributes['refsync.status']).toBe('changed'); // a first load of every list
     }
     expect(new Set(targetSpans.map((s) => `${s.attributes['refsync.list']}/${s.attributes['refsync.variant']}`)).size).toBe(targets);
-    expect(new Set(targetSpans.map((s) => s.resource['process.pid'])), 'target spans from both worker processes').toEqual(new Set(workers.map((w) => w.pid)));
+    // Every other list was synced by the run job itself, in the run span's process.
+    const inRunJob = targetSpans.filter((s) => s.attributes['refsync.list'] !== LARGE);
+    expect(new Set(inRunJob.map((s) => s.resource['process.pid']))).toEqual(new Set([runSpan!.resource['process.pid']]));
+    expect(workers.map((w) => w.pid)).toContain(targetSpans.find((s) => s.attributes['refsync.list'] === LARGE)!.resource['process.pid']);
 
     // Upstream requests: client spans under their target, with the contract's attributes.
-    const targetIds = new Set(targetSpans.map((s) => s.spanId));
+    const targetIds = new Set(allTargetSpans.map((s) => s.spanId));
     const clients = spans.filter((s) => s.kind === 3);
     for (const c of clients) {
       expect(targetIds.has(c.parentSpanId), `client span ${c.name} ${String(c.attributes['url.path'])} under a target`).toBe(true);

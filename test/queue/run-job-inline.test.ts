@@ -1,6 +1,7 @@
 // A run job syncs its source's small lists itself and queues target jobs only for the rest
-// (src/queue/handlers/inline-targets.ts): a first run, whose sizes are unknown, is all target jobs; the next
-// settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
+// (src/queue/handlers/inline-targets.ts): a first run, whose sizes are unknown, tries every list in the
+// run job, applies their first loads together and leaves a list that proves large to a target job;
+// the next settles every list (unchanged or changed) in the run job; a list that a 429 stops goes to a target
 // job of its own, which looks for it in the run first and syncs it once. The unchanged lists are
 // recorded together after the last; one another sync holds by then goes to a target job too.
 import { describe, expect, it } from 'vitest';
@@ -14,14 +15,17 @@ import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig } from './
 
 const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'hazmat', 'piece_types', 'location_types'];
+/** A list past largeListAfter (5,000 entries with the default tuning), never synced before. */
+const LARGE: ListKey = 'nmfc_codes';
 
 describe('a run job and its small lists', () => {
-  it('queues target jobs while sizes are unknown, then syncs known small lists itself; a list it cannot settle goes to a target job', async () => {
+  it('applies first loads together, leaving a list that proves large to a target job, then syncs known small lists itself; a list it cannot settle goes to a target job', async () => {
     const sb = await useSandbox();
+    sb.control.setGenerated(LARGE, 6000);
     const prefix = testQueuePrefix();
-    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'inline-env', REFSYNC_LISTS: LISTS.join(',') });
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'inline-env', REFSYNC_LISTS: [...LISTS, LARGE].join(',') });
     const source = config.sources[0]!;
-    const targets = targetsFor(source);
+    const targets = targetsFor(source).filter((t) => t.list.key !== LARGE);
     await startTestWorker(config, prefix);
     const queue = testQueue(prefix);
 
@@ -32,11 +36,12 @@ describe('a run job and its small lists', () => {
         return rows[0]?.status === 'succeeded' && rows[0];
       }, `run ${slot} to succeed`);
     };
-    const snapshots = async (runId: number) =>
+    /** The run's snapshots of the small lists (the large one is a target job's in every run). */
+    const snapshots = async (runId: number, withLarge = false) =>
       (
         await tdb.db.query<{ list_key: string; status: string; changed: boolean }>(
-          'select list_key, status, changed from refdata.snapshots where run_id = $1 order by list_key',
-          [runId],
+          'select list_key, status, changed from refdata.snapshots where run_id = $1 and (list_key <> $2 or $3) order by list_key',
+          [runId, LARGE, withLarge],
         )
       ).rows;
     const targetJobs = async (slot: string) => {
@@ -44,9 +49,21 @@ describe('a run job and its small lists', () => {
       return jobs.filter((j) => j !== undefined);
     };
 
-    // First run: no size known, so every list is a target job of its own.
-    await runOf('inline-1');
-    expect(await targetJobs('inline-1')).toHaveLength(targets.length);
+    // First run: no size known. The run job fetches every list; the small ones' first loads are
+    // applied together (test/sync/first-loads-together.test.ts), and the large one is stopped and
+    // left to a target job.
+    const first = await runOf('inline-1');
+    expect(await targetJobs('inline-1')).toHaveLength(0);
+    const largeJob = await queue.getJob(targetJobId(source.name, LARGE, '', 'inline-1'));
+    expect(largeJob).toBeDefined();
+    expect(await jobReturn(queue, largeJob!.id!)).toMatchObject({ status: 'changed' });
+    expect(await jobReturn(queue, runJobId(source.name, 'inline-1'))).toMatchObject({ kind: 'run', inRunJob: targets.length, fannedOut: true });
+    const firstRows = await snapshots(first.id, true);
+    expect(firstRows.map((r) => r.list_key)).toEqual([...LISTS, LARGE].sort());
+    expect(firstRows.every((r) => r.status === 'ok' && r.changed)).toBe(true);
+    expect(await tdb.db.query('select 1 from refdata.entries where environment = $1 and list_key = $2', ['inline-env', LARGE]).then((r) => r.rows.length)).toBe(
+      6000,
+    );
 
     // Second run: every list is known small. One changed upstream; the run job syncs all of them.
     sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less-Than-Truckload, patched' });
@@ -60,7 +77,7 @@ describe('a run job and its small lists', () => {
     expect(await jobReturn(queue, runJobId(source.name, 'inline-2'))).toMatchObject({
       kind: 'run',
       inRunJob: targets.length,
-      fannedOut: false,
+      fannedOut: true,
       unchangedAsServed: targets.length - 1,
     });
     const { rows: current } = await tdb.db.query<{ n: number }>(

@@ -1,6 +1,8 @@
-// SIGTERM to a `refsync worker` subprocess while a list is being fetched slowly (sandbox latency).
+// SIGTERM to a `refsync worker` subprocess while a list is being fetched slowly (sandbox latency),
+// by its run job (a list never synced is tried there first: src/queue/handlers/inline-targets.ts).
 import { describe, expect, inject, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
+import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
@@ -58,25 +60,28 @@ describe('graceful shutdown', () => {
       const queue = testQueue(prefix);
       const config = workerConfig(sb, tdb.url, extra);
       await enqueueManualRuns(queue, config.sources, { slot: 'stop-1' });
-      const jobId = `target~${scenario.environment}~shipment_modes~~stop-1`;
-      // The list request has reached the slow sandbox: the job is mid-fetch.
+      const runJob = runJobId(scenario.environment, 'stop-1');
+      // The list request has reached the slow sandbox: the run job is mid-fetch.
       await waitFor(() => sb.control.requestLog().some((r) => r.path.includes('shipment-modes')) || undefined, 'the list fetch to start', 20_000);
-      expect(await (await queue.getJob(jobId))!.getState()).toBe('active');
+      expect(await (await queue.getJob(runJob))!.getState()).toBe('active');
 
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
-      const job = (await queue.getJob(jobId))!;
+      expect(await (await queue.getJob(runJob))!.getState()).toBe('completed');
 
       if (scenario.finishes) {
-        expect(await job.getState()).toBe('completed');
         expect((await snapshotsOf(scenario.environment)).map((s) => s.status)).toEqual(['ok']);
+        expect(await queue.getJob(targetJobId(scenario.environment, 'shipment_modes', '', 'stop-1'))).toBeUndefined();
         return;
       }
-      // Aborted: no snapshot, no entries, and the job waits for its retry with one attempt used.
+      // Aborted: no snapshot, no entries, and the list waits in a target job of its own, which looks
+      // for it in the run first.
       expect(await snapshotsOf(scenario.environment)).toEqual([]);
       expect(await entriesOf(scenario.environment)).toBe(0);
-      expect(['delayed', 'wait']).toContain(await job.getState());
-      expect(job.attemptsMade).toBe(1);
+      const job = (await queue.getJob(targetJobId(scenario.environment, 'shipment_modes', '', 'stop-1')))!;
+      // Waiting its turn: target jobs carry a priority (the n-th list of every source before the next).
+      expect(['prioritized', 'wait']).toContain(await job.getState());
+      expect(job.data.checkDone).toBe(true);
 
       // The next worker takes it up and syncs the list whole, once.
       sb.control.setLatency(0);

@@ -23,6 +23,8 @@ describe('refsync trigger', () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
     const extra = { REFSYNC_ENVIRONMENT: 'accept-env', REFSYNC_LISTS: 'accessorials', REFSYNC_ALERT_ON: 'held,run_completed' };
+    // Large (past 5,000 entries): its run job leaves it to a target job, which reports its progress.
+    sb.control.setGenerated('accessorials', 6000);
     await startTestWorker(workerConfig(sb, tdb.url, extra), prefix);
     const env = { ...sandboxEnv(sb, extra), REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix };
     const lastSnapshot = async (slot: string) => {

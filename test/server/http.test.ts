@@ -74,13 +74,14 @@ describe('worker HTTP', () => {
       const { rows } = await tdb.db.query("select 1 from refdata.sync_runs where slot = 'metrics-1' and status = 'succeeded'");
       return rows.length > 0;
     }, 'the run');
-    // The run row turns 'succeeded' inside the last target's processor, a moment before BullMQ marks
-    // that job completed and the worker counts it, so wait for the count rather than race it.
+    // The run row turns 'succeeded' inside the run job's processor, which synced both lists itself
+    // (src/queue/handlers/inline-targets.ts), a moment before BullMQ marks that job completed and the
+    // worker counts it, so wait for the count rather than race it.
     let metrics = await get(base, '/metrics');
     await waitFor(async () => {
       metrics = await get(base, '/metrics');
-      return /^refsync_jobs_total\{name="target",outcome="completed"\} 2$/m.test(metrics.text);
-    }, 'both target jobs to be counted');
+      return /^refsync_jobs_total\{name="run",outcome="completed"\} 1$/m.test(metrics.text);
+    }, 'the run job to be counted');
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const series = [
@@ -89,9 +90,9 @@ describe('worker HTTP', () => {
       /^refsync_last_success_timestamp_seconds\{source="http-env",list="equipment_types",variant=""\} \d+/m,
       /^refsync_entries\{source="http-env",list="shipment_modes",variant=""\} [1-9]\d*$/m,
       /^refsync_upstream_request_duration_seconds_count\{source="http-env",endpoint="\/v2\/auth\/token\/",method="POST",status="200"\} 1$/m,
-      /^refsync_queue_jobs\{state="completed"\} 3$/m,
+      /^refsync_queue_jobs\{state="completed"\} 1$/m,
       /^refsync_alerts_pending \d+$/m,
-      /^refsync_jobs_total\{name="target",outcome="completed"\} 2$/m,
+      /^refsync_jobs_total\{name="run",outcome="completed"\} 1$/m,
       /^# TYPE refsync_sync_failures_total counter$/m,
     ];
     for (const re of series) expect(metrics.text).toMatch(re);

@@ -5,11 +5,14 @@
  * flight and of syncs asking its pool (REFSYNC_CONCURRENCY + 4 connections) for a connection.
  */
 export class SyncSlots {
+  /** The slots in all (REFSYNC_CONCURRENCY). */
+  readonly size: number;
   #free: number;
   readonly #waiting: Array<() => void> = [];
 
   constructor(size: number) {
-    this.#free = Math.max(1, size);
+    this.size = Math.max(1, size);
+    this.#free = this.size;
   }
 
   /** Waits for a slot; the function returned gives it back (once). */

@@ -7,14 +7,17 @@
 // (by their entry count at their last sync, read when the job begins). Only what it can settle in
 // one go is settled here: a list synced (changed, unchanged or held) or answered 404. An unchanged
 // list is not even recorded on its own: it is set aside and all of them are recorded in one statement
-// after the last list (src/sync/load/unchanged-lists.ts). Anything else stops the lanes and goes to
-// a target job, which retries, waits or fails exactly as it always has: a list that failed or was
-// rate limited, the database away, a worker shutting down. A list never
-// synced (its size unknown) or large goes to a target job from the start, so first loads still
-// spread over every worker and large lists still ask the memory budget before their fetch.
+// after the last list (src/sync/load/unchanged-lists.ts), and a first load is held and all of them
+// applied together in a transaction or so (src/sync/load/first-loads-together.ts): a new source's
+// lists are most often small too, and a fleet's first day made a target job, a connection and a
+// transaction of each. Anything else stops the run job's lists and goes to a target job, which retries, waits
+// or fails exactly as it always has: a list that failed or was rate limited, the database away, a
+// worker shutting down. A list never synced (its size unknown) is tried here too, and one that proves
+// large on the way is stopped before anything of it grows or is written and left to a target job,
+// without stopping the others; a list large at its last sync goes to a target job from the start, so
+// large lists still spread over every worker and ask the memory budget before their fetch.
 import type { Job } from 'bullmq';
 import type { Target } from '../../catalog/targets.ts';
-import type { SourceConfig } from '../../config/types.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
@@ -24,17 +27,19 @@ import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { RunJobData } from '../jobs.ts';
-import type { ProcessorDeps } from './processor-deps.ts';
+import type { SourceConfig } from '../../config/types.ts';
 import type { SourceSlot } from '../admission/source-gate.ts';
+import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
-import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { describeTarget, ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
   settled: number;
   /** Of those, the ones recorded unchanged by their served digest (nothing normalised). */
   unchangedAsServed: number;
-  /** Targets a lane started but could not settle: their target jobs check the run first. */
+  /** Targets the run job started but could not settle: their target jobs check the run first. */
   tried: Set<Target>;
   /** Targets left for target jobs, in the order given. */
   left: Target[];
@@ -45,10 +50,10 @@ export function nothingInRunJob(targets: Target[]): InlineResult {
   return { settled: 0, unchangedAsServed: 0, tried: new Set(), left: targets };
 }
 
-/** Whether the target's last sync found it small: it may be synced inside its run job. */
-function knownSmall(deps: ProcessorDeps, target: Target): boolean {
+/** Whether the target's last sync found it small, or it was never synced: it may be synced inside its run job. */
+function notKnownLarge(deps: ProcessorDeps, target: Target): boolean {
   const entries = deps.memory.sizes.entriesOf(target);
-  return entries !== undefined && entries < largeListAfter(tuningWith(deps.tuning));
+  return entries === undefined || entries < largeListAfter(tuningWith(deps.tuning));
 }
 
 /**
@@ -71,11 +76,18 @@ export async function syncSmallTargets(
     const last = lastOkOf(lastOk, target);
     if (last) deps.memory.sizes.learn(target, last.entryCount);
   }
-  const small = targets.filter((t) => knownSmall(deps, t));
+  const small = targets.filter((t) => notKnownLarge(deps, t));
   if (small.length === 0) return nothingInRunJob(targets);
   const source = small[0]!.source;
   const unchanged = new UnchangedLists(lastOk);
-  const lanes = await admitLanes(deps, source, `${job.id}:inline`, small.length);
+  // Applied after the last list, in one transaction: a run job's lanes are few, and group commit
+  // would apply most lists on their own.
+  const firstLoads = new FirstLoadsTogether(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
+  const large = new Set<Target>();
+  // At most one lane fewer than the worker's sync slots: BullMQ, counting a run job as one job, may
+  // give the worker others, and a run job whose lanes took every slot kept them waiting for its
+  // lists (a slow source's first run kept a calm source's run waiting on the same worker).
+  const lanes = await admitLanes(deps, source, `${job.id}:inline`, Math.min(small.length, Math.max(1, deps.syncSlots.size - 1)));
   const tried = new Set<Target>();
   const aside: SetAside[] = [];
   let settled = 0;
@@ -86,8 +98,9 @@ export async function syncSmallTargets(
       lanes.map(async () => {
         while (!stopped && !signal.aborted && next < small.length) {
           const target = small[next++]!;
-          const synced = await settleInline(deps, job, runId, target, signal, unchanged);
+          const synced = await settleInline(deps, job, runId, target, signal, { unchanged, firstLoads, smallOnly: !lastOkOf(lastOk, target) });
           if (synced === 'settled') settled += 1;
+          else if (synced === 'large') large.add(target);
           else if (synced !== 'queued') aside.push(synced);
           else {
             // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
@@ -101,13 +114,13 @@ export async function syncSmallTargets(
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
-  const recorded = await recordSetAside(deps, unchanged, runId, aside);
+  const recorded = await recordSetAside(deps, { unchanged, firstLoads }, runId, aside);
   settled += recorded.settled;
   for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
   if (settled > 0) await refreshRun(deps.db, runId, source);
-  const notDone = new Set([...tried, ...recorded.again]);
+  const notDone = new Set([...tried, ...recorded.again, ...large]);
   const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
   return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
 }
@@ -119,29 +132,33 @@ interface SetAside {
 }
 
 /**
- * Records the unchanged lists set aside in one statement, and settles each it recorded. `again`: the
- * lists it did not record (nothing written for them), for target jobs to sync the ordinary way.
- * `unsure`: all of them when the statement failed, which may have committed before its answer was
- * lost; their target jobs look for a snapshot in the run first.
+ * Records the unchanged lists set aside in one statement and applies the first loads held together,
+ * and settles each it wrote. `again`: the lists it did not write (nothing written for them), for
+ * target jobs to sync the ordinary way. `unsure`: the unchanged ones when their statement failed,
+ * which may have committed before its answer was lost; their target jobs look for a snapshot in the
+ * run first (a group of first loads that failed is in `again`: its transaction wrote nothing).
  */
 async function recordSetAside(
   deps: ProcessorDeps,
-  unchanged: UnchangedLists,
+  aside: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether },
   runId: number,
-  aside: SetAside[],
+  setAside: SetAside[],
 ): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
-  if (aside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
+  if (setAside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
   let ids: Map<Target, number | null>;
+  const loaded = await aside.firstLoads.applied();
   try {
-    ids = await unchanged.record(deps.db, runId);
+    ids = new Map([...(await aside.unchanged.record(deps.db, runId)), ...loaded]);
   } catch (err) {
-    deps.logger.info({ runId, lists: aside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
-    return { settled: 0, asServed: 0, again: [], unsure: aside.map((a) => a.outcome.target) };
+    deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+    ids = loaded;
   }
+  const unsure = setAside.map((a) => a.outcome.target).filter((target) => !ids.has(target));
   let settled = 0;
   let asServed = 0;
   const again: Target[] = [];
-  for (const { outcome, log } of aside) {
+  for (const { outcome, log } of setAside) {
+    if (!ids.has(outcome.target)) continue;
     const snapshotId = ids.get(outcome.target) ?? null;
     if (snapshotId === null) {
       log.info('unchanged list changed or taken by another sync before its record: queued as a target job');
@@ -152,12 +169,12 @@ async function recordSetAside(
     settled += 1;
     if (outcome.asServedBefore) asServed += 1;
   }
-  return { settled, asServed, again, unsure: [] };
+  return { settled, asServed, again, unsure };
 }
 
 /**
  * The lanes a run job may sync in: one gate slot each, up to the source's limit of jobs at once
- * (every list at once for a source without one), none while the source cools down or is busy.
+ * (`wanted` for a source without one), none while the source cools down or is busy.
  */
 async function admitLanes(deps: ProcessorDeps, source: SourceConfig, id: string, wanted: number): Promise<SourceSlot[]> {
   const limit = source.maxConcurrentJobs;
@@ -184,8 +201,8 @@ async function settleInline(
   runId: number,
   target: Target,
   signal: AbortSignal,
-  unchanged: UnchangedLists,
-): Promise<'settled' | 'queued' | SetAside> {
+  run: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether; smallOnly: boolean },
+): Promise<'settled' | 'queued' | 'large' | SetAside> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
   try {
@@ -197,8 +214,16 @@ async function settleInline(
         acceptSchema: job.data.acceptSchema === true,
         log,
         advanceRun: false,
-        unchanged,
+        ...run,
+      }).catch((err: unknown) => {
+        if (!(err instanceof ProvedLarge)) throw err;
+        return undefined;
       });
+      if (!outcome) {
+        span.setAttribute('refsync.status', 'large');
+        log.info('list proved large: queued as a target job');
+        return 'large';
+      }
       const verdict = verdictOn(outcome, { last: false, rateLimited: 0 });
       if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
@@ -207,7 +232,7 @@ async function settleInline(
         return 'queued';
       }
       if (outcome.setAside) {
-        span.setAttribute('refsync.status', 'unchanged');
+        span.setAttribute('refsync.status', outcome.status);
         return { outcome, log };
       }
       const settled = await settleOutcome(deps, outcome, runId, log, false);

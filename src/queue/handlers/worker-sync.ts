@@ -8,6 +8,7 @@ import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
 import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { UnchangedLists } from '../../sync/load/unchanged-lists.ts';
+import type { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
 import { syncTarget, type TargetOutcome } from '../../sync/sync-target.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import type { PageProgress } from '../../upstream/client.ts';
@@ -29,6 +30,21 @@ export interface WorkerSyncRequest {
   advanceRun: boolean;
   /** A run job's unchanged lists: an unchanged fetch is set aside there, for the job to record with the others. */
   unchanged?: UnchangedLists;
+  /** A run job's first loads: a small one is held there, for the job to apply with the others. */
+  firstLoads?: FirstLoadsTogether;
+  /**
+   * A run job's list of unknown size: it must stay small. Once its fetch proves it large the sync
+   * stops (ProvedLarge, thrown) before anything grows or is written, for a target job to sync it.
+   */
+  smallOnly?: boolean;
+}
+
+/** Thrown out of a run job's sync of a list that proved large (WorkerSyncRequest.smallOnly): a target job's to sync. */
+export class ProvedLarge extends Error {
+  constructor() {
+    super('the list proved large: left to a target job');
+    this.name = 'ProvedLarge';
+  }
 }
 
 /** `source/list[/variant]`, as the worker's log lines name a target. */
@@ -51,8 +67,9 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
     get admitted() {
       return memory.admitted;
     },
-    admitNow: () => memory.admitNow(),
+    admitNow: () => !request.smallOnly && memory.admitNow(),
     async wait(signal) {
+      if (request.smallOnly) throw new ProvedLarge();
       release?.();
       release = undefined;
       await memory.wait(signal);
@@ -72,6 +89,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       memory: inSlot,
       advanceRun: request.advanceRun,
       ...(request.unchanged ? { unchanged: request.unchanged } : {}),
+      ...(request.firstLoads ? { firstLoads: request.firstLoads } : {}),
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;

@@ -32,6 +32,8 @@ export interface LoaderSetup {
    * aside instead of recording it; any other hash is known not to be unchanged then.
    */
   setAside?: (fetched: FetchedFields) => SetAsideAnswer;
+  /** The run's first loads applied together (FirstLoadsTogether#hold): holds a small first load; whether it did. */
+  holdFirstLoad?: (collected: CollectedList, options: ApplyOptions) => boolean;
 }
 
 /*
@@ -66,6 +68,17 @@ export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: L
   return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result };
 }
 
+/** What names the loader of a first load held for its run: it writes nothing itself. */
+function heldFirstLoad(collected: CollectedList): Loader {
+  return {
+    kind: 'first-load',
+    rowsWritten: collected.entryCount,
+    append: async () => undefined,
+    finish: async () => ({ setAside: true, firstLoad: true }),
+    abort: async () => undefined,
+  };
+}
+
 /**
  * After a fetch that never spilled: an unchanged list is set aside (when the caller asks for that) or
  * recorded in one statement; any other is loaded by the loader chosen under the lock in the
@@ -76,6 +89,7 @@ export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: L
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
   const answer = setup.setAside?.(fetchedFields(collected, options));
   if (answer === 'set-aside') return withoutLoad(setup, { setAside: true });
+  if (setup.holdFirstLoad?.(collected, options)) return { loader: heldFirstLoad(collected), result: { setAside: true, firstLoad: true } };
   const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return withoutLoad(setup, recorded);
   return setup.conn.transaction(

@@ -137,7 +137,7 @@ interface SnapshotIds {
 }
 
 /** The rows with the first of each key kept: the collector has already failed a key with two contents. */
-function onePerKey(rows: NormalizedEntry[]): NormalizedEntry[] {
+export function onePerKey(rows: NormalizedEntry[]): NormalizedEntry[] {
   const seen = new Set<string>();
   return rows.filter((r) => !seen.has(r.entryKey) && seen.add(r.entryKey));
 }

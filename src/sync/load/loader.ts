@@ -10,9 +10,10 @@ export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
  * again the plain way (a stale index of the current rows, a key met twice by a streaming first load).
  * A value, not an exception: the caller's retry is written out where it happens (sync-target.ts).
  * `setAside`: an unchanged fetch left unrecorded, for its run to record with its other unchanged lists
- * (unchanged-lists.ts); only loadAfterFetch answers it, never a loader.
+ * (unchanged-lists.ts), or with `firstLoad` a small first load held for its run to apply with its
+ * others (first-loads-together.ts); only loadAfterFetch answers it, never a loader.
  */
-export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { setAside: true };
+export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { setAside: true; firstLoad?: true };
 
 /**
  * One way of writing a fetched list: rows handed over while the fetch goes on, then the rest and the

@@ -12,10 +12,20 @@ import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome
 import type { SyncTuning } from '../tuning.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
+import { FirstLoadsTogether } from '../load/first-loads-together.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
 
 const DEFAULT_CONCURRENCY = 4;
+
+/**
+ * The transactions a run's first loads are applied in at once, each on a connection: as many as
+ * the lists in flight, and at most the default four, so that a first sync holds at most five
+ * connections with its claim's (what a small Postgres can afford, docs/production.md).
+ */
+function firstLoadsParallel(options: RunSyncOptions): number {
+  return Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, DEFAULT_CONCURRENCY);
+}
 
 export interface RunSyncOptions {
   db: Database;
@@ -81,6 +91,8 @@ interface StartedRun {
   runId: number;
   /** The source's unchanged lists, set aside during the run and recorded together at its end. */
   unchanged: UnchangedLists;
+  /** The source's small first loads, held as they are fetched and applied a few at a time. */
+  firstLoads: FirstLoadsTogether;
 }
 
 /**
@@ -124,12 +136,14 @@ async function startRuns(
     const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
     await claim.hold(run.id);
     const lastOk = await readLastOk(options.db, source.environment);
-    firstLoads += targets.filter((target) => !lastOkOf(lastOk, target)).length;
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk) });
+    firstLoads += new Set(targets.filter((target) => !lastOkOf(lastOk, target)).map((t) => t.list.key)).size;
+    const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
+    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads: new FirstLoadsTogether(lastOk, firstLoadsApply) });
   }
-  // A list with no ok snapshot yet will be written, whatever it serves: its connection is opened
-  // now, beside the fetches. Lists that may be unchanged open none (most syncs write nothing).
-  warmConnections(options.db, Math.min(firstLoads, options.concurrency ?? DEFAULT_CONCURRENCY));
+  // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
+  // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
+  // fetches. Lists that may be unchanged open none (most syncs write nothing).
+  warmConnections(options.db, Math.min(firstLoads, firstLoadsParallel(options)));
   return runs;
 }
 
@@ -164,6 +178,7 @@ async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outco
 
 async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
   await recordSetAside(options, plan, run, outcomes, db);
+  await applyFirstLoads(options, plan, run, outcomes);
   for (const [i, outcome] of outcomes.entries()) {
     if (!outcome.failure || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
@@ -225,6 +240,15 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
 }
 
 /**
+ * Waits for the source's small first loads held during the run to be applied (first-loads-together.ts),
+ * replacing their outcomes in `outcomes`. One not applied is synced again the ordinary way.
+ */
+async function applyFirstLoads(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
+  if (run.firstLoads.size === 0) return;
+  await settleRecorded(options, plan, run, outcomes, await run.firstLoads.applied());
+}
+
+/**
  * Records the source's unchanged lists set aside in one statement (unchanged-lists.ts), replacing
  * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
  * is synced again the ordinary way.
@@ -232,11 +256,16 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
 async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
   if (run.unchanged.size === 0 || !outcomes.some((outcome) => outcome.setAside)) return;
   const ids = await failingRun(options, plan, () => run.unchanged.record(db, run.runId));
+  await settleRecorded(options, plan, run, outcomes, ids);
+}
+
+/** The set-aside outcomes `ids` has, recorded as its snapshots, or synced again the ordinary way where it has null. */
+async function settleRecorded(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], ids: Map<Target, number | null>): Promise<void> {
   for (const [i, outcome] of outcomes.entries()) {
-    if (!outcome.setAside) continue;
+    if (!outcome.setAside || !ids.has(outcome.target)) continue;
     const snapshotId = ids.get(outcome.target) ?? null;
     if (snapshotId === null) {
-      // In its run, without the unchanged lists: the ordinary way.
+      // In its run, without the lists set aside: the ordinary way.
       outcomes[i] = await syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId }));
       continue;
     }

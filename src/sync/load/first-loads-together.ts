@@ -1,0 +1,209 @@
+// The first loads of a run's small lists, applied together: a fleet's first day, and every new
+// source's, is a first load of each of its lists, most of them tens of entries. Applied one by one,
+// each list paid a transaction of its own (its lock, its state, its snapshot, its rows, its columns'
+// bookkeeping, its NOTIFY, its commit: about fifteen statements) on a connection of its own, and in a
+// worker a BullMQ job of its own (docs/performance.md, P1 and P4). Held here as they arrive, they are
+// written a few at a time in one transaction per group of lists: one statement for the locks, one
+// for the states, one for the snapshots, one for the rows, one for the NOTIFYs, and each list's
+// columns as a single first load plans them (recorded-columns.ts), in the same transaction.
+//
+// Nothing is lost to a failure here: a list whose lock another sync holds, that another sync loaded
+// meanwhile, or whose group's transaction failed, is not applied, and its caller syncs it again the
+// ordinary way (as UnchangedLists does with the unchanged lists it could not record).
+import { listVariant, type Target } from '../../catalog/targets.ts';
+import { applyColumnPlan, planListColumns, planTarget } from '../../columns/recorded-columns.ts';
+import { waitingMessage } from '../../columns/waiting-views.ts';
+import type { Database } from '../../db/database.ts';
+import { errorLine } from '../../util/error-line.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { CollectedList } from '../collect/collect.ts';
+import { changeNotice } from '../notify.ts';
+import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement, type SnapshotRow } from '../sql.ts';
+import { zeroCounts, type ApplyOptions } from './apply-types.ts';
+import { onePerKey } from './first-load.ts';
+import { snapshotOf } from './snapshot-row.ts';
+import { lastOkOf, type LastOk } from './unchanged-lists.ts';
+
+/** A small first load held until its run applies it. */
+interface HeldLoad {
+  target: Target;
+  collected: CollectedList;
+  options: ApplyOptions;
+  /** Told the load's snapshot id once applied, or null when it was not (nothing of it written). */
+  applied: (snapshotId: number | null) => void;
+}
+
+/** Where and how held loads are applied: the database, a logger for a group that fails, and the transactions at once. */
+export interface FirstLoadsApply {
+  db: Database;
+  logger: Logger;
+  /** Transactions at once, each on a connection of its own (default 1). */
+  parallel?: number;
+  /**
+   * Start an apply as soon as a load is held (default): for lists fetched side by side. Without, the
+   * loads wait for applied(), which applies them all: for lists fetched one after the other, which
+   * group commit would apply one by one.
+   */
+  startOnHold?: boolean;
+}
+
+/**
+ * The run's small first loads. Applied as group commit does: the first held load starts an apply at
+ * once, and the loads held while it runs wait for the next, which takes all of them. A first sync's
+ * lists, which arrive within a few milliseconds of each other, go in two or three applies; a list
+ * that is slow to fetch never keeps the others' rows from being written.
+ */
+export class FirstLoadsTogether {
+  readonly #lastOk: ReadonlyMap<string, LastOk>;
+  readonly #apply: FirstLoadsApply;
+  #held: HeldLoad[] = [];
+  readonly #results = new Map<Target, Promise<number | null>>();
+  #applying = false;
+
+  /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
+  constructor(lastOk: ReadonlyMap<string, LastOk>, apply: FirstLoadsApply) {
+    this.#lastOk = lastOk;
+    this.#apply = apply;
+  }
+
+  /**
+   * Holds a fetch that never spilled when its list had no ok snapshot as the run began (most likely
+   * a first load; checked again under its lock when applied), and starts an apply unless one runs.
+   * Whether it was held.
+   */
+  hold(target: Target, collected: CollectedList, options: ApplyOptions): boolean {
+    if (lastOkOf(this.#lastOk, target)) return false;
+    // The fetch's duration as it ended, not as it waited for its apply.
+    const fetchMs = options.durationMs();
+    const result = new Promise<number | null>((applied) => {
+      this.#held.push({ target, collected, options: { ...options, durationMs: () => fetchMs }, applied });
+    });
+    this.#results.set(target, result);
+    if (this.#apply.startOnHold ?? true) this.#next();
+    return true;
+  }
+
+  /** How many loads were held so far. */
+  get size(): number {
+    return this.#results.size;
+  }
+
+  /**
+   * Each held list's snapshot id once every apply has ended, or null for one not applied (nothing of
+   * it written), for the caller to sync again the ordinary way.
+   */
+  async applied(): Promise<Map<Target, number | null>> {
+    this.#next();
+    const results = [...this.#results];
+    return new Map(await Promise.all(results.map(async ([target, result]) => [target, await result] as const)));
+  }
+
+  /** Applies what is held, unless an apply runs: its end starts the next. */
+  #next(): void {
+    if (this.#applying || this.#held.length === 0) return;
+    this.#applying = true;
+    const held = this.#held;
+    this.#held = [];
+    void this.#applyAll(held).finally(() => {
+      this.#applying = false;
+      this.#next();
+    });
+  }
+
+  /**
+   * Applies the loads in up to `parallel` transactions at once (the lists of one list key in one, as
+   * they share its columns). Never throws: a group that fails is told null, and its lists are synced
+   * again the ordinary way.
+   */
+  async #applyAll(held: HeldLoad[]): Promise<void> {
+    const { db, logger } = this.#apply;
+    await Promise.all(
+      groupsOf(held, Math.max(1, this.#apply.parallel ?? 1)).map(async (group) => {
+        let ids: Map<Target, number>;
+        try {
+          ids = await applyGroup(db, group);
+        } catch (err) {
+          logger.info(
+            { lists: group.map((h) => listVariant(h.target)), err: errorLine(err) },
+            'first loads not applied together: each is synced again on its own',
+          );
+          ids = new Map();
+        }
+        for (const h of group) h.applied(ids.get(h.target) ?? null);
+      }),
+    );
+  }
+}
+
+/** The held loads in at most `parts` groups, a list key's variants in one, the groups about equal in rows. */
+function groupsOf(held: HeldLoad[], parts: number): HeldLoad[][] {
+  const byKey = new Map<string, HeldLoad[]>();
+  for (const h of held) byKey.set(h.target.list.key, [...(byKey.get(h.target.list.key) ?? []), h]);
+  const groups: Array<{ rows: number; loads: HeldLoad[] }> = [];
+  const rowsOf = (loads: HeldLoad[]) => loads.reduce((n, h) => n + h.collected.entryCount + 1, 0);
+  for (const loads of [...byKey.values()].sort((a, b) => rowsOf(b) - rowsOf(a))) {
+    if (groups.length < parts) groups.push({ rows: 0, loads: [] });
+    const smallest = groups.reduce((min, g) => (g.rows < min.rows ? g : min));
+    smallest.loads.push(...loads);
+    smallest.rows += rowsOf(loads);
+  }
+  // In list order within a group: two groups never take the same list's column lock, and one
+  // group's locks come in one order.
+  return groups.map((g) => g.loads.sort((a, b) => listVariant(a.target).localeCompare(listVariant(b.target))));
+}
+
+/** One group's transaction: the lists it could lock and that are still first loads, applied; their snapshot ids. */
+async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, number>> {
+  const environment = group[0]!.target.source.environment;
+  const targets = group.map((h) => h.target);
+  return db.withConnection((conn) =>
+    conn.transaction(
+      async (tx, opened) => {
+        const free = new Set(opened.filter((r) => r.locked === true).map((r) => `${String(r.list_key)}\u0000${String(r.variant)}`));
+        const locked = group.filter((h) => free.has(`${h.target.list.key}\u0000${h.target.variant}`));
+        const ids = new Map<Target, number>();
+        if (locked.length === 0) return ids;
+        const { now, states } = await firstLoadStates(
+          tx,
+          environment,
+          locked.map((h) => h.target),
+        );
+        const loads: Array<HeldLoad & { snapshotId: number }> = [];
+        for (const [i, h] of locked.entries()) if (states[i]!.firstLoad) loads.push({ ...h, snapshotId: states[i]!.snapshotId });
+        const snapshots: Array<{ target: Target; row: SnapshotRow & { id: number } }> = [];
+        for (const load of loads) {
+          // As a first load on its own plans and records them (first-load.ts), list by list: a later
+          // variant of a list plans on the columns an earlier one just recorded.
+          const columns = await planListColumns(tx, load.target.list.key, load.collected.fieldValues, planTarget(load.target));
+          const settled = await applyColumnPlan(tx, columns, load.snapshotId, now);
+          const counts = { ...zeroCounts(), added: load.collected.entryCount };
+          const row = snapshotOf(load.collected, load.options, now, {
+            status: 'ok',
+            changed: true,
+            counts,
+            nonconforming: columns.nonconforming,
+            id: load.snapshotId,
+          });
+          if (settled.waiting) row.error = waitingMessage(settled.waiting);
+          snapshots.push({ target: load.target, row: { ...row, id: load.snapshotId } });
+          ids.set(load.target, load.snapshotId);
+        }
+        if (loads.length === 0) return ids;
+        await insertSnapshots(tx, environment, snapshots);
+        const withRows = loads.map((l) => ({ target: l.target, snapshotId: l.snapshotId, rows: rowsOf(l.collected) })).filter((l) => l.rows.length > 0);
+        if (withRows.length) await insertEntriesOfTargets(tx, environment, now, withRows);
+        await notifyChanges(
+          tx,
+          loads.map((l) => changeNotice(l.target, l.snapshotId, { ...zeroCounts(), added: l.collected.entryCount })),
+        );
+        return ids;
+      },
+      tryLockTargetsStatement(environment, targets),
+    ),
+  );
+}
+
+/** A held fetch's rows, an identical duplicate once (the collector has failed a key with two contents). */
+function rowsOf(collected: CollectedList) {
+  return collected.pending.length > collected.entryCount ? onePerKey(collected.pending) : collected.pending;
+}

@@ -1,0 +1,119 @@
+// A run's small first loads, applied together (src/sync/load/first-loads-together.ts): held while
+// the run's lists are fetched, written in a few transactions rather than one each, with the same
+// rows, snapshots, columns and views as each list's own first load would have. A list whose lock
+// another sync holds, or that another sync loaded meanwhile, is not applied: nothing is written for
+// it, and its run syncs it again the ordinary way.
+import { describe, expect, it } from 'vitest';
+import type { ListKey } from '../../src/catalog/list-keys.ts';
+import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import type { Database } from '../../src/db/database.ts';
+import { FirstLoadsTogether } from '../../src/sync/load/first-loads-together.ts';
+import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
+import { startRun } from '../../src/sync/run/runs.ts';
+import { syncTarget } from '../../src/sync/sync-target.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { useTestDatabase } from '../helpers/db.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
+import { count, pipelineFixture } from './fixture.ts';
+
+const t = useTestDatabase();
+
+/** What a first load leaves of a target, without what differs by environment, time or id. */
+async function loaded(db: Database, environment: string) {
+  const { rows: snapshots } = await db.query(
+    `select list_key, variant, status, changed, added, removed, modified, reappeared, reshaped, content_hash, entry_count, fields,
+            pages, replaced_values, nonconforming, error, error_code, served_digest, schema_accepted
+     from refdata.snapshots where environment = $1 order by list_key, variant`,
+    [environment],
+  );
+  const { rows: entries } = await db.query(
+    `select list_key, variant, entry_key, code, description, payload, entry_hash, valid_to,
+            (first_snapshot_id = last_snapshot_id) as one_snapshot,
+            first_snapshot_id = (select s.id from refdata.snapshots s where s.environment = e.environment and s.list_key = e.list_key and s.variant = e.variant) as own_snapshot
+     from refdata.entries e where environment = $1 order by list_key, variant, entry_key`,
+    [environment],
+  );
+  const { rows: view } = await db.query(`select * from refdata.charge_codes where environment = $1 order by version, entry_key`, [environment]);
+  const { rows: changes } = await db.query(
+    'select count(*)::int as n from refdata.entry_changes c join refdata.snapshots s on s.id = c.snapshot_id where s.environment = $1',
+    [environment],
+  );
+  return { snapshots, entries, view: view.map(({ environment: _e, valid_from: _v, ...row }) => row), changes: changes[0]!.n };
+}
+
+describe("a run's first loads applied together", () => {
+  it('writes what each list on its own would, in a few transactions, recording no change rows (a baseline)', async () => {
+    const sb = await useSandbox();
+    const together = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'together-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
+    const alone = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'alone-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
+    try {
+      const run = await together.sync(t.db);
+      expect(run.status).toBe('succeeded');
+      expect(run.outcomes.every((o) => o.status === 'changed' && o.baseline && o.snapshotId !== undefined && !o.setAside)).toBe(true);
+      // Each list on its own, without a run: its own transaction, the ordinary first load.
+      for (const target of targetsFor(alone.source)) expect((await syncTarget(t.db, alone.client, target, { runId: null })).status).toBe('changed');
+
+      const a = await loaded(t.db, 'together-env');
+      const b = await loaded(t.db, 'alone-env');
+      expect(a.snapshots.length).toBe(targetsFor(together.source).length);
+      expect(a.entries.length).toBeGreaterThan(100);
+      expect(a.snapshots).toEqual(b.snapshots);
+      expect(a.entries).toEqual(b.entries);
+      expect(a.entries.every((e) => e.one_snapshot && e.own_snapshot && e.valid_to === null)).toBe(true);
+      expect(a.view.length).toBeGreaterThan(0);
+      expect(a.view).toEqual(b.view);
+      expect(a.changes).toBe(0);
+      // Rows written by one transaction share its xmin: the run's first loads took a few, not one each.
+      const { rows } = await t.db.query<{ n: number }>(`select count(distinct xmin::text)::int as n from refdata.snapshots where environment = 'together-env'`);
+      expect(rows[0]!.n).toBeLessThan(a.snapshots.length / 2);
+
+      // The next sync finds every list unchanged.
+      const next = await together.sync(t.db);
+      expect(next.outcomes.map((o) => o.status)).toEqual(next.outcomes.map(() => 'unchanged'));
+    } finally {
+      await Promise.all([together.client.close(), alone.client.close()]);
+    }
+  });
+
+  it('leaves a list whose lock another sync holds, or that another sync loaded meanwhile, unwritten, for its run to sync again', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'held-env' });
+    try {
+      const [a, b, c] = (['accessorials', 'equipment_types', 'shipment_modes'] satisfies ListKey[]).map((list) => targetsFor(fx.source, [list])[0]!) as [
+        Target,
+        Target,
+        Target,
+      ];
+      // c is loaded by another sync first: the run read no ok snapshot of it, but its apply finds one.
+      const lastOk = await readLastOk(t.db, 'held-env');
+      expect((await syncTarget(t.db, fx.client, c, { runId: null })).status).toBe('changed');
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 3, slot: 'held-1' });
+      const applied = await t.db.withConnection((other) =>
+        other.transaction(async (tx) => {
+          // Another sync holds b's lock while the loads are applied.
+          await tx.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['held-env', b.list.key, b.variant]);
+          const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger });
+          for (const target of [a, b, c]) {
+            const outcome = await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads });
+            expect(outcome).toMatchObject({ status: 'changed', baseline: true, setAside: true });
+            expect(outcome.counts.added).toBeGreaterThan(0);
+            expect(outcome.snapshotId).toBeUndefined();
+          }
+          expect(firstLoads.size).toBe(3);
+          return firstLoads.applied();
+        }),
+      );
+      expect(applied.get(a)).toEqual(expect.any(Number));
+      expect(applied.get(b)).toBeNull();
+      expect(applied.get(c)).toBeNull();
+      const snapshots = async (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', ['held-env', target.list.key]);
+      expect([await snapshots(a), await snapshots(b), await snapshots(c)]).toEqual([1, 0, 1]);
+      expect(await count(t.db, 'entries', 'environment = $1 and list_key = $2', ['held-env', b.list.key])).toBe(0);
+      expect(
+        await count(t.db, 'entries', 'environment = $1 and list_key = $2 and first_snapshot_id = $3', ['held-env', a.list.key, applied.get(a)]),
+      ).toBeGreaterThan(0);
+    } finally {
+      await fx.client.close();
+    }
+  });
+});
