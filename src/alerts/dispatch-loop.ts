@@ -3,7 +3,7 @@ import { Wakeup } from '../util/wakeup.ts';
 import { errorMessage } from './delivery.ts';
 import type { DrainResult } from './dispatch-context.ts';
 import { NotifyListener } from '../db/notify-listener.ts';
-import { ALERT_CHANNEL } from './outbox.ts';
+import { ALERT_CHANNEL } from './outbox-sql.ts';
 
 export interface DispatchLoopOptions {
   drain: () => Promise<DrainResult>;

@@ -6,6 +6,9 @@ import type { AlertRow } from './format.ts';
  * database's (the dispatcher corrects its clock to it), so leases compare with what Postgres wrote.
  */
 
+/** Channel of the dispatcher's wake-up: one NOTIFY per alert written, sent by Postgres on commit. */
+export const ALERT_CHANNEL = 'refdata_alerts';
+
 /**
  * Claims up to `limit` due pending alerts of these environments in one short statement (FOR UPDATE
  * SKIP LOCKED, so several workers share the outbox) and leases them by moving next_attempt_at to
@@ -83,3 +86,36 @@ export async function nextDue(q: Queryable, environments: string[]): Promise<Dat
   const next = rows[0]?.next;
   return next ? new Date(next) : undefined;
 }
+
+/** One alert row into the outbox, and the NOTIFY that wakes the dispatcher, in one statement. */
+export const insertAlert = `with inserted as (
+       insert into refdata.alerts (snapshot_id, kind, environment, list_key, variant, payload)
+       values ($1, $2, $3, $4, $5, $6::jsonb)
+       on conflict (snapshot_id, kind) do nothing
+       returning id)
+     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', $3::text, 'kind', $2::text)::text) from inserted`;
+
+/** Every disabled webhook endpoint, with why. */
+export const allDisabledEndpoints = 'select url, disabled_at, reason from refdata.webhook_endpoints order by disabled_at desc nulls last, url';
+
+/** The outbox for `refsync alerts`, newest first. */
+export const alertList = `select id, snapshot_id, run_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
+            environment, list_key, variant, state
+       from refdata.alerts
+      where ($1::boolean is false or state = 'pending')
+      order by id desc
+      limit $2`;
+
+/** One alert's state and environment, for `refsync alerts retry`. */
+export const alertState = 'select state, environment from refdata.alerts where id = $1';
+
+/** Enables a disabled webhook endpoint again, saying why. */
+export const enableEndpoint = `update refdata.webhook_endpoints set disabled_at = null, reason = $2, updated_at = now()
+            where url = $1 and disabled_at is not null`;
+
+/** Puts an alert back in the outbox as new. */
+export const requeueAlert = `update refdata.alerts set state = 'pending', attempts = 0, next_attempt_at = now(), requeued_at = now()
+        where id = $1 and state = any($2::text[])`;
+
+/** How many alerts are in each state. */
+export const alertCountsByState = 'select state, count(*)::int as n from refdata.alerts group by state';

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.ts';
+import { allDisabledEndpoints } from './outbox-sql.ts';
 
 export interface WebhookEndpointStatus {
   /** The endpoint as refsync names it: origin plus a hash of the full URL (see endpointLabel). */
@@ -10,8 +11,6 @@ export interface WebhookEndpointStatus {
 
 /** Webhook endpoints the dispatcher has disabled (or that were re-enabled), for `refsync status`. */
 export async function webhookStatus(db: Database): Promise<WebhookEndpointStatus[]> {
-  const { rows } = await db.query<{ url: string; disabled_at: Date | null; reason: string | null }>(
-    'select url, disabled_at, reason from refdata.webhook_endpoints order by disabled_at desc nulls last, url',
-  );
+  const { rows } = await db.query<{ url: string; disabled_at: Date | null; reason: string | null }>(allDisabledEndpoints);
   return rows.map((r) => ({ url: r.url, disabledAt: r.disabled_at ? new Date(r.disabled_at) : null, reason: r.reason }));
 }

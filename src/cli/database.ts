@@ -9,6 +9,7 @@ import { dbMaxConnectionsFromEnv } from '../config/db-connections.ts';
 import { migrateDatabase } from '../columns/migrate-views.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
+import { schemaPresent } from '../db/migrations-sql.ts';
 
 export interface CliDatabaseOptions {
   databaseUrl?: string | undefined;
@@ -27,7 +28,7 @@ export interface CliDatabaseOptions {
 }
 
 async function schemaExists(db: Database): Promise<boolean> {
-  const { rows } = await db.query<{ ok: boolean }>("select to_regclass('refdata.snapshots') is not null as ok");
+  const { rows } = await db.query<{ ok: boolean }>(schemaPresent);
   return rows[0]?.ok === true;
 }
 

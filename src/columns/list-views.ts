@@ -3,23 +3,12 @@
 // that changes a list's columns, inside its transaction.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
-import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';
+import { whenReaderExists } from '../db/reader-role.ts';
 import { listHistoryView, listView, type RelationDescription } from './view-descriptions.ts';
-import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions.ts';
+import { createView, commentOnColumn, commentOnView, dropView, grantOn, grantSelectToReader, viewQuery } from './view-sql.ts';
+import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions-sql.ts';
 import type { TypedColumn } from './typed-column.ts';
-import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
 import { ListFailure } from '../util/error-codes.ts';
-
-/** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
-function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
-  const variant = relation.columns[1]!.name;
-  const contract = ['environment', `variant AS ${variant}`, 'entry_key', 'code', 'description', 'payload', 'valid_from'];
-  if (history) contract.push('valid_to');
-  contract.push(`${nonconformingExpression(typed)} AS nonconforming`);
-  const columns = [...contract, ...typed.map((c) => `${typedExpression(c)} AS ${ident(c.column)}`)];
-  const from = history ? 'refdata.entries' : 'refdata.current_entries';
-  return `SELECT ${columns.join(',\n       ')}\nFROM ${from}\nWHERE list_key = ${literal(key)}`;
-}
 
 /** A view's columns as Postgres has them: name and type (format_type), in order; null if it is missing. */
 async function existingColumns(q: Queryable, view: string): Promise<Array<{ name: string; type: string }> | null> {
@@ -65,7 +54,7 @@ async function grantsOf(q: Queryable, view: string): Promise<string[]> {
      where c.oid = $1::regclass and a.grantee <> c.relowner`,
     [`refdata.${view}`],
   );
-  return rows.map((r) => `GRANT ${r.privilege} ON refdata.${ident(view)} TO ${r.grantee}${r.grantable ? ' WITH GRANT OPTION' : ''}`);
+  return rows.map((r) => grantOn(view, r.privilege, r.grantee, r.grantable));
 }
 
 /** Objects of the user's that depend on the views (a view's own rule excluded), as kind and qualified name. */
@@ -115,7 +104,7 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
   if (step.action === 'recreate') {
     try {
       if (step.history) await q.query(dropListFunctions(key));
-      await q.query(`DROP VIEW refdata.${ident(view)}`);
+      await q.query(dropView(view));
     } catch (err) {
       const e = err as { code?: string; detail?: string };
       if (e.code !== '2BP01') throw err;
@@ -125,8 +114,8 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
     }
   }
   const replace = step.action === 'replace';
-  const definition = `CREATE ${replace ? 'OR REPLACE ' : ''}VIEW refdata.${ident(view)} AS\n${viewQuery(key, step.relation, typed, step.history)}`;
-  const commented = (c: { name: string; description: string }) => `COMMENT ON COLUMN refdata.${ident(view)}.${ident(c.name)} IS ${literal(c.description)}`;
+  const definition = createView(view, replace, viewQuery(key, step.relation, typed, step.history));
+  const commented = (c: { name: string; description: string }) => commentOnColumn(view, c.name, c.description);
   // CREATE OR REPLACE keeps the view's comments and grants, so a replace describes only the columns
   // it appends: re-writing the rest was about a tenth of a first sync's views' DDL (docs/performance.md,
   // round fourteen).
@@ -134,10 +123,10 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
     ? [definition, ...step.relation.columns.slice(step.kept).map(commented)]
     : [
         definition,
-        `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(step.relation.description)}`,
+        commentOnView(view, step.relation.description),
         ...step.relation.columns.map(commented),
         ...grants,
-        whenReaderExists([`GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`]),
+        whenReaderExists([grantSelectToReader(view)]),
       ];
   // The view, its comments and grants in one round trip (a first sync creates the columns of every list at once).
   await q.script(statements);

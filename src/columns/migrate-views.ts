@@ -4,10 +4,11 @@ import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
 import { grantMigrationsToReader, migrateSchema } from '../db/migrate.ts';
-import { listFunctionNames } from './list-functions.ts';
+import { listFunctionNames } from './list-functions-sql.ts';
 import { FieldTracker } from './field-tracker.ts';
 import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
 import { settleListViews } from './waiting-views.ts';
+import { entriesPayloadPage, listsWithoutColumns } from './columns-sql.ts';
 
 const BATCH = 5000;
 
@@ -20,10 +21,7 @@ async function inferFromHistory(db: Database, key: ListKey): Promise<FieldTracke
   let after = 0;
   let seen = false;
   for (;;) {
-    const { rows } = await db.query<{ id: string; payload: unknown }>(
-      'select id, payload from refdata.entries where list_key = $1 and id > $2 order by id limit $3',
-      [key, after, BATCH],
-    );
+    const { rows } = await db.query<{ id: string; payload: unknown }>(entriesPayloadPage, [key, after, BATCH]);
     for (const r of rows) tracker.observe(r.payload);
     if (rows.length) seen = true;
     if (rows.length < BATCH) return seen ? tracker : undefined;
@@ -34,10 +32,7 @@ async function inferFromHistory(db: Database, key: ListKey): Promise<FieldTracke
 /** Records and creates what the per-list views lack; does nothing (no DDL) when they are up to date. */
 export async function migrateListViews(db: Database): Promise<void> {
   // Lists with data but no recorded columns: synced before typed columns existed.
-  const { rows } = await db.query<{ list_key: string }>(
-    `select distinct list_key from refdata.snapshots where status = 'ok'
-     except select list_key from refdata.list_columns`,
-  );
+  const { rows } = await db.query<{ list_key: string }>(listsWithoutColumns);
   const unrecorded = new Set(rows.map((r) => r.list_key));
   for (const { key } of catalog) {
     const history = unrecorded.has(key) ? await inferFromHistory(db, key) : undefined;

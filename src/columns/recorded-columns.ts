@@ -8,8 +8,9 @@ import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
 import { conform, unfitting, type FieldValues } from './conformance.ts';
 import { settleListViews, type ViewsSettled } from './waiting-views.ts';
-import { TYPED_COLUMNS, typedColumnOf, type TypedColumn, type TypedColumnRow } from './typed-column.ts';
+import { typedColumnOf, type TypedColumn, type TypedColumnRow } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
+import { planInputs, otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns } from './columns-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -22,12 +23,7 @@ export interface ColumnChange {
 
 /** What a plan starts from: the typed columns, and whether a change of the views waits; one round trip. */
 async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: TypedColumn[]; waiting: boolean }> {
-  const { rows } = await q.query<Partial<TypedColumnRow> & { waiting: boolean }>(
-    `select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting, c.*
-     from (select 1) one left join lateral (${TYPED_COLUMNS}) c on true
-     order by c.position`,
-    [key],
-  );
+  const { rows } = await q.query<Partial<TypedColumnRow> & { waiting: boolean }>(planInputs, [key]);
   return { recorded: rows.filter((r) => r.field != null).map((r) => typedColumnOf(r as TypedColumnRow)), waiting: rows[0]?.waiting === true };
 }
 
@@ -152,12 +148,7 @@ async function planOn(
 async function othersFit(q: Queryable, key: ListKey, field: string, type: ColumnType, target: PlanTarget | undefined): Promise<boolean> {
   const read = readerFunction(type);
   if (!target || !read) return false;
-  const { rows } = await q.query<{ fits: boolean }>(
-    `select exists (select 1 from refdata.entries
-       where list_key = $1 and valid_to is null and not (environment = $2 and variant = $3)
-         and ${read}(payload -> $4) is not null) as fits`,
-    [key, target.environment, target.variant, field],
-  );
+  const { rows } = await q.query<{ fits: boolean }>(otherTargetsFit(read), [key, target.environment, target.variant, field]);
   return rows[0]!.fits;
 }
 
@@ -170,38 +161,26 @@ async function othersFit(q: Queryable, key: ListKey, field: string, type: Column
 export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
   const { key, added } = plan;
   if (added.length) {
-    await q.query(
-      `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
-       select $1, f.field, f.column_name, f.position, f.data_type, $2::bigint, $2::bigint, $3::timestamptz
-       from unnest($4::text[], $5::text[], $6::int[], $7::text[]) as f(field, column_name, position, data_type)`,
-      [key, snapshotId, now, added.map((a) => a.field), added.map((a) => a.column), added.map((a) => a.position), added.map((a) => a.type)],
-    );
+    await q.query(insertAddedColumns, [
+      key,
+      snapshotId,
+      now,
+      added.map((a) => a.field),
+      added.map((a) => a.column),
+      added.map((a) => a.position),
+      added.map((a) => a.type),
+    ]);
   }
   for (const c of plan.widened) {
-    await q.query(
-      `update refdata.list_columns set replaced_at = $3, last_snapshot_id = coalesce($4, last_snapshot_id)
-       where list_key = $1 and field = $2 and replaced_at is null`,
-      [key, c.field, now, snapshotId],
-    );
-    await q.query(
-      `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
-       values ($1, $2, $3, $4, $5, $6, $6, $7)`,
-      [key, c.field, c.column, c.position, c.type, snapshotId, now],
-    );
+    await q.query(replaceColumn, [key, c.field, now, snapshotId]);
+    await q.query(insertColumn, [key, c.field, c.column, c.position, c.type, snapshotId, now]);
   }
   if (snapshotId !== null) {
     // The list's applies that change no column run side by side (planListColumns): a row another
     // one has just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that
     // one commits. A row is moved only forward: FOR UPDATE checks the filter again on the version it
     // locks, so the latest snapshot wins whichever commits last.
-    await q.query(
-      `update refdata.list_columns c set last_snapshot_id = $2
-       from (select id from refdata.list_columns
-             where list_key = $1 and replaced_at is null and field = any($3::text[]) and (last_snapshot_id is null or last_snapshot_id < $2)
-             for update skip locked) moved
-       where c.id = moved.id`,
-      [key, snapshotId, plan.observedFields],
-    );
+    await q.query(touchColumns, [key, snapshotId, plan.observedFields]);
   }
   return plan.changes.length || plan.viewsWaiting ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
 }

@@ -6,6 +6,7 @@ import type { Queryable } from '../db/database.ts';
 import { reconcileListViews } from './list-views.ts';
 import type { ColumnChange } from './recorded-columns.ts';
 import { readTypedColumns } from './typed-column.ts';
+import { takeWaitingViews, putWaitingViews } from './columns-sql.ts';
 
 /** A list's views waiting for objects of the user, and the column changes waiting with them. */
 export interface WaitingViews {
@@ -31,18 +32,18 @@ export interface ViewsSettled {
 export async function settleListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsSettled> {
   const reconciled = await reconcileListViews(q, key, await readTypedColumns(q, key));
   if (!reconciled.waiting) {
-    const { rows } = await q.query<{ columns: ColumnChange[] }>('delete from refdata.list_views_waiting where list_key = $1 returning columns', [key]);
+    const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [key]);
     return rows[0] ? { applied: rows[0].columns } : {};
   }
   const { views, dependents } = reconciled.waiting;
-  const { rows } = await q.query<{ since: Date; columns: ColumnChange[]; began: boolean }>(
-    `insert into refdata.list_views_waiting as w (list_key, since, snapshot_id, views, dependents, columns)
-     values ($1, $2, $3, $4, $5, $6::jsonb)
-     on conflict (list_key) do update set snapshot_id = coalesce(excluded.snapshot_id, w.snapshot_id), views = excluded.views,
-       dependents = excluded.dependents, columns = w.columns || excluded.columns
-     returning since, columns, (xmax = 0) as began`,
-    [key, now, snapshotId, views, dependents, JSON.stringify(changes)],
-  );
+  const { rows } = await q.query<{ since: Date; columns: ColumnChange[]; began: boolean }>(putWaitingViews, [
+    key,
+    now,
+    snapshotId,
+    views,
+    dependents,
+    JSON.stringify(changes),
+  ]);
   const row = rows[0]!;
   return { waiting: { views, dependents, columns: row.columns, since: row.since, began: row.began } };
 }

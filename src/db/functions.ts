@@ -1,5 +1,6 @@
 // Typed calls of the SQL functions data teams use (migration 0002), for the CLI and tests.
 import type { Queryable } from './database.ts';
+import { entriesAsOfQuery, chargeCodeVersionDiffQuery, entriesDiffQuery, chargeCodeVersionsQuery, codeUsageQuery, orphansQuery } from './functions-sql.ts';
 
 export interface AsOfEntry {
   environment: string;
@@ -22,12 +23,7 @@ export interface AsOfFilter {
 
 /** refdata.entries_as_of: one list as it was at `at`. */
 export async function entriesAsOf(db: Queryable, listKey: string, at: Date, filter: AsOfFilter = {}): Promise<AsOfEntry[]> {
-  const { rows } = await db.query<AsOfEntry>('select * from refdata.entries_as_of($1, $2, $3, $4) order by environment, variant, entry_key', [
-    listKey,
-    at.toISOString(),
-    filter.variant ?? null,
-    filter.environment ?? null,
-  ]);
+  const { rows } = await db.query<AsOfEntry>(entriesAsOfQuery, [listKey, at.toISOString(), filter.variant ?? null, filter.environment ?? null]);
   return rows;
 }
 
@@ -48,11 +44,7 @@ export interface VersionDiffRow {
 
 /** refdata.charge_code_version_diff: current charge codes of version a against version b. */
 export async function chargeCodeVersionDiff(db: Queryable, a: string, b: string, environment?: string): Promise<VersionDiffRow[]> {
-  const { rows } = await db.query<VersionDiffRow>('select * from refdata.charge_code_version_diff($1, $2, $3) order by environment, change, code', [
-    a,
-    b,
-    environment ?? null,
-  ]);
+  const { rows } = await db.query<VersionDiffRow>(chargeCodeVersionDiffQuery, [a, b, environment ?? null]);
   return rows;
 }
 
@@ -73,7 +65,7 @@ export interface ListDiffRow {
 
 /** refdata.entries_diff (migration 0008): one list at `from` against the same list at `to`. */
 export async function entriesDiff(db: Queryable, listKey: string, from: Date, to: Date, filter: AsOfFilter = {}): Promise<ListDiffRow[]> {
-  const { rows } = await db.query<ListDiffRow>('select * from refdata.entries_diff($1, $2, $3, $4, $5) order by environment, variant, change, entry_key', [
+  const { rows } = await db.query<ListDiffRow>(entriesDiffQuery, [
     listKey,
     from.toISOString(),
     to.toISOString(),
@@ -91,14 +83,7 @@ export interface VersionCount {
 
 /** Current charge codes per environment and version: tells an unknown version from an equal one. */
 export async function chargeCodeVersionCounts(db: Queryable, environment?: string): Promise<VersionCount[]> {
-  const { rows } = await db.query<VersionCount>(
-    `select environment, version, count(*)::int as count
-     from refdata.charge_codes
-     where $1::text is null or environment = $1
-     group by environment, version
-     order by environment, version`,
-    [environment ?? null],
-  );
+  const { rows } = await db.query<VersionCount>(chargeCodeVersionsQuery, [environment ?? null]);
   return rows;
 }
 
@@ -124,13 +109,7 @@ export interface UsageRead {
  */
 export async function codeUsage(db: Queryable, usage: UsageRead, codes: string[], now: Date): Promise<CodeUsage[]> {
   const since = usage.at ? new Date(now.getTime() - usage.recentDays * 86_400_000) : null;
-  const { rows } = await db.query<CodeUsage>('select code, rows::float8 as rows, first_at, last_at, top from refdata.code_usage($1, $2::text[], $3, $4, $5)', [
-    usage.column,
-    codes,
-    usage.at ?? null,
-    since,
-    usage.groupBy ?? null,
-  ]);
+  const { rows } = await db.query<CodeUsage>(codeUsageQuery, [usage.column, codes, usage.at ?? null, since, usage.groupBy ?? null]);
   return rows.map((r) => ({ ...r, rows: Number(r.rows) }));
 }
 
@@ -147,12 +126,6 @@ export async function orphans(
   variant: string,
   filter: { environment?: string; at?: Date } = {},
 ): Promise<Orphan[]> {
-  const { rows } = await db.query<Orphan>('select value, rows::float8 as rows from refdata.orphans($1, $2, $3, $4, $5)', [
-    column,
-    listKey,
-    variant,
-    filter.environment ?? null,
-    filter.at?.toISOString() ?? null,
-  ]);
+  const { rows } = await db.query<Orphan>(orphansQuery, [column, listKey, variant, filter.environment ?? null, filter.at?.toISOString() ?? null]);
   return rows.map((r) => ({ ...r, rows: Number(r.rows) }));
 }

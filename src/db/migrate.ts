@@ -3,6 +3,7 @@ import { errorCodeDescription } from '../util/error-codes.ts';
 import type { Database, Queryable } from './database.ts';
 import { grantToReader, namesReaderRole, readerRoleState } from './reader-role.ts';
 import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
+import { createJournalSchema, createJournal, lastAppliedMigration, recordMigration, errorCodeComment, commentErrorCodes } from './migrations-sql.ts';
 
 // Any fixed number: it only has to be the same in every refsync process.
 const MIGRATION_LOCK = 7_302_611;
@@ -26,14 +27,14 @@ export async function migrateSchema(db: Database): Promise<void> {
     const check = await checkSchema(tx);
     if (check.state === 'ahead') throw new SchemaMismatchError(check);
     const state = await readerRoleState(tx);
-    await tx.query('create schema if not exists drizzle');
-    await tx.query('create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
-    const { rows } = await tx.query<{ created_at: string }>('select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1');
+    await tx.query(createJournalSchema);
+    await tx.query(createJournal);
+    const { rows } = await tx.query<{ created_at: string }>(lastAppliedMigration);
     const last = rows[0] ? Number(rows[0].created_at) : undefined;
     for (const migration of migrations) {
       if (last !== undefined && last >= migration.folderMillis) continue;
       for (const statement of migration.sql) if (state !== 'absent' || !namesReaderRole(statement)) await tx.query(statement);
-      await tx.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [migration.hash, migration.folderMillis]);
+      await tx.query(recordMigration, [migration.hash, migration.folderMillis]);
     }
     await describeErrorCodes(tx);
   });
@@ -61,9 +62,7 @@ export async function grantMigrationsToReader(db: Database, functions: string[])
  */
 async function describeErrorCodes(q: Queryable): Promise<void> {
   const description = errorCodeDescription();
-  const { rows } = await q.query<{ description: string | null }>(
-    "select col_description('refdata.snapshots'::regclass, attnum) as description from pg_attribute where attrelid = 'refdata.snapshots'::regclass and attname = 'error_code'",
-  );
+  const { rows } = await q.query<{ description: string | null }>(errorCodeComment);
   if (rows[0]?.description === description) return;
-  await q.query(`comment on column refdata.snapshots.error_code is '${description.replaceAll("'", "''")}'`);
+  await q.query(commentErrorCodes(description));
 }

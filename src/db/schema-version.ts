@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../config/errors.ts';
 import type { Queryable } from './database.ts';
+import { journalPresent, appliedMigrations } from './migrations-sql.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -44,10 +45,8 @@ export interface SchemaCheck {
  */
 export async function checkSchema(db: Queryable): Promise<SchemaCheck> {
   const shipped = shippedMigrations();
-  const { rows: exists } = await db.query<{ ok: boolean }>("select to_regclass('drizzle.__drizzle_migrations') is not null as ok");
-  const applied = exists[0]?.ok
-    ? (await db.query<{ created_at: string }>('select created_at from drizzle.__drizzle_migrations')).rows.map((r) => Number(r.created_at))
-    : [];
+  const { rows: exists } = await db.query<{ ok: boolean }>(journalPresent);
+  const applied = exists[0]?.ok ? (await db.query<{ created_at: string }>(appliedMigrations)).rows.map((r) => Number(r.created_at)) : [];
   const known = new Set(shipped.map((m) => m.when));
   const last = applied.length ? Math.max(...applied) : -Infinity;
   let state: SchemaCheck['state'] = 'current';

@@ -1,5 +1,6 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Database } from '../db/database.ts';
+import { lastListSizes } from './list-sizes-sql.ts';
 
 /**
  * Bytes a large list holds per entry while it syncs: the content hash's key and digest, the index
@@ -29,9 +30,7 @@ export class ListSizes {
 
   static async read(db: Database): Promise<ListSizes> {
     const sizes = new ListSizes();
-    const { rows } = await db.query<{ environment: string; list_key: string; variant: string; entry_count: number }>(
-      'select environment, list_key, variant, entry_count from refdata.target_last_ok where entry_count is not null',
-    );
+    const { rows } = await db.query<{ environment: string; list_key: string; variant: string; entry_count: number }>(lastListSizes);
     for (const row of rows) sizes.#entries.set(keyOf(row.environment, row.list_key, row.variant), row.entry_count);
     return sizes;
   }

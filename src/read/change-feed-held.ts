@@ -5,6 +5,7 @@
 // "A held change feed".
 import type { Queryable } from '../db/database.ts';
 import { formatTime } from './format-time.ts';
+import { feedHeldBy } from './change-feed-sql.ts';
 
 /** A held feed is worth a line for people only past this: a sync's own apply holds it for seconds. */
 export const HELD_NOTICE_SECONDS = 60;
@@ -25,7 +26,7 @@ export interface ChangeFeedHeld {
 }
 
 export async function changeFeedHeld(q: Queryable): Promise<ChangeFeedHeld> {
-  const { rows } = await q.query<ChangeFeedHeld>('select held_seconds, pid, application_name, state, xact_start as since from refdata.change_feed_held()');
+  const { rows } = await q.query<ChangeFeedHeld>(feedHeldBy);
   return rows[0]!;
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { changeFeedPage, feedEndPosition } from './change-feed-sql.ts';
 
 /** One row of refdata.change_feed: an entry change and its feed position (docs/contract.md, "The change feed"). */
 export interface FeedRow {
@@ -31,7 +32,7 @@ export class FeedPositionError extends Error {}
  */
 export async function readChangeFeed(q: Queryable, after: string | null, limit: number): Promise<FeedRow[]> {
   try {
-    const { rows } = await q.query<FeedRow>('select * from refdata.change_feed($1::text, $2::integer)', [after, limit]);
+    const { rows } = await q.query<FeedRow>(changeFeedPage, [after, limit]);
     return rows;
   } catch (err) {
     if ((err as { code?: unknown }).code === '22023') throw new FeedPositionError((err as Error).message);
@@ -45,9 +46,6 @@ export async function readChangeFeed(q: Queryable, after: string | null, limit: 
  * transaction still open now or begun later, whose txid is at or above the fence.
  */
 export async function changeFeedEnd(q: Queryable): Promise<string | null> {
-  const { rows } = await q.query<{ position: string }>(
-    `select refdata.change_feed_position(txid, id) as position from refdata.entry_changes
-     where txid < pg_snapshot_xmin(pg_current_snapshot()) order by txid desc, id desc limit 1`,
-  );
+  const { rows } = await q.query<{ position: string }>(feedEndPosition);
   return rows[0]?.position ?? null;
 }

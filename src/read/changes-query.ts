@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.ts';
+import { recordedChanges } from './change-feed-sql.ts';
 
 export interface ChangeRow {
   id: number;
@@ -26,17 +27,6 @@ export interface ChangesFilter {
 
 /** Recorded entry changes, newest first (`refsync changes` and the status page). */
 export async function recentChanges(q: Queryable, filter: ChangesFilter): Promise<ChangeRow[]> {
-  const { rows } = await q.query<ChangeRow>(
-    `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields, impact,
-            coalesce(after ->> 'description', before ->> 'description', after ->> 'name', before ->> 'name') as description,
-            before, after
-     from refdata.entry_changes
-     where ($1::text[] is null or list_key = any($1))
-       and ($2::timestamptz is null or detected_at >= $2)
-       and ($3::text is null or environment = $3)
-     order by detected_at desc, id desc
-     limit $4`,
-    [filter.lists, filter.since, filter.environment, filter.limit],
-  );
+  const { rows } = await q.query<ChangeRow>(recordedChanges, [filter.lists, filter.since, filter.environment, filter.limit]);
   return rows;
 }

@@ -1,5 +1,6 @@
 // The SQL behind the status page at `/`, by name. Read-only; each query is bounded.
 import type { Queryable } from '../db/database.ts';
+import { latestTargetSyncsQuery, recoveredFailureRows } from './status-sql.ts';
 
 /** One snapshot of a target, with the source of the run that recorded it. */
 interface SnapshotRow {
@@ -32,22 +33,7 @@ export interface FailureRow extends SnapshotRow {
 }
 
 export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {
-  const { rows } = await q.query<TargetSyncRow>(`
-    select distinct on (s.environment, s.list_key, s.variant)
-           r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
-           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
-           changed.impact_error
-    from refdata.snapshots s
-    left join refdata.sync_runs r on r.id = s.run_id
-    left join lateral (
-      select o.entry_count, o.fetched_at from refdata.snapshots o
-      where o.environment = s.environment and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok'
-      order by o.id desc limit 1) ok on true
-    left join lateral (
-      select c.impact_error from refdata.snapshots c
-      where c.environment = s.environment and c.list_key = s.list_key and c.variant = s.variant and c.changed
-      order by c.id desc limit 1) changed on true
-    order by s.environment, s.list_key, s.variant, s.id desc`);
+  const { rows } = await q.query<TargetSyncRow>(latestTargetSyncsQuery);
   return rows;
 }
 
@@ -56,15 +42,6 @@ export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> 
  * neither failed nor unavailable), newest first: failures that no longer need anyone.
  */
 export async function recoveredFailures(q: Queryable, limit: number): Promise<FailureRow[]> {
-  const { rows } = await q.query<FailureRow>(
-    `select s.id, r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status, s.error_code, s.error
-     from refdata.snapshots s left join refdata.sync_runs r on r.id = s.run_id
-     where s.status in ('failed', 'unavailable')
-       and exists (select 1 from refdata.snapshots l
-                   where l.environment = s.environment and l.list_key = s.list_key and l.variant = s.variant
-                     and l.id > s.id and l.status not in ('failed', 'unavailable'))
-     order by s.id desc limit $1`,
-    [limit],
-  );
+  const { rows } = await q.query<FailureRow>(recoveredFailureRows, [limit]);
   return rows;
 }

@@ -2,6 +2,7 @@
 // first, and its latest entry changes with before and after. The status server's list page draws
 // the chart and the tables from these; each query is bounded by its limit.
 import type { Queryable } from '../db/database.ts';
+import { historySnapshots, historyChanges } from './status-sql.ts';
 
 /** A list variant of one environment, as the database keys it. */
 export interface TargetKey {
@@ -46,27 +47,12 @@ export interface TargetChangeRow {
 
 /** The target's newest snapshots, newest first. */
 export async function targetSnapshots(q: Queryable, target: TargetKey, limit: number): Promise<TargetSnapshotRow[]> {
-  const { rows } = await q.query<TargetSnapshotRow>(
-    `select s.id, s.run_id, s.fetched_at, s.status, s.entry_count, s.added, s.removed, s.modified, s.reappeared, s.error, s.error_code, s.duration_ms,
-            s.status = 'ok' and not exists (
-              select 1 from refdata.snapshots p
-              where p.environment = s.environment and p.list_key = s.list_key and p.variant = s.variant and p.status = 'ok' and p.id < s.id) as baseline
-     from refdata.snapshots s
-     where s.environment = $1 and s.list_key = $2 and s.variant = $3
-     order by s.id desc limit $4`,
-    [target.environment, target.list_key, target.variant, limit],
-  );
+  const { rows } = await q.query<TargetSnapshotRow>(historySnapshots, [target.environment, target.list_key, target.variant, limit]);
   return rows;
 }
 
 /** The target's newest entry changes, newest first. */
 export async function targetChanges(q: Queryable, target: TargetKey, limit: number): Promise<TargetChangeRow[]> {
-  const { rows } = await q.query<TargetChangeRow>(
-    `select id, snapshot_id, detected_at, change, entry_key, code, changed_fields, before, after
-     from refdata.entry_changes
-     where environment = $1 and list_key = $2 and variant = $3
-     order by detected_at desc, id desc limit $4`,
-    [target.environment, target.list_key, target.variant, limit],
-  );
+  const { rows } = await q.query<TargetChangeRow>(historyChanges, [target.environment, target.list_key, target.variant, limit]);
   return rows;
 }

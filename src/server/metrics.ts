@@ -10,6 +10,7 @@ import type { Logger } from '../util/logger.ts';
 import { registerBuildInfo, registerChangeFeedHeldGauge, registerTargetHealthGauges } from './operator-gauges.ts';
 import { targetGauges } from './target-gauges.ts';
 import { registerDatabaseGauges } from './database-gauges.ts';
+import { pendingAlertCount, lastOkSnapshots } from './metrics-sql.ts';
 
 /** The last ok snapshot of a target, as the per-target gauges read it at scrape time. */
 interface LastOkRow {
@@ -170,7 +171,7 @@ function registerDeploymentGauges(registry: Registry, from: MetricsSources): voi
     registers,
     async collect() {
       try {
-        const { rows } = await from.db.query<{ n: number }>("select count(*)::int as n from refdata.alerts where state = 'pending'");
+        const { rows } = await from.db.query<{ n: number }>(pendingAlertCount);
         this.set(rows[0]?.n ?? 0);
       } catch (err) {
         log.debug({ err: (err as Error).message }, 'metrics: outbox backlog unavailable');
@@ -185,10 +186,7 @@ function registerDeploymentGauges(registry: Registry, from: MetricsSources): voi
     sourceOf,
     log,
     database.tracked(async () => {
-      const { rows } = await from.db.query<LastOkRow>(
-        `select environment, list_key, variant, extract(epoch from fetched_at)::float8 as at, entry_count
-         from refdata.target_last_ok`,
-      );
+      const { rows } = await from.db.query<LastOkRow>(lastOkSnapshots);
       return rows;
     }),
   );

@@ -6,6 +6,7 @@ import type { Queryable } from '../db/database.ts';
 import { alertFor } from '../alerts/alert-row.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
 import { SNAPSHOT_ERROR_BYTES } from './sql.ts';
+import { setImpactError, setChangesImpact, changedCodesOf } from './impact-sql.ts';
 
 /** One code in use that a snapshot removed or modified, as one usage column sees it (CONTRACT.md). */
 export interface ImpactItem {
@@ -72,10 +73,7 @@ function toItem(column: UsageColumn, change: ImpactItem['change'], u: CodeUsage)
 export async function recordImpact(tx: Queryable, target: Target, diff: string, snapshotId: number, now: Date): Promise<string | undefined> {
   const columns = usageOf(target);
   if (columns.length === 0) return undefined;
-  const { rows: changed } = await tx.query<{ entry_key: string; code: string; change: ImpactItem['change'] }>(
-    `select entry_key, old_code as code, change from ${diff}
-     where change in ('removed', 'modified') and old_code is not null order by entry_key`,
-  );
+  const { rows: changed } = await tx.query<{ entry_key: string; code: string; change: ImpactItem['change'] }>(changedCodesOf(diff));
   if (changed.length === 0) return undefined;
   const changeOf = new Map(changed.map((c) => [c.code, c.change]));
   const codes = [...changeOf.keys()];
@@ -97,7 +95,7 @@ export async function recordImpact(tx: Queryable, target: Target, diff: string, 
     }
   }
   const error = errors.length ? cutToBytes(errors.join('; '), SNAPSHOT_ERROR_BYTES) : undefined;
-  if (error) await tx.query('update refdata.snapshots set impact_error = $2 where id = $1', [snapshotId, error]);
+  if (error) await tx.query(setImpactError, [snapshotId, error]);
   if (items.length === 0) return error;
 
   const perEntry = changed
@@ -106,12 +104,7 @@ export async function recordImpact(tx: Queryable, target: Target, diff: string, 
       impact: items.filter((i) => i.code === c.code).map((i) => ({ column: i.column, rows: i.rows, from: i.from, to: i.to, top: i.top })),
     }))
     .filter((e) => e.impact.length > 0);
-  await tx.query(
-    `update refdata.entry_changes c set impact = i.impact
-     from jsonb_to_recordset($2::jsonb) as i(entry_key text, impact jsonb)
-     where c.snapshot_id = $1 and c.entry_key = i.entry_key`,
-    [snapshotId, JSON.stringify(perEntry)],
-  );
+  await tx.query(setChangesImpact, [snapshotId, JSON.stringify(perEntry)]);
   if (wantsAlert(target.source, 'used_code_changed', target.list.key)) {
     // A digest like the other alerts: the most used first, capped; entry_changes holds every one.
     const shown = [...items].sort((a, b) => b.rows - a.rows || a.code.localeCompare(b.code)).slice(0, ALERT_ENTRY_CAP);

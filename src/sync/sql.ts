@@ -10,7 +10,8 @@ import type { NormalizedEntry } from './collect/normalize.ts';
 
 /**
  * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with
- * the column lists it shares. Statements on a session's own tables (staging, diff) live with them.
+ * the column lists it shares. The statements on a load's session tables (staging, diff) are in
+ * load/load-sql.ts, those on runs in run/run-sql.ts (docs/architecture.md, "Where SQL lives").
  */
 
 /** An entry's own columns, in the order staging, unnest, COPY and the inserts all use. */
@@ -27,8 +28,26 @@ export function targetParams(target: Target): [string, string, string] {
   return [target.source.environment, target.list.key, target.variant];
 }
 
+/** Whether a run already has a snapshot of a target ($1: the run; then the target, as targetParams). */
+export const snapshotInRun = `select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`;
+
 /** SQL for the next snapshot id: taken by the insert, or reserved ahead by a direct first load. */
 export const nextSnapshotId = "nextval(pg_get_serial_sequence('refdata.snapshots', 'id'))";
+
+/** Reserves the next snapshot id ahead of the snapshot (a direct or streamed load writes its rows first). */
+export const reserveSnapshotId = `select ${nextSnapshotId} as id`;
+
+/**
+ * One 64-bit advisory lock key per target (environment, list, variant), defined once in SQL
+ * (refdata.target_lock_key, migration 0010): refdata.lock_target_state takes the same lock.
+ */
+const TARGET_LOCK_KEY = 'refdata.target_lock_key($1, $2, $3)';
+
+/** Takes the target's lock for the rest of the transaction ($1..$3: the target). */
+export const lockTargetKey = `select pg_advisory_xact_lock(${TARGET_LOCK_KEY})`;
+
+/** The same lock, only if it is free now. */
+export const tryLockTargetKey = `select pg_try_advisory_xact_lock(${TARGET_LOCK_KEY}) as locked`;
 
 /** One snapshot row. What a failed fetch does not know (hash, counts, fields) is left null or zero. */
 export interface SnapshotRow {
@@ -561,3 +580,6 @@ export async function insertEntriesOfTargets(
 export async function notifyChanges(tx: Queryable, payloads: readonly string[]): Promise<void> {
   await tx.query("select pg_notify('refdata_changes', p) from unnest($1::text[]) as p", [payloads]);
 }
+
+/** Names in a snapshot's error what its views wait for. */
+export const setSnapshotError = 'update refdata.snapshots set error = $2 where id = $1';

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import type { Database } from '../../src/db/database.ts';
-import { ALERT_CHANNEL } from '../../src/alerts/outbox.ts';
+import { ALERT_CHANNEL } from '../../src/alerts/outbox-sql.ts';
 import { NOTIFY_LIMIT, RUNS_CHANNEL } from '../../src/sync/run/run-completed.ts';
 import { failRun, refreshRun, startRun } from '../../src/sync/run/runs.ts';
 import { recordFailure } from '../../src/sync/outcome/record-failure.ts';

@@ -7,6 +7,7 @@ import { parseCommandArgs, UsageError } from '../args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
 import { formatTable } from '../output/table.ts';
 import { jsonText, shorten, terminalText } from '../output/terminal.ts';
+import { alertList, alertState, enableEndpoint, requeueAlert } from '../../alerts/outbox-sql.ts';
 
 interface AlertListRow extends AlertRow {
   delivered_at: Date | null;
@@ -18,15 +19,7 @@ interface AlertListRow extends AlertRow {
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 async function list(db: Database, pending: boolean, json: boolean, limit: number): Promise<number> {
-  const { rows } = await db.query<AlertListRow>(
-    `select id, snapshot_id, run_id, kind, payload, created_at, requeued_at, delivered_at, next_attempt_at, attempts, last_error,
-            environment, list_key, variant, state
-       from refdata.alerts
-      where ($1::boolean is false or state = 'pending')
-      order by id desc
-      limit $2`,
-    [pending, limit],
-  );
+  const { rows } = await db.query<AlertListRow>(alertList, [pending, limit]);
   const items = rows.map((row) => {
     const alert = alertFromRow(row);
     return {
@@ -85,7 +78,7 @@ async function retry(db: Database, ids: number[]): Promise<number> {
   let code = 0;
   let endpoints: Map<string, string> | undefined;
   for (const id of ids) {
-    const { rows } = await db.query<{ state: string; environment: string }>('select state, environment from refdata.alerts where id = $1', [id]);
+    const { rows } = await db.query<{ state: string; environment: string }>(alertState, [id]);
     const row = rows[0];
     if (!row) {
       process.stderr.write(`refsync: alerts retry: alert ${id} does not exist\n`);
@@ -101,19 +94,11 @@ async function retry(db: Database, ids: number[]): Promise<number> {
       endpoints ??= new Map(loadConfig().sources.flatMap((s) => (s.webhook ? [[s.environment, endpointLabel(s.webhook.url)] as [string, string]] : [])));
       const label = endpoints.get(row.environment);
       if (label) {
-        const { affectedRows } = await db.query(
-          `update refdata.webhook_endpoints set disabled_at = null, reason = $2, updated_at = now()
-            where url = $1 and disabled_at is not null`,
-          [label, `re-enabled by refsync alerts retry ${id}`],
-        );
+        const { affectedRows } = await db.query(enableEndpoint, [label, `re-enabled by refsync alerts retry ${id}`]);
         if (affectedRows) process.stdout.write(`webhook endpoint ${terminalText(label)} re-enabled\n`);
       }
     }
-    await db.query(
-      `update refdata.alerts set state = 'pending', attempts = 0, next_attempt_at = now(), requeued_at = now()
-        where id = $1 and state = any($2::text[])`,
-      [id, REQUEUED_STATES],
-    );
+    await db.query(requeueAlert, [id, REQUEUED_STATES]);
     process.stdout.write(`alert ${id} requeued (was ${row.state})\n`);
   }
   return code;

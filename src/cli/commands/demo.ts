@@ -15,6 +15,7 @@ import { createDemoFacts, DEMO_FACTS, demoUsage, printDemoImpact } from '../demo
 import { startDemoReceiver, type DemoReceiver } from '../demo/demo-receiver.ts';
 import { progressLine, summaryLine } from '../output/sync-report.ts';
 import { formatTable } from '../output/table.ts';
+import { demoChanges, demoAlerts } from '../demo/demo-sql.ts';
 
 const print = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -47,12 +48,7 @@ async function printChanges(db: Database, environment: string): Promise<void> {
     fields: string | null;
     before: string | null;
     after: string | null;
-  }>(
-    `select list_key, variant, change, coalesce(code, entry_key) as code, array_to_string(changed_fields, ',') as fields,
-            coalesce(before ->> 'description', before ->> 'name') as before, coalesce(after ->> 'description', after ->> 'name') as after
-     from refdata.entry_changes where environment = $1 order by list_key, variant, code`,
-    [environment],
-  );
+  }>(demoChanges, [environment]);
   print(
     formatTable(
       ['list', 'variant', 'change', 'code', 'fields', 'before', 'after'],
@@ -62,13 +58,9 @@ async function printChanges(db: Database, environment: string): Promise<void> {
 }
 
 async function printAlerts(db: Database, environment: string): Promise<void> {
-  const { rows } = await db.query<{ id: number; kind: string; list_key: string; variant: string; state: string; codes: string | null }>(
-    `select id, kind, list_key, variant, state,
-            coalesce((select string_agg(coalesce(e ->> 'code', e ->> 'entry_key'), ', ') from jsonb_array_elements(payload -> 'entries') e),
-                     (select string_agg(distinct e ->> 'code', ', ') from jsonb_array_elements(payload -> 'impact') e)) as codes
-     from refdata.alerts where environment = $1 order by id`,
-    [environment],
-  );
+  const { rows } = await db.query<{ id: number; kind: string; list_key: string; variant: string; state: string; codes: string | null }>(demoAlerts, [
+    environment,
+  ]);
   if (rows.length === 0) {
     print('no alerts fired');
     return;

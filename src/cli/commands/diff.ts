@@ -10,6 +10,7 @@ import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
 import { parseListArgs } from '../list-args.ts';
 import { formatTable } from '../output/table.ts';
 import { parseTimeArg } from '../time-arg.ts';
+import { listFirstSynced } from '../../read/change-feed-sql.ts';
 
 const usage = 'diff --list KEY --from ISO-8601 [--to ISO-8601] [--variant V] [--environment E] [--json]';
 /** How much of a value a table cell shows. */
@@ -24,11 +25,7 @@ function changedFieldsLine(row: ListDiffRow): string {
 
 /** When the list was first synced in the selection: before that, the history holds nothing to compare. */
 async function firstSyncedAt(db: Queryable, listKey: string, variant: string | undefined, environment: string | undefined): Promise<Date | null> {
-  const { rows } = await db.query<{ at: Date | null }>(
-    `select min(first_synced_at) as at from refdata.list_sync_times
-     where list_key = $1 and ($2::text is null or variant = $2) and ($3::text is null or environment = $3)`,
-    [listKey, variant ?? null, environment ?? null],
-  );
+  const { rows } = await db.query<{ at: Date | null }>(listFirstSynced, [listKey, variant ?? null, environment ?? null]);
   return rows[0]?.at ?? null;
 }
 

@@ -6,6 +6,7 @@ import { connectionBudget } from '../../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../../config/db-connections.ts';
 import { parseCommandArgs } from '../args.ts';
 import { databaseUrlFromEnv } from '../database.ts';
+import { appliedMigrationCount } from '../../db/migrations-sql.ts';
 
 export async function run(argv: string[]): Promise<number> {
   parseCommandArgs('migrate', argv);
@@ -16,7 +17,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (url) await reach(db);
     const { readerMissing } = await migrateDatabase(db);
-    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
+    const { rows } = await db.query<{ n: number }>(appliedMigrationCount);
     process.stdout.write(`migrations applied: ${rows[0]?.n ?? 0} (${url ? new URL(url).host + new URL(url).pathname : EMBEDDED_DATA_DIR})\n`);
     if (readerMissing) {
       process.stdout.write(

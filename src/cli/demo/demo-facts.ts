@@ -5,6 +5,7 @@ import type { Database } from '../../db/database.ts';
 import { orphans } from '../../db/functions.ts';
 import { formatTable } from '../output/table.ts';
 import { cellText } from '../output/terminal.ts';
+import { demoImpact, createDemoSchema, dropDemoFacts, createDemoFactsTable, fillDemoFacts } from './demo-sql.ts';
 
 export const DEMO_FACTS = 'refsync_demo.shipments';
 
@@ -16,16 +17,10 @@ export const demoUsage: UsageSource[] = [
 
 /** 120 shipments, one a day back from now, so a quarter of them are older than the 90 days in use; one holds a code no list has. */
 export async function createDemoFacts(db: Database): Promise<void> {
-  await db.query('create schema if not exists refsync_demo');
-  await db.query(`drop table if exists ${DEMO_FACTS}`);
-  await db.query(`create table ${DEMO_FACTS} (id int primary key, accessorial text, equipment_type text, customer text, shipped_at timestamptz)`);
-  await db.query(
-    `insert into ${DEMO_FACTS}
-     select i, case when i = 7 then 'LFTG' else (array['LGDEL', 'RESDEL', 'INDEL', 'LGDEL', 'NOTIFY', 'LGPU'])[1 + i % 6] end,
-            (array['DRY_VAN', 'REEFER', 'FLATBED'])[1 + i % 3], (array['Acme Foods', 'Globex', 'Initech', 'Umbrella'])[1 + i % 4],
-            now() - make_interval(days => i, hours => 12)
-     from generate_series(1, 120) i`,
-  );
+  await db.query(createDemoSchema);
+  await db.query(dropDemoFacts(DEMO_FACTS));
+  await db.query(createDemoFactsTable(DEMO_FACTS));
+  await db.query(fillDemoFacts(DEMO_FACTS));
 }
 
 const day = (iso: string | null) => iso?.slice(0, 10) ?? null;
@@ -40,12 +35,7 @@ export async function printDemoImpact(db: Database, environment: string, print: 
     from: string | null;
     to: string | null;
     top: Array<{ value: string; rows: number }> | null;
-  }>(
-    `select c.code, c.change, i ->> 'column' as col, (i ->> 'rows')::int as rows, i ->> 'from' as from, i ->> 'to' as to, i -> 'top' as top
-     from refdata.entry_changes c cross join jsonb_array_elements(c.impact) i
-     where c.environment = $1 order by rows desc, c.code`,
-    [environment],
-  );
+  }>(demoImpact, [environment]);
   print(
     formatTable(
       ['code', 'change', 'column', 'rows in use', 'from', 'to', 'top customers'],

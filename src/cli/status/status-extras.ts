@@ -5,6 +5,7 @@ import type { QueueSummary } from '../../queue/redis/summary.ts';
 import { formatTime } from '../../read/format-time.ts';
 import { terminalText } from '../output/terminal.ts';
 import { queuePart } from './queue-lines.ts';
+import { alertCountsByState } from '../../alerts/outbox-sql.ts';
 
 export interface StatusExtras {
   queue: QueueSummary | { error: string } | null;
@@ -24,7 +25,7 @@ export async function statusExtras(
   env: Record<string, string | undefined> = process.env,
 ): Promise<StatusExtras> {
   const { queue, lines } = await queuePart(config, configProblem, env);
-  const { rows } = await db.query<{ state: string; n: number }>('select state, count(*)::int as n from refdata.alerts group by state');
+  const { rows } = await db.query<{ state: string; n: number }>(alertCountsByState);
   const outbox = Object.fromEntries(rows.map((r) => [r.state, r.n]));
   lines.push(`alerts: ${rows.length ? rows.map((r) => `${r.n} ${r.state}`).join(', ') : 'none yet'}`);
   const webhooks = await webhookStatus(db);

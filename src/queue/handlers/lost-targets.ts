@@ -16,6 +16,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { RunJobData, SyncJobData, TargetJobData } from '../jobs.ts';
 import { targetJobId } from '../redis/names.ts';
 import { slotOf } from './run-job.ts';
+import { runningRunOfSlot, runningQueuedRuns } from '../../sync/run/run-sql.ts';
 
 export interface LostTargetDeps {
   db: Database;
@@ -71,10 +72,7 @@ export async function recordLostRun(deps: LostTargetDeps, job: Pick<Job<RunJobDa
   const source = deps.sources.find((s) => s.name === job.data.source);
   if (!source) return 0;
   const slot = slotOf(job);
-  const { rows } = await deps.db.query<{ id: number }>("select id from refdata.sync_runs where source = $1 and slot = $2 and status = 'running'", [
-    source.name,
-    slot,
-  ]);
+  const { rows } = await deps.db.query<{ id: number }>(runningRunOfSlot, [source.name, slot]);
   const runId = rows[0] && Number(rows[0].id);
   if (runId === undefined) return 0;
   const reason = job.failedReason || 'no reason given';
@@ -98,13 +96,7 @@ export interface LostTargetSweep extends LostTargetDeps {
  * that the run has no snapshot of, and records them. Returns the number of targets recorded.
  */
 export async function closeLostTargets(sweep: LostTargetSweep): Promise<number> {
-  const { rows: runs } = await sweep.db.query<{ id: number; source: string; slot: string }>(
-    `select id, source, slot from refdata.sync_runs
-     where status = 'running' and trigger <> 'cli' and slot is not null
-       and started_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
-     order by id limit 200`,
-    [sweep.olderThanMs ?? 5 * 60_000],
-  );
+  const { rows: runs } = await sweep.db.query<{ id: number; source: string; slot: string }>(runningQueuedRuns, [sweep.olderThanMs ?? 5 * 60_000]);
   let recorded = 0;
   for (const run of runs) {
     const source = sweep.sources.find((s) => s.name === run.source);

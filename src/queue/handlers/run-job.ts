@@ -7,6 +7,7 @@ import { nothingInRunJob, syncSmallTargets, type InlineResult } from './inline-t
 import { jobOptions, type RunJobData, type TargetJobData } from '../jobs.ts';
 import { scheduleSlot, targetJobId } from '../redis/names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
+import { runStatus } from '../../sync/run/run-sql.ts';
 
 /** BullMQ's highest priority number (the lowest priority). */
 const MAX_PRIORITY = 2_097_151;
@@ -45,7 +46,7 @@ async function fanOut(deps: ProcessorDeps, job: Job<RunJobData>, span: Span, sig
   if (!run.created) {
     // A second job for the same slot (two triggers, or this job retried after a crash): fan out
     // again only while the run is open; the target jobs' ids and snapshot check keep it at once.
-    const { rows } = await deps.db.query<{ status: string }>('select status from refdata.sync_runs where id = $1', [run.id]);
+    const { rows } = await deps.db.query<{ status: string }>(runStatus, [run.id]);
     if (rows[0]?.status !== 'running') return result(false);
   }
   if (targets.length === 0) {

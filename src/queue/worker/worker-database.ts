@@ -6,6 +6,7 @@ import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import { within } from '../../util/time-limit.ts';
 import type { ResourceStack } from './resource-stack.ts';
+import { runsReadable } from '../../sync/run/run-sql.ts';
 
 /**
  * The worker's pool (one connection per job slot and one more for the health checks, the sweeps, the
@@ -17,7 +18,7 @@ export async function openWorkerDatabase(url: string, poolSize: number, logger: 
   resources.push('postgres', () => db.close());
   try {
     // Past the pool's wait for a refused connection (10 s), so that a full server is named as such.
-    await within(db.query('select 1 from refdata.sync_runs limit 0'), 15_000, 'Postgres');
+    await within(db.query(runsReadable), 15_000, 'Postgres');
   } catch (err) {
     if (/refdata|does not exist/.test(errorLine(err))) throw new ConfigError('DATABASE_URL: the refdata schema is missing; run `refsync migrate` first');
     throw connectFailure(err, 'Postgres is not reachable');

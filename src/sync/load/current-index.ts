@@ -1,9 +1,9 @@
-import pg from 'pg';
 import type { Target } from '../../catalog/targets.ts';
 import { copyOut } from '../../db/copy-out.ts';
 import type { Connection } from '../../db/database.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { clockAndLastSnapshots, rowsGeneration } from '../sql.ts';
+import { copyCurrentIndex } from './load-sql.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),
@@ -228,15 +228,8 @@ export class CurrentRowIndex {
       // The last ok snapshot's entry count sizes the arrays; the first-load rule's row check is not wanted here.
       const { lastOk } = await clockAndLastSnapshots(tx, target);
       const rows = new GrowingRows(lastOk?.entryCount ?? 0);
-      const lit = pg.escapeLiteral;
       const reader = new CopyLineReader(rows);
-      await copyOut(
-        tx,
-        `copy (select id, entry_key, entry_hash from refdata.entries
-               where environment = ${lit(target.source.environment)} and list_key = ${lit(target.list.key)}
-                 and variant = ${lit(target.variant)} and valid_to is null) to stdout`,
-        reader.feed,
-      );
+      await copyOut(tx, copyCurrentIndex(target.source.environment, target.list.key, target.variant), reader.feed);
       reader.finish();
       return new CurrentRowIndex(generation, ...rows.trimmed());
     });

@@ -2,6 +2,7 @@ import { listVariant, type Target } from '../../catalog/targets.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../util/logger.ts';
 import { changeKinds, type ChangeKind } from './apply-types.ts';
+import { entriesRowEstimate, analyzeEntries } from './load-sql.ts';
 
 /**
  * Share of refdata.entries' rows a sync must have changed for its statistics to be refreshed at
@@ -39,9 +40,9 @@ export async function analyzeAfterLargeWrite(db: Database, target: Target, count
   if (changed < minRows) return;
   try {
     // reltuples is -1 for a table never analyzed or vacuumed.
-    const { rows } = await db.query<{ rows: number }>(`select reltuples::float8 as rows from pg_class where oid = 'refdata.entries'::regclass`);
+    const { rows } = await db.query<{ rows: number }>(entriesRowEstimate);
     if (changed < ANALYZE_SHARE * Math.max(rows[0]?.rows ?? 0, 0)) return;
-    await db.query(`analyze (skip_locked) refdata.entries (${PLANNED_COLUMNS})`);
+    await db.query(analyzeEntries(PLANNED_COLUMNS));
     logger.debug({ target: listVariant(target), rowsChanged: changed }, 'analyzed refdata.entries after a large write');
   } catch (err) {
     logger.warn({ target: listVariant(target), err, rowsChanged: changed }, 'could not analyze refdata.entries after a large write; autovacuum will');

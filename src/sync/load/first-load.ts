@@ -8,7 +8,7 @@ import type { NormalizedEntry } from '../collect/normalize.ts';
 import { notifyChange } from '../notify.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
 import { snapshotOf } from './snapshot-row.ts';
-import { copyEntries, insertEntries, insertSnapshot, nextSnapshotId } from '../sql.ts';
+import { copyEntries, insertEntries, insertSnapshot, reserveSnapshotId } from '../sql.ts';
 import { copyChunks, copyText, unnestRows } from './row-format.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import { noteWaitingViews } from './views-wait.ts';
@@ -58,7 +58,7 @@ export class FirstLoad implements Loader {
     await this.#batch.settle();
     if (this.#conflict || rows.length === 0) return;
     this.#written += rows.length;
-    this.#reserved ??= this.#txn.q.query<{ id: string }>(`select ${nextSnapshotId} as id`).then(({ rows: [row] }) => this.#idsOf(Number(row!.id)));
+    this.#reserved ??= this.#txn.q.query<{ id: string }>(reserveSnapshotId).then(({ rows: [row] }) => this.#idsOf(Number(row!.id)));
     const ids = this.#reserved;
     this.#batch.start(ids.then((reserved) => this.#write(rows, reserved)));
   }

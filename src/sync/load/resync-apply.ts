@@ -32,6 +32,7 @@ import type { TargetTransaction } from '../target/target-transaction.ts';
 import { noteWaitingViews, retryWaitingViews, viewsDigest } from './views-wait.ts';
 import { fieldDrift, type FieldDrift } from './field-drift.ts';
 import { holdForSchema } from './schema-hold.ts';
+import { analyzeTable } from './load-sql.ts';
 
 /**
  * Applies a fetched list to a target that has rows, in the transaction `txn` holds under the
@@ -103,13 +104,13 @@ export function stagedDiff(target: Target, staging: StagingTable): DiffSource {
 async function diffStaged(tx: Queryable, target: Target, staging: StagingTable, collected: CollectedList, options: ApplyOptions): Promise<string> {
   return staging.complete(collected.pending, tx, async (staged) => {
     const large = staged.rows > options.analyzeAfterRows;
-    if (large) await tx.query(`analyze ${staged.name}`);
+    if (large) await tx.query(analyzeTable(staged.name));
     const diff = `${staged.name}_diff`;
     // With an index, staging holds only the entries not current as fetched, and the current side is
     // the rows no entry matched, read by primary key: every other current row is unchanged, by
     // digest and key (the generation check proves the ids are still the current rows).
     await createDiff(tx, diff, staged.name, currentRowsOf(target, collected.index?.unseenIds));
-    if (large) await tx.query(`analyze ${diff}`);
+    if (large) await tx.query(analyzeTable(diff));
     return diff;
   });
 }

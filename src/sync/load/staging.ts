@@ -4,9 +4,9 @@ import type { Queryable } from '../../db/database.ts';
 import type { LazyConnection } from '../../db/lazy-connection.ts';
 import { BackgroundWrite } from './background-write.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
-import { ENTRY_ROW_COLUMNS } from '../sql.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { copyChunks, unnestRows } from './row-format.ts';
+import { createStagingTable, insertStaged, copyIntoStaging, dropSessionTable } from './load-sql.ts';
 
 /**
  * A temporary table holding one fetched list, so that the diff against the current rows is one
@@ -44,9 +44,7 @@ export class StagingTable {
   async #create(q: Queryable): Promise<void> {
     if (this.#created) return;
     const inTransaction = q !== this.#conn || (await this.#conn.openEarly());
-    await q.query(
-      `create temp table ${this.name} (entry_key text not null, code text, description text, payload jsonb not null, entry_hash text not null)${inTransaction ? ' on commit drop' : ''}`,
-    );
+    await q.query(createStagingTable(this.name, inTransaction));
     this.#created = true;
     this.#sessionScoped = !inTransaction;
   }
@@ -73,7 +71,7 @@ export class StagingTable {
       return;
     }
     const source = unnestRows(rows, 1);
-    await q.query(`insert into ${this.name} (${ENTRY_ROW_COLUMNS}) select * from ${source.from}`, source.params);
+    await q.query(insertStaged(this.name, source.from), source.params);
   }
 
   /**
@@ -81,7 +79,7 @@ export class StagingTable {
    * held connection and hands it back, so the rows are written to it with backpressure.
    */
   async #copy(rows: readonly NormalizedEntry[], q: Queryable): Promise<void> {
-    await copyIn(q, `copy ${this.name} (${ENTRY_ROW_COLUMNS}) from stdin`, copyChunks(rows));
+    await copyIn(q, copyIntoStaging(this.name), copyChunks(rows));
   }
 
   /**
@@ -111,6 +109,6 @@ export class StagingTable {
    * gone: if the transaction that dropped it rolls back, the table is back, and drop() must try again.
    */
   async #dropIn(q: Queryable): Promise<void> {
-    if (this.#created && this.#sessionScoped) await q.query(`drop table if exists ${this.name}`);
+    if (this.#created && this.#sessionScoped) await q.query(dropSessionTable(this.name));
   }
 }

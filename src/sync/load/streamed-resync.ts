@@ -9,8 +9,9 @@ import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, type DiffSource } from './resync-apply.ts';
 import { unnestRows } from './row-format.ts';
-import { changedFieldsOf, insertEntries, nextSnapshotId, openedBy, rowsGeneration, targetParams } from '../sql.ts';
+import { insertEntries, openedBy, reserveSnapshotId, rowsGeneration, targetParams } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { createStreamedDiff, indexDiffByBatch, diffAndCloseSpill, closeRemovedIntoDiff, analyzeTable } from './load-sql.ts';
 
 /**
  * The resync of a large list written while it is fetched. It is taken at the first spill when the
@@ -54,14 +55,11 @@ export class StreamedResync implements Loader {
   static async open(txn: TargetTransaction, check: CurrentRowsCheck): Promise<StreamedResync | undefined> {
     const index = check.index;
     if (!index || (await rowsGeneration(txn.q, txn.target)) !== index.generation) return undefined;
-    const { rows } = await txn.q.query<{ id: string }>(`select ${nextSnapshotId} as id`);
+    const { rows } = await txn.q.query<{ id: string }>(reserveSnapshotId);
     const loader = new StreamedResync(txn, check, Number(rows[0]!.id));
-    await txn.q.query(
-      `create temp table ${loader.#diff} (entry_key text not null, change text not null, new_code text, new_description text, new_payload jsonb,
-         new_hash text, old_id bigint, old_code text, old_description text, old_payload jsonb, changed_fields text[], batch integer not null) on commit drop`,
-    );
+    await txn.q.query(createStreamedDiff(loader.#diff));
     // Each spill opens the versions of its own rows: found by their spill, not by reading the whole diff.
-    await txn.q.query(`create index on ${loader.#diff} (batch)`);
+    await txn.q.query(indexDiffByBatch(loader.#diff));
     await txn.q.query('savepoint streamed_versions');
     return loader;
   }
@@ -97,21 +95,7 @@ export class StreamedResync implements Loader {
     const { q, target } = this.#txn;
     const batch = ++this.#batches;
     const source = unnestRows(rows, 7);
-    await q.query(
-      `with d as (
-         insert into ${this.#diff} (entry_key, change, new_code, new_description, new_payload, new_hash, old_id, old_code, old_description, old_payload, changed_fields, batch)
-         select f.entry_key, case when c.id is null then 'added' else 'modified' end, f.code, f.description, f.payload, f.entry_hash,
-                c.id, c.code, c.description, c.payload, case when c.id is not null then ${changedFieldsOf('c.payload', 'f.payload')} end, $6
-         from (select distinct on (entry_key) * from ${source.from} order by entry_key) f
-         left join lateral (select id, code, description, payload, entry_hash from refdata.entries
-                            where environment = $1 and list_key = $2 and variant = $3 and entry_key = f.entry_key and valid_to is null
-                            limit 1) c on true
-         where c.id is null or c.entry_hash <> f.entry_hash
-         returning old_id)
-       update refdata.entries e set valid_to = $4, last_snapshot_id = $5
-       where e.id = any (array(select old_id from d where old_id is not null))`,
-      [...targetParams(target), ...this.#closing(), batch, ...source.params],
-    );
+    await q.query(diffAndCloseSpill(this.#diff, source.from), [...targetParams(target), ...this.#closing(), batch, ...source.params]);
     await insertEntries(q, target, this.#txn.state.now, this.#snapshotId, openedBy(this.#diff, batch));
   }
 
@@ -122,16 +106,7 @@ export class StreamedResync implements Loader {
    */
   async #closeRemoved(q: Queryable, unseenIds: number[]): Promise<void> {
     if (unseenIds.length === 0) return;
-    await q.query(
-      `with gone as (select id from unnest($3::bigint[]) as u(id) except select old_id from ${this.#diff} where old_id is not null),
-       r as (
-         update refdata.entries e set valid_to = $1, last_snapshot_id = $2
-         where e.id = any (array(select id from gone)) and e.valid_to is null
-         returning e.id, e.entry_key, e.code, e.description, e.payload)
-       insert into ${this.#diff} (entry_key, change, old_id, old_code, old_description, old_payload, batch)
-       select entry_key, 'removed', id, code, description, payload, 0 from r`,
-      [...this.#closing(), bigintArrayText(unseenIds)],
-    );
+    await q.query(closeRemovedIntoDiff(this.#diff), [...this.#closing(), bigintArrayText(unseenIds)]);
   }
 
   /** Writes the last entries and the removed, applies the diff as a staged resync's, and commits. */
@@ -145,7 +120,7 @@ export class StreamedResync implements Loader {
     const source: DiffSource = {
       complete: async (tx) => {
         await this.#closeRemoved(tx, collected.index?.unseenIds ?? []);
-        if (this.#written > options.analyzeAfterRows) await tx.query(`analyze ${this.#diff}`);
+        if (this.#written > options.analyzeAfterRows) await tx.query(analyzeTable(this.#diff));
         return this.#diff;
       },
       streamed: { snapshotId: this.#snapshotId, undo: async () => void (await this.#txn.q.query('rollback to savepoint streamed_versions')) },

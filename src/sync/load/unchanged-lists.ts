@@ -3,6 +3,7 @@ import type { Database } from '../../db/database.ts';
 import type { SummedUp } from '../collect/collect.ts';
 import type { TargetOutcome } from '../outcome/target-outcome.ts';
 import { recordUnchangedListsStatement, type FetchedFields } from '../sql.ts';
+import { lastOkOfSource } from './load-sql.ts';
 
 /** A target's last ok snapshot as a run reads it before its lists: its size, content hash and served digest. */
 export interface LastOk {
@@ -34,12 +35,7 @@ export async function readLastOk(db: Database, environment: string): Promise<Map
     fields: string[] | null;
     served_digest: string | null;
     replaced_values: number;
-  }>(
-    `select t.list_key, t.variant, t.entry_count, s.content_hash, s.fields, s.served_digest, s.replaced_values
-     from refdata.target_last_ok t join refdata.snapshots s on s.id = t.snapshot_id
-     where t.environment = $1 and t.entry_count is not null and s.content_hash is not null`,
-    [environment],
-  );
+  }>(lastOkOfSource, [environment]);
   return new Map(
     rows.map((r) => [
       keyOf(r.list_key, r.variant),

@@ -7,11 +7,12 @@ import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import { lockListColumns } from '../../columns/recorded-columns.ts';
 import { settleListViews, waitingMessage, type ViewsSettled } from '../../columns/waiting-views.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
+import { setSnapshotError } from '../sql.ts';
 
 /** Names the wait in the snapshot's error: the data was applied, only the views wait. */
 export async function noteWaitingViews(tx: Queryable, snapshotId: number, settled: ViewsSettled): Promise<void> {
   if (!settled.waiting) return;
-  await tx.query('update refdata.snapshots set error = $2 where id = $1', [snapshotId, waitingMessage(settled.waiting)]);
+  await tx.query(setSnapshotError, [snapshotId, waitingMessage(settled.waiting)]);
 }
 
 /** What a schema_changed alert says about the views: the wait and what depends on them, or the change applied after one. */

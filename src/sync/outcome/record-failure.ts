@@ -4,7 +4,7 @@ import { alertFor } from '../../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import { zeroCounts } from '../load/apply-types.ts';
 import { isUnavailable } from './failure.ts';
-import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, targetIs, targetParams } from '../sql.ts';
+import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, snapshotInRun, targetParams } from '../sql.ts';
 import { storableText } from '../collect/storable-text.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { lockTarget } from '../target/target-lock.ts';
@@ -32,7 +32,7 @@ export async function recordFailure(db: Database, target: Target, runId: number 
 
 /** Whether the run already has a snapshot of the target (it ran to the end, ok or not). */
 export async function syncedInRun(q: Queryable, runId: number, target: Target): Promise<boolean> {
-  const { rows } = await q.query(`select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`, [runId, ...targetParams(target)]);
+  const { rows } = await q.query(snapshotInRun, [runId, ...targetParams(target)]);
   return rows.length > 0;
 }
 

@@ -3,9 +3,9 @@
 // asks for it. Both carry the run's outcome and its per-list counts.
 import type { SourceConfig } from '../../config/types.ts';
 import pg from 'pg';
-import { ALERT_CHANNEL } from '../../alerts/outbox.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { sqlInteger } from '../sql.ts';
+import { runCompletedAlert } from './run-sql.ts';
 
 /** Channel of the run notices; refdata_changes keeps the contract's per-list payload. */
 export const RUNS_CHANNEL = 'refdata_runs';
@@ -47,27 +47,6 @@ export interface RunCompleted {
   lists: RunListOutcome[];
 }
 
-/**
- * A statement that updates one run (`update`: an UPDATE of refdata.sync_runs, without RETURNING) and
- * returns it as its outcome (RunCompleted), with each target's last snapshot in it: one round trip.
- * No row when the update changed none.
- */
-export function updatedRunCompleted(update: string): string {
-  return `with r as (${update} returning *)
-     select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
-            to_json(r.started_at) #>> '{}' as started_at, to_json(r.finished_at) #>> '{}' as finished_at,
-            r.targets_total, r.targets_done, r.targets_failed, r.error,
-            coalesce((select json_agg(json_build_object(
-                       'list_key', s.list_key, 'variant', s.variant,
-                       'status', case when s.status = 'ok' then case when s.changed then 'changed' else 'unchanged' end else s.status end,
-                       'snapshot_id', s.id, 'entries', s.entry_count, 'added', s.added, 'removed', s.removed,
-                       'modified', s.modified, 'reappeared', s.reappeared, 'reshaped', s.reshaped, 'error_code', s.error_code)
-                       order by s.list_key, s.variant)
-                      from (select distinct on (list_key, variant) * from refdata.snapshots
-                             where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists
-       from r`;
-}
-
 const bytes = (text: string) => Buffer.byteLength(text);
 
 /**
@@ -97,11 +76,6 @@ export function runCompletedStatements(run: RunCompleted, source: SourceConfig |
   const notify = `select pg_notify('${RUNS_CHANNEL}', ${pg.escapeLiteral(runNotice(run))})`;
   if (!source?.alertOn.includes('run_completed')) return [notify];
   const environment = pg.escapeLiteral(run.environment);
-  const alert = `with inserted as (
-       insert into refdata.alerts (run_id, kind, environment, list_key, variant, payload)
-       values (${sqlInteger(run.run_id)}, 'run_completed', ${environment}, '', '', ${pg.escapeLiteral(JSON.stringify(run))}::jsonb)
-       on conflict (run_id, kind) where run_id is not null do nothing
-       returning id)
-     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', ${environment}::text, 'kind', 'run_completed')::text) from inserted`;
+  const alert = runCompletedAlert(sqlInteger(run.run_id), environment, pg.escapeLiteral(JSON.stringify(run)));
   return [notify, alert];
 }

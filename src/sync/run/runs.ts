@@ -3,7 +3,8 @@ import type { Capabilities } from '../../db/capabilities.ts';
 import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { insideOpenTransaction } from './claim-transaction.ts';
-import { runCompletedStatements, updatedRunCompleted, type RunCompleted } from './run-completed.ts';
+import { runCompletedStatements, type RunCompleted } from './run-completed.ts';
+import { updatedRunCompleted, insertRun, runOfSlot, advanceRun, runProgress, updateRunProgress, failRunningRun, runningCliRuns } from './run-sql.ts';
 
 /**
  * The most a run's `error` takes, in bytes as JSON text (so also as UTF-8): it quotes the upstream's
@@ -24,15 +25,15 @@ export interface StartRunOptions {
 
 /** Opens a run record, or finds the one already opened for the same source and slot. */
 export async function startRun(q: Queryable, options: StartRunOptions): Promise<{ id: number; created: boolean }> {
-  const { rows } = await q.query<{ id: number }>(
-    `insert into refdata.sync_runs (environment, source, trigger, status, slot, targets_total, started_at)
-     values ($1, $2, $3, 'running', $4, $5, clock_timestamp())
-     on conflict (source, slot) do nothing
-     returning id`,
-    [options.source.environment, options.source.name, options.trigger, options.slot ?? null, options.targetsTotal],
-  );
+  const { rows } = await q.query<{ id: number }>(insertRun, [
+    options.source.environment,
+    options.source.name,
+    options.trigger,
+    options.slot ?? null,
+    options.targetsTotal,
+  ]);
   if (rows[0]) return { id: Number(rows[0].id), created: true };
-  const existing = await q.query<{ id: number }>('select id from refdata.sync_runs where source = $1 and slot = $2', [options.source.name, options.slot]);
+  const existing = await q.query<{ id: number }>(runOfSlot, [options.source.name, options.slot]);
   return { id: Number(existing.rows[0]!.id), created: false };
 }
 
@@ -50,34 +51,25 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
   // While the run goes on and none of its targets failed, one statement counts it (migration 0011):
   // every target job but a run's last. The others close the run or word its error, below.
   if (!atEnd) {
-    const { rows } = await db.query<{ advanced: boolean }>('select refdata.advance_run($1) as advanced', [runId]);
+    const { rows } = await db.query<{ advanced: boolean }>(advanceRun, [runId]);
     if (rows[0]?.advanced) return 'running';
   }
   // Three round trips, since a run's close is what `refsync sync` waits for after its last list: the
   // run row's lock and the count from its snapshots (migration 0010) in the BEGIN's, the update and
   // the run's outcome in one statement, and what tells of its end (run-completed.ts) in the COMMIT's.
-  const opening = `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
+  const opening = runProgress(runId);
   return db.transaction(async (tx, opened, atCommit) => {
     const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null } | undefined;
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
     const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
     const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${run.problems ?? ''}` : null;
-    const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(
-      updatedRunCompleted(
-        `update refdata.sync_runs set
-           targets_done = $2,
-           targets_failed = $3,
-           status = case when $2 < targets_total then 'running'
-                         when $3 = 0 then 'succeeded'
-                         when $3 >= targets_total then 'failed'
-                         else 'partial' end,
-           finished_at = case when $2 >= targets_total then clock_timestamp() end,
-           error = $4
-         where id = $1`,
-      ),
-      [runId, progress.done, progress.failed, error === null ? null : cutToBytes(error, RUN_ERROR_BYTES)],
-    );
+    const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(updatedRunCompleted(updateRunProgress), [
+      runId,
+      progress.done,
+      progress.failed,
+      error === null ? null : cutToBytes(error, RUN_ERROR_BYTES),
+    ]);
     const updated = rows[0]!;
     if (updated.status !== 'running') for (const statement of runCompletedStatements(updated, source)) atCommit(statement);
     return updated.status;
@@ -86,10 +78,7 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
 
 /** Ends a run that could not finish (for example, the database went away mid-run). */
 export async function failRun(q: Queryable, runId: number, error: string, source?: SourceConfig): Promise<void> {
-  const { rows } = await q.query<RunCompleted>(
-    updatedRunCompleted(`update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2 where id = $1 and status = 'running'`),
-    [runId, cutToBytes(error, RUN_ERROR_BYTES)],
-  );
+  const { rows } = await q.query<RunCompleted>(updatedRunCompleted(failRunningRun), [runId, cutToBytes(error, RUN_ERROR_BYTES)]);
   const failed = rows[0];
   if (!failed) return;
   // In the caller's transaction, if any: sent and written only if it commits.
@@ -154,9 +143,7 @@ export class RunClaim {
  * by their own jobs and retries, so they are left alone.
  */
 export async function closeAbandonedRuns(db: Database, source: SourceConfig): Promise<number> {
-  const { rows } = await db.query<{ id: number }>("select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'", [
-    source.name,
-  ]);
+  const { rows } = await db.query<{ id: number }>(runningCliRuns, [source.name]);
   let closed = 0;
   for (const { id } of rows) {
     if (liveRuns.has(Number(id))) continue;

@@ -4,6 +4,7 @@
 //   the versions before and after as whole typed rows, so their columns sit side by side.
 // Both use the view's row type, so they are typed exactly like it and follow it when columns are
 // appended; a view re-created for a type change drops them first and creates them again after.
+// Their SQL is built here, by name (docs/architecture.md, "Where SQL lives"); list-views.ts runs it.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';

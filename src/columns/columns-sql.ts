@@ -1,0 +1,61 @@
+// The typed columns' SQL on refdata.list_columns, refdata.list_views_waiting and the entries they
+// are read from, by name (docs/architecture.md, "Where SQL lives"). The views and functions made
+// per list are built in view-sql.ts.
+
+/** The list's current typed columns with when each field was first recorded, in view order ($1: the list). */
+export const TYPED_COLUMNS = `select c.field, c.column_name, c.data_type, c.position, f.recorded_at as since, f.first_snapshot_id as since_snapshot
+     from refdata.list_columns c
+     cross join lateral (select recorded_at, first_snapshot_id from refdata.list_columns f
+                         where f.list_key = c.list_key and f.field = c.field order by f.recorded_at, f.id limit 1) f
+     where c.list_key = $1 and c.replaced_at is null`;
+
+/** The same, in view order. */
+export const typedColumnsInOrder = `${TYPED_COLUMNS}\n     order by c.position`;
+
+/** One page of a list's entries' payloads, for the migrate-time backfill. */
+export const entriesPayloadPage = 'select id, payload from refdata.entries where list_key = $1 and id > $2 order by id limit $3';
+
+/** Lists synced ok that have no recorded columns yet. */
+export const listsWithoutColumns = `select distinct list_key from refdata.snapshots where status = 'ok'
+     except select list_key from refdata.list_columns`;
+
+/** A list's typed columns, and whether a change of its views waits. */
+export const planInputs = `select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting, c.*
+     from (select 1) one left join lateral (${TYPED_COLUMNS}) c on true
+     order by c.position`;
+
+/** Whether every current value of a field in the list's other targets fits a type. */
+export const otherTargetsFit = (read: string): string =>
+  `select exists (select 1 from refdata.entries
+       where list_key = $1 and valid_to is null and not (environment = $2 and variant = $3)
+         and ${read}(payload -> $4) is not null) as fits`;
+
+/** Records the columns a plan adds. */
+export const insertAddedColumns = `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
+       select $1, f.field, f.column_name, f.position, f.data_type, $2::bigint, $2::bigint, $3::timestamptz
+       from unnest($4::text[], $5::text[], $6::int[], $7::text[]) as f(field, column_name, position, data_type)`;
+
+/** Marks a recorded column replaced. */
+export const replaceColumn = `update refdata.list_columns set replaced_at = $3, last_snapshot_id = coalesce($4, last_snapshot_id)
+       where list_key = $1 and field = $2 and replaced_at is null`;
+
+/** Records one column. */
+export const insertColumn = `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
+       values ($1, $2, $3, $4, $5, $6, $6, $7)`;
+
+/** Moves the list's current columns' last snapshot on. */
+export const touchColumns = `update refdata.list_columns c set last_snapshot_id = $2
+       from (select id from refdata.list_columns
+             where list_key = $1 and replaced_at is null and field = any($3::text[]) and (last_snapshot_id is null or last_snapshot_id < $2)
+             for update skip locked) moved
+       where c.id = moved.id`;
+
+/** Takes a list's waiting change of its views off the wait. */
+export const takeWaitingViews = 'delete from refdata.list_views_waiting where list_key = $1 returning columns';
+
+/** Records a list's change of its views as waiting. */
+export const putWaitingViews = `insert into refdata.list_views_waiting as w (list_key, since, snapshot_id, views, dependents, columns)
+     values ($1, $2, $3, $4, $5, $6::jsonb)
+     on conflict (list_key) do update set snapshot_id = coalesce(excluded.snapshot_id, w.snapshot_id), views = excluded.views,
+       dependents = excluded.dependents, columns = w.columns || excluded.columns
+     returning since, columns, (xmax = 0) as began`;

@@ -1,0 +1,36 @@
+// The per-list views' DDL, by name (docs/architecture.md, "Where SQL lives"): the SELECT of each
+// view from its contract columns and typed columns, and the statements that create, comment, grant
+// and drop it. list-views.ts decides which of them a list needs.
+import type { ListKey } from '../catalog/list-keys.ts';
+import { READER_ROLE } from '../db/reader-role.ts';
+import type { TypedColumn } from './typed-column.ts';
+import { ident, literal, nonconformingExpression, typedExpression } from './typed-sql.ts';
+import type { RelationDescription } from './view-descriptions.ts';
+
+/** The SELECT of refdata.<list> (current rows) or refdata.<list>_history (every version). */
+export function viewQuery(key: ListKey, relation: RelationDescription, typed: readonly TypedColumn[], history: boolean): string {
+  const variant = relation.columns[1]!.name;
+  const contract = ['environment', `variant AS ${variant}`, 'entry_key', 'code', 'description', 'payload', 'valid_from'];
+  if (history) contract.push('valid_to');
+  contract.push(`${nonconformingExpression(typed)} AS nonconforming`);
+  const columns = [...contract, ...typed.map((c) => `${typedExpression(c)} AS ${ident(c.column)}`)];
+  const from = history ? 'refdata.entries' : 'refdata.current_entries';
+  return `SELECT ${columns.join(',\n       ')}\nFROM ${from}\nWHERE list_key = ${literal(key)}`;
+}
+
+/** CREATE (OR REPLACE) of view refdata.<view> as `query`. */
+export const createView = (view: string, replace: boolean, query: string): string =>
+  `CREATE ${replace ? 'OR REPLACE ' : ''}VIEW refdata.${ident(view)} AS\n${query}`;
+
+export const dropView = (view: string): string => `DROP VIEW refdata.${ident(view)}`;
+
+export const commentOnView = (view: string, description: string): string => `COMMENT ON VIEW refdata.${ident(view)} IS ${literal(description)}`;
+
+export const commentOnColumn = (view: string, column: string, description: string): string =>
+  `COMMENT ON COLUMN refdata.${ident(view)}.${ident(column)} IS ${literal(description)}`;
+
+/** A grant read from the view's ACL (grantee already quoted), to give back after a re-create. */
+export const grantOn = (view: string, privilege: string, grantee: string, grantable: boolean): string =>
+  `GRANT ${privilege} ON refdata.${ident(view)} TO ${grantee}${grantable ? ' WITH GRANT OPTION' : ''}`;
+
+export const grantSelectToReader = (view: string): string => `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`;
