@@ -2,12 +2,15 @@
 // are read from, by name (docs/architecture.md, "Where SQL lives"). The views and functions made
 // per list are built in view-sql.ts.
 
-/** The list's current typed columns with when each field was first recorded, in view order ($1: the list). */
-export const TYPED_COLUMNS = `select c.field, c.column_name, c.data_type, c.position, f.recorded_at as since, f.first_snapshot_id as since_snapshot
+/** A list's current typed columns with when each field was first recorded (`list`: the SQL naming the list). */
+const typedColumnsOf = (list: string) => `select c.field, c.column_name, c.data_type, c.position, f.recorded_at as since, f.first_snapshot_id as since_snapshot
      from refdata.list_columns c
      cross join lateral (select recorded_at, first_snapshot_id from refdata.list_columns f
                          where f.list_key = c.list_key and f.field = c.field order by f.recorded_at, f.id limit 1) f
-     where c.list_key = $1 and c.replaced_at is null`;
+     where c.list_key = ${list} and c.replaced_at is null`;
+
+/** The list's current typed columns with when each field was first recorded ($1: the list). */
+export const TYPED_COLUMNS = typedColumnsOf('$1');
 
 /** The same, in view order. */
 export const typedColumnsInOrder = `${TYPED_COLUMNS}\n     order by c.position`;
@@ -23,6 +26,30 @@ export const listsWithoutColumns = `select distinct list_key from refdata.snapsh
 export const planInputs = `select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting, c.*
      from (select 1) one left join lateral (${TYPED_COLUMNS}) c on true
      order by c.position`;
+
+/** planInputs of several lists at once ($1: their keys), a row per list and column, by list and position. */
+export const planInputsOfLists = `select k.list_key, exists (select 1 from refdata.list_views_waiting w where w.list_key = k.list_key) as waiting, c.*
+     from unnest($1::text[]) as k(list_key) left join lateral (${typedColumnsOf('k.list_key')}) c on true
+     order by k.list_key, c.position`;
+
+/** The lock of lockListColumns, shared, on several lists at once ($1: their keys). */
+export const lockListsColumnsShared = `select pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k))
+     from unnest($1::text[]) as k order by k`;
+
+/**
+ * touchColumns for several fetches at once ($1: JSON of list_key, snapshot_id, fields each): a
+ * column several fetches of one list served moves to the latest of their snapshots.
+ */
+export const touchColumnsOfFetches = `update refdata.list_columns c set last_snapshot_id = moved.snapshot_id
+       from (select lc.id, w.snapshot_id
+             from (select lc.id, max(t.snapshot_id) as snapshot_id
+                   from jsonb_to_recordset($1::jsonb) as t(list_key text, snapshot_id bigint, fields text[])
+                   join refdata.list_columns lc on lc.list_key = t.list_key and lc.replaced_at is null and lc.field = any(t.fields)
+                   group by lc.id) w
+             join refdata.list_columns lc on lc.id = w.id
+             where lc.last_snapshot_id is null or lc.last_snapshot_id < w.snapshot_id
+             for update of lc skip locked) moved
+       where c.id = moved.id`;
 
 /** Whether every current value of a field in the list's other targets fits a type. */
 export const otherTargetsFit = (read: string): string =>

@@ -46,6 +46,8 @@ describe("a run's first loads applied together", () => {
     const sb = await useSandbox();
     const together = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'together-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
     const alone = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'alone-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
+    // A source whose lists' columns another has recorded: their plans change nothing, made together.
+    const again = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'again-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,unpinned' });
     try {
       const run = await together.sync(t.db);
       expect(run.status).toBe('succeeded');
@@ -53,8 +55,18 @@ describe("a run's first loads applied together", () => {
       // Each list on its own, without a run: its own transaction, the ordinary first load.
       for (const target of targetsFor(alone.source)) expect((await syncTarget(t.db, alone.client, target, { runId: null })).status).toBe('changed');
 
+      expect((await again.sync(t.db)).status).toBe('succeeded');
+
       const a = await loaded(t.db, 'together-env');
       const b = await loaded(t.db, 'alone-env');
+      const c = await loaded(t.db, 'again-env');
+      expect(c).toEqual(b);
+      // Every current column was served by the last source: its last snapshot is one of that source's.
+      const { rows: stale } = await t.db.query(
+        `select list_key, field from refdata.list_columns where replaced_at is null
+           and last_snapshot_id not in (select id from refdata.snapshots where environment = 'again-env')`,
+      );
+      expect(stale).toEqual([]);
       expect(a.snapshots.length).toBe(targetsFor(together.source).length);
       expect(a.entries.length).toBeGreaterThan(100);
       expect(a.snapshots).toEqual(b.snapshots);
@@ -71,7 +83,7 @@ describe("a run's first loads applied together", () => {
       const next = await together.sync(t.db);
       expect(next.outcomes.map((o) => o.status)).toEqual(next.outcomes.map(() => 'unchanged'));
     } finally {
-      await Promise.all([together.client.close(), alone.client.close()]);
+      await Promise.all([together.client.close(), alone.client.close(), again.client.close()]);
     }
   });
 

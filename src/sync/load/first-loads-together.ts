@@ -11,14 +11,14 @@
 // meanwhile, or whose group's transaction failed, is not applied, and its caller syncs it again the
 // ordinary way (as UnchangedLists does with the unchanged lists it could not record).
 import { listVariant, type Target } from '../../catalog/targets.ts';
-import { applyColumnPlan, planListColumns, planTarget } from '../../columns/recorded-columns.ts';
-import { waitingMessage } from '../../columns/waiting-views.ts';
+import { applyColumnPlan, planColumnsTogether, planTarget, touchColumnsTogether } from '../../columns/recorded-columns.ts';
+import { waitingMessage, type ViewsSettled } from '../../columns/waiting-views.ts';
 import type { Database } from '../../db/database.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { changeNotice } from '../notify.ts';
-import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement, type SnapshotRow } from '../sql.ts';
+import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement } from '../sql.ts';
 import { zeroCounts, type ApplyOptions } from './apply-types.ts';
 import { onePerKey } from './first-load.ts';
 import { snapshotOf } from './snapshot-row.ts';
@@ -170,25 +170,37 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
         );
         const loads: Array<HeldLoad & { snapshotId: number }> = [];
         for (const [i, h] of locked.entries()) if (states[i]!.firstLoad) loads.push({ ...h, snapshotId: states[i]!.snapshotId });
-        const snapshots: Array<{ target: Target; row: SnapshotRow & { id: number } }> = [];
-        for (const load of loads) {
-          // As a first load on its own plans and records them (first-load.ts), list by list: a later
-          // variant of a list plans on the columns an earlier one just recorded.
-          const columns = await planListColumns(tx, load.target.list.key, load.collected.fieldValues, planTarget(load.target));
-          const settled = await applyColumnPlan(tx, columns, load.snapshotId, now);
+        if (loads.length === 0) return ids;
+        // As a first load on its own plans and records them (first-load.ts): a list whose columns
+        // change is planned and recorded before the next (a later variant plans on what it
+        // recorded); the others, most of them once a source has recorded their lists, in a few
+        // statements for all.
+        const settled: Array<ViewsSettled | undefined> = [];
+        const plans = await planColumnsTogether(
+          tx,
+          loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target) })),
+          async (plan, i) => {
+            settled[i] = await applyColumnPlan(tx, plan, loads[i]!.snapshotId, now);
+          },
+        );
+        await touchColumnsTogether(
+          tx,
+          loads.flatMap((l, i) => (settled[i] ? [] : [{ plan: plans[i]!, snapshotId: l.snapshotId }])),
+        );
+        const snapshots = loads.map((load, i) => {
           const counts = { ...zeroCounts(), added: load.collected.entryCount };
           const row = snapshotOf(load.collected, load.options, now, {
             status: 'ok',
             changed: true,
             counts,
-            nonconforming: columns.nonconforming,
+            nonconforming: plans[i]!.nonconforming,
             id: load.snapshotId,
           });
-          if (settled.waiting) row.error = waitingMessage(settled.waiting);
-          snapshots.push({ target: load.target, row: { ...row, id: load.snapshotId } });
+          const waiting = settled[i]?.waiting;
+          if (waiting) row.error = waitingMessage(waiting);
           ids.set(load.target, load.snapshotId);
-        }
-        if (loads.length === 0) return ids;
+          return { target: load.target, row: { ...row, id: load.snapshotId } };
+        });
         await insertSnapshots(tx, environment, snapshots);
         const withRows = loads.map((l) => ({ target: l.target, snapshotId: l.snapshotId, rows: rowsOf(l.collected) })).filter((l) => l.rows.length > 0);
         if (withRows.length) await insertEntriesOfTargets(tx, environment, now, withRows);
