@@ -3,6 +3,7 @@
 // by one untrusted certificate, say) are one line naming their lists. The outbox still holds, and a
 // webhook still gets, one alert per list: one row per kind per snapshot, as the contract has it,
 // which receivers route and deduplicate by.
+import { groupAlike } from '../util/alike.ts';
 import { cutToChars } from '../util/bounded-text.ts';
 import type { Logger } from '../util/logger.ts';
 import { logFields, logText, type AlertRecord } from './format.ts';
@@ -33,21 +34,30 @@ function logShared(logger: Logger, alerts: AlertRecord[], channel: AlertChannel)
 }
 
 export function alertLog(logger: Logger): AlertLog {
-  const held = new Map<string, { alerts: AlertRecord[]; channel: AlertChannel }>();
+  let held: { alert: AlertRecord; channel: AlertChannel }[] = [];
   return {
     logged(alert, channel) {
       if (alert.kind !== 'failed') return logOne(logger, alert, channel);
-      const key = JSON.stringify([alert.environment, alert.payload.status, alert.payload.error_code, alert.payload.error, channel]);
-      const group = held.get(key) ?? { alerts: [], channel };
-      group.alerts.push(alert);
-      held.set(key, group);
+      held.push({ alert, channel });
     },
     flush() {
-      for (const { alerts, channel } of held.values()) {
-        if (alerts.length === 1) logOne(logger, alerts[0]!, channel);
-        else logShared(logger, alerts, channel);
+      const key = ({ alert, channel }: (typeof held)[number]) => [
+        alert.environment,
+        alert.payload.status,
+        alert.payload.error_code,
+        alert.payload.error,
+        channel,
+      ];
+      for (const group of groupAlike(held, key)) {
+        if (group.length === 1) logOne(logger, group[0]!.alert, group[0]!.channel);
+        else
+          logShared(
+            logger,
+            group.map((g) => g.alert),
+            group[0]!.channel,
+          );
       }
-      held.clear();
+      held = [];
     },
   };
 }

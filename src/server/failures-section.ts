@@ -2,6 +2,7 @@
 // list stopped by one untrusted certificate is one row naming them, not a row per list. Failures of
 // lists that have synced since need nobody, so they wait a click away, folded.
 import type { FailureRow, TargetSyncRow } from '../read/status-queries.ts';
+import { groupAlike } from '../util/alike.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable, listLink, reason, status, time, type Column } from './page-parts.ts';
 
@@ -16,12 +17,7 @@ const failingColumns: Column[] = [{ label: 'lists' }, { label: 'source' }, { lab
 
 /** The failing targets by source, status and reason, in the order first met. */
 function byCause(failing: readonly FailingTarget[]): FailingTarget[][] {
-  const groups = new Map<string, FailingTarget[]>();
-  for (const t of failing) {
-    const key = JSON.stringify([t.environment, t.status, reason(t.error)]);
-    groups.set(key, [...(groups.get(key) ?? []), t]);
-  }
-  return [...groups.values()];
+  return groupAlike(failing, (t) => [t.environment, t.status, reason(t.error)]);
 }
 
 const targetKey = (t: { environment: string; list_key: string; variant: string }) => JSON.stringify([t.environment, t.list_key, t.variant]);

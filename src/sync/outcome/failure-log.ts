@@ -3,6 +3,7 @@
 // stopped, so an untrusted certificate, a refused login or an unreachable host is one warning, not
 // one per list.
 import { listVariant, type Target } from '../../catalog/targets.ts';
+import { groupAlike } from '../../util/alike.ts';
 import type { Logger } from '../../util/logger.ts';
 
 export type ListFailure = Error & { code: string };
@@ -21,31 +22,22 @@ export function eachFailureLog(logger: Logger): FailureLog {
   };
 }
 
-interface SharedFailure {
-  environment: string;
-  code: string;
-  message: string;
-  targets: string[];
-}
-
 /** Failures held until flush, then one line per error (per environment, code and message) naming every list it stopped. */
 export function groupedFailureLog(logger: Logger): FailureLog {
-  const groups = new Map<string, SharedFailure>();
+  let held: { target: Target; failure: ListFailure }[] = [];
   return {
     failed(target, failure) {
-      const environment = target.source.environment;
-      const key = JSON.stringify([environment, failure.code, failure.message]);
-      const group = groups.get(key) ?? { environment, code: failure.code, message: failure.message, targets: [] };
-      group.targets.push(listVariant(target));
-      groups.set(key, group);
+      held.push({ target, failure });
     },
     flush() {
-      for (const g of groups.values()) {
-        const fields = { environment: g.environment, code: g.code, err: g.message };
-        if (g.targets.length === 1) logger.warn({ ...fields, target: g.targets[0] }, 'list failed');
-        else logger.warn({ ...fields, targets: g.targets }, `${g.targets.length} lists failed with the same error`);
+      for (const group of groupAlike(held, (f) => [f.target.source.environment, f.failure.code, f.failure.message])) {
+        const { target, failure } = group[0]!;
+        const fields = { environment: target.source.environment, code: failure.code, err: failure.message };
+        const targets = group.map((f) => listVariant(f.target));
+        if (targets.length === 1) logger.warn({ ...fields, target: targets[0] }, 'list failed');
+        else logger.warn({ ...fields, targets }, `${targets.length} lists failed with the same error`);
       }
-      groups.clear();
+      held = [];
     },
   };
 }
