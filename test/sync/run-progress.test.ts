@@ -198,8 +198,12 @@ describe("a run's close", () => {
 
       const sent = { work: [] as string[], atCommit: [] as string[] };
       expect(await refreshRun(recordingWork(t.db, sent), run.id, fx.source, true)).toBe('partial');
-      // The update and the outcome it returns in one statement; the NOTIFY and the alert sent with the COMMIT.
-      expect(sent.work).toEqual([expect.stringMatching(/^with r as \(update refdata\.sync_runs set /)]);
+      // The failed list's reason read (a run with failures only), the update and the outcome it returns
+      // in one statement; the NOTIFY and the alert sent with the COMMIT.
+      expect(sent.work).toEqual([
+        expect.stringMatching(/^select distinct on \(s\.list_key, s\.variant\) /),
+        expect.stringMatching(/^with r as \(update refdata\.sync_runs set /),
+      ]);
       expect(sent.atCommit).toEqual([
         expect.stringMatching(/^select pg_notify\('refdata_runs', /),
         expect.stringMatching(/^with inserted as \( insert into refdata\.alerts .* select pg_notify\('refdata_alerts', /),

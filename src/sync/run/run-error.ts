@@ -2,6 +2,7 @@
 // NOTIFY and its run_completed alert carry it. Lists stopped by one cause (an untrusted
 // certificate, a refused login, an unreachable host) are said once: it read `accessorials (failed:
 // TLS: ...); appointment_types (failed: TLS: ...); ...` 21 times over, cut at 4000 bytes.
+import type { Queryable } from '../../db/database.ts';
 import { groupAlike } from '../../util/alike.ts';
 import { runReason } from '../../read/run-reason.ts';
 
@@ -14,19 +15,23 @@ export interface RunProblem {
 }
 
 /**
- * The run's lists that did not sync, for the opening statement of the run's refresh (runs.ts), as
- * a JSON array: its latest snapshot of each list that has no ok one (as refdata.run_progress counts
- * them failed), by list and variant. `runId` must be an integer (it is written into the SQL).
+ * The run's lists that did not sync, by list and variant: its latest snapshot of each list that has
+ * no ok one (as refdata.run_progress counts them failed). Read after the count, in a statement of its
+ * own: a statement sees what was committed when it began, so the count's (which waits for the run
+ * row's lock) could have missed a list that committed meanwhile, and the refresh that closes the run
+ * would have worded its error without it for good.
  */
-export function runProblemsColumn(runId: number): string {
-  if (!Number.isSafeInteger(runId)) throw new Error(`sync run id ${runId} is not an integer`);
-  return `(select json_agg(json_build_object('list_key', x.list_key, 'variant', x.variant, 'status', x.status, 'error', x.error) order by x.list_key, x.variant)
-     from (select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error
-           from refdata.snapshots s
-           where s.run_id = ${runId} and s.status <> 'ok'
-             and not exists (select 1 from refdata.snapshots o
-                             where o.run_id = ${runId} and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok')
-           order by s.list_key, s.variant, s.id desc) x)`;
+export async function runProblems(q: Queryable, runId: number): Promise<RunProblem[]> {
+  const { rows } = await q.query<RunProblem>(
+    `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error
+     from refdata.snapshots s
+     where s.run_id = $1 and s.status <> 'ok'
+       and not exists (select 1 from refdata.snapshots o
+                       where o.run_id = $1 and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok')
+     order by s.list_key, s.variant, s.id desc`,
+    [runId],
+  );
+  return rows;
 }
 
 const label = (p: RunProblem) => (p.variant ? `${p.list_key}/${p.variant}` : p.list_key);

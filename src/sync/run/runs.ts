@@ -3,7 +3,7 @@ import type { Capabilities } from '../../db/capabilities.ts';
 import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { insideOpenTransaction } from './claim-transaction.ts';
-import { runErrorText, runProblemsColumn, type RunProblem } from './run-error.ts';
+import { runErrorText, runProblems } from './run-error.ts';
 import { runCompletedStatements, updatedRunCompleted, type RunCompleted } from './run-completed.ts';
 
 /**
@@ -57,19 +57,14 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
   // Three round trips, since a run's close is what `refsync sync` waits for after its last list: the
   // run row's lock and the count from its snapshots (migration 0010) in the BEGIN's, the update and
   // the run's outcome in one statement, and what tells of its end (run-completed.ts) in the COMMIT's.
-  // The BEGIN's also reads, when lists failed, how each ended, for the run's error (run-error.ts):
-  // with the statement's snapshot, so a list committed while the count waited for the row's lock
-  // may be counted but not worded; its own refresh, which waits for this one, words it.
-  const opening = `select p.status, p.targets_total, p.done, p.failed, case when p.failed > 0 then ${runProblemsColumn(runId)} end as problems
-    from refdata.run_progress(${runId}) p`;
+  // A run with failed lists takes a fourth, after the count, for their reasons (run-error.ts).
+  const opening = `select status, targets_total, done, failed from refdata.run_progress(${runId})`;
   return db.transaction(async (tx, opened, atCommit) => {
-    const run = opened[0] as
-      | { status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: RunProblem[] | null }
-      | undefined;
+    const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null } | undefined;
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
     const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
-    const error = progress.failed > 0 ? runErrorText(progress.failed, run.targets_total, run.problems ?? []) : null;
+    const error = progress.failed > 0 ? runErrorText(progress.failed, run.targets_total, await runProblems(tx, runId)) : null;
     const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(
       updatedRunCompleted(
         `update refdata.sync_runs set
