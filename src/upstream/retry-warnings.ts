@@ -1,12 +1,9 @@
-// The warnings of one client's retries, one per reason at a time. Every list of a source meets an
-// unreachable host, an overloaded service or a gateway's 502 alike, and a warning per retry per
-// list said the same thing a dozen times. The first retry for a reason is a warning; the retries
-// for the same reason in the minute after it are debug lines, counted in the next warning for it.
+// The warnings of one client's retries, one per reason at a time (src/util/quiet-repeats.ts). Every
+// list of a source meets an unreachable host, an overloaded service or a gateway's 502 alike, and a
+// warning per retry per list said the same thing a dozen times.
 import type { Logger } from '../util/logger.ts';
+import { QuietRepeats } from '../util/quiet-repeats.ts';
 import type { UpstreamError } from './errors.ts';
-
-/** How long a reason's warning stands for the retries after it. */
-export const RETRY_WARNING_QUIET_MS = 60_000;
 
 export interface Retry {
   endpoint: string;
@@ -18,22 +15,18 @@ export interface Retry {
 }
 
 /** What a retry's failure has in common with other requests' ones: its kind, status and message without the request. */
-function reasonOf(err: UpstreamError, where: string): string {
+function reasonOf(err: UpstreamError, where: string): unknown[] {
   const message = err.message.startsWith(`${where}: `) ? err.message.slice(where.length + 2) : err.message;
-  return JSON.stringify([err.code, err.status ?? null, message]);
+  return [err.code, err.status ?? null, message];
 }
 
 export class RetryWarnings {
   readonly #logger: Logger;
-  readonly #quietMs: number;
-  readonly #now: () => number;
-  /** Per reason: until when its retries are quiet, and how many were quiet since its last warning. */
-  readonly #reasons = new Map<string, { quietUntil: number; quiet: number }>();
+  readonly #quiet: QuietRepeats;
 
-  constructor(logger: Logger, quietMs = RETRY_WARNING_QUIET_MS, now: () => number = () => performance.now()) {
+  constructor(logger: Logger, quiet = new QuietRepeats()) {
     this.#logger = logger;
-    this.#quietMs = quietMs;
-    this.#now = now;
+    this.#quiet = quiet;
   }
 
   /** A request failed and will be tried again after `retry.delayMs`. */
@@ -47,26 +40,7 @@ export class RetryWarnings {
       status: err.status,
       delayMs: retry.delayMs,
     };
-    const key = reasonOf(err, retry.where);
-    const now = this.#now();
-    this.#forgetPast(now);
-    const seen = this.#reasons.get(key);
-    if (seen && now < seen.quietUntil) {
-      seen.quiet += 1;
-      this.#logger.debug(fields, `upstream request failed (${err.message}); retrying`);
-      return;
-    }
-    this.#reasons.set(key, { quietUntil: now + this.#quietMs, quiet: 0 });
-    const earlier = seen?.quiet ? { quietRetries: seen.quiet } : {};
-    const seconds = Math.round(this.#quietMs / 1000);
-    this.#logger.warn(
-      { ...fields, ...earlier },
-      `upstream request failed (${err.message}); retrying (other retries for this reason in the next ${seconds} s are logged at debug)`,
-    );
-  }
-
-  /** Drops the reasons long past, so a client that lives for months keeps only recent ones. */
-  #forgetPast(now: number): void {
-    for (const [key, seen] of this.#reasons) if (now >= seen.quietUntil + this.#quietMs) this.#reasons.delete(key);
+    const note = `other retries for this reason in the next ${this.#quiet.quietSeconds} s are logged at debug`;
+    this.#quiet.warn(this.#logger, reasonOf(err, retry.where), fields, `upstream request failed (${err.message}); retrying (${note})`);
   }
 }

@@ -8,6 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.ts';
 import { AuthError, NetworkError, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
 import { FailedLogin } from '../../src/upstream/failed-login.ts';
 import { RetryWarnings } from '../../src/upstream/retry-warnings.ts';
+import { QuietRepeats } from '../../src/util/quiet-repeats.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { client, collect, failure, fast, MACHINE, useResetSandbox } from './fixtures.ts';
 
@@ -112,14 +113,14 @@ describe('RetryWarnings', () => {
   it("one warning per reason while it stands, the others at debug and counted in the reason's next warning", () => {
     const logs = captureLogs('debug');
     let now = 0;
-    const warnings = new RetryWarnings(logs.logger, 60_000, () => now);
+    const warnings = new RetryWarnings(logs.logger, new QuietRepeats(60_000, () => now));
     const err = (where: string) => new NetworkError(`${where}: cannot connect to h:443 (ECONNREFUSED)`, { endpoint: '/x/', phase: 'connect' });
     const retry = (where: string) => ({ endpoint: '/x/', where, attempt: 1, attempts: 4, delayMs: 5 });
     for (const where of ['GET /a/ page 1', 'GET /b/ page 1', 'POST /v2/auth/token/']) warnings.retrying(err(where), retry(where));
     now = 60_000;
     warnings.retrying(err('GET /c/ page 1'), retry('GET /c/ page 1'));
-    const lines = logs.lines.map((l) => JSON.parse(l) as { level: number; quietRetries?: number });
+    const lines = logs.lines.map((l) => JSON.parse(l) as { level: number; quietRepeats?: number });
     expect(lines.map((l) => l.level)).toEqual([40, 20, 20, 40]);
-    expect(lines[3]!.quietRetries).toBe(2);
+    expect(lines[3]!.quietRepeats).toBe(2);
   });
 });

@@ -74,7 +74,13 @@ async function syncAdmitted(
     return later(job, token, verdict.ms);
   }
   if (verdict.kind === 'retry') {
-    log.warn({ code: outcome.errorCode, err: outcome.error }, 'list failed; will retry');
+    // Every job of a source stopped by one unreachable host fails alike: warned of once at a time.
+    deps.repeats.warn(
+      log,
+      ['list failed; will retry', source.name, outcome.errorCode, outcome.error],
+      { code: outcome.errorCode, err: outcome.error },
+      'list failed; will retry',
+    );
     throw outcome.failure;
   }
   const settled = await settleOutcome(deps, outcome, runId, log, true);

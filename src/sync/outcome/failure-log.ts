@@ -1,10 +1,11 @@
-// How list failures reach the log. A worker's target jobs each log their own; an in-process run
-// (`refsync sync`, `demo`) holds them to its end and logs each error once with the lists it
-// stopped, so an untrusted certificate, a refused login or an unreachable host is one warning, not
-// one per list.
+// How list failures reach the log. A worker's target jobs each log their own, those alike quiet for
+// a while after the first (src/util/quiet-repeats.ts); an in-process run (`refsync sync`, `demo`)
+// holds them to its end and logs each error once with the lists it stopped, so an untrusted
+// certificate, a refused login or an unreachable host is one warning, not one per list.
 import { listVariant, type Target } from '../../catalog/targets.ts';
 import { groupAlike } from '../../util/alike.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 
 export type ListFailure = Error & { code: string };
 
@@ -14,10 +15,18 @@ export interface FailureLog {
   flush(): void;
 }
 
-/** Each failure logged when it comes. */
-export function eachFailureLog(logger: Logger): FailureLog {
+/**
+ * Each failure logged when it comes. With `repeats` (a worker's), a failure alike to one warned
+ * of within its quiet spell (the same source, code and message: every list's job stopped by one
+ * unreachable host) is logged at debug, and counted in the next warning.
+ */
+export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureLog {
   return {
-    failed: (target, failure) => logger.warn({ target: listVariant(target), code: failure.code, err: failure.message }, 'list failed'),
+    failed(target, failure) {
+      const fields = { target: listVariant(target), code: failure.code, err: failure.message };
+      if (!repeats) return logger.warn(fields, 'list failed');
+      repeats.warn(logger, ['list failed', target.source.name, failure.code, failure.message], fields, 'list failed');
+    },
     flush: () => undefined,
   };
 }
