@@ -4,6 +4,7 @@
 // webhook still gets, one alert per list: one row per kind per snapshot, as the contract has it,
 // which receivers route and deduplicate by.
 import { groupAlike } from '../util/alike.ts';
+import { causeOf, sharedMessage } from '../util/failure-cause.ts';
 import { cutToChars } from '../util/bounded-text.ts';
 import type { Logger } from '../util/logger.ts';
 import { logFields, logText, type AlertRecord } from './format.ts';
@@ -30,7 +31,8 @@ function logShared(logger: Logger, alerts: AlertRecord[], channel: AlertChannel)
   const what = p.status === 'unavailable' ? 'are unavailable' : 'failed to sync';
   const lists = alerts.map((a) => `${a.listKey}${a.variant ? ` ${a.variant}` : ''}`);
   const alert = { kind: 'failed', environment, alertIds: alerts.map((a) => a.id), lists, error_code: p.error_code };
-  logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${String(p.error ?? p.error_code)}`, TEXT_LIMIT));
+  const error = p.error === undefined || p.error === null ? String(p.error_code) : sharedMessage(alerts.map((a) => String(a.payload.error)));
+  logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${error}`, TEXT_LIMIT));
 }
 
 export function alertLog(logger: Logger): AlertLog {
@@ -45,7 +47,7 @@ export function alertLog(logger: Logger): AlertLog {
         alert.environment,
         alert.payload.status,
         alert.payload.error_code,
-        alert.payload.error,
+        causeOf(String(alert.payload.error ?? ''), String(alert.payload.error_code)),
         channel,
       ];
       for (const group of groupAlike(held, key)) {

@@ -10,6 +10,7 @@ interface SnapshotRow {
   fetched_at: Date;
   status: string;
   error: string | null;
+  error_code: string | null;
 }
 
 /** The latest snapshot of every target, with the last ok snapshot. */
@@ -28,14 +29,13 @@ export interface TargetSyncRow extends SnapshotRow {
 
 export interface FailureRow extends SnapshotRow {
   id: number;
-  error_code: string | null;
 }
 
 export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {
   const { rows } = await q.query<TargetSyncRow>(`
     select distinct on (s.environment, s.list_key, s.variant)
            r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
-           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
+           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, s.error_code, ok.entry_count as entries, ok.fetched_at as last_ok_at,
            changed.impact_error
     from refdata.snapshots s
     left join refdata.sync_runs r on r.id = s.run_id

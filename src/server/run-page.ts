@@ -6,6 +6,7 @@ import { runById, runTargets, type RunTargetRow } from '../read/run-detail.ts';
 import type { RunRow } from '../read/status-query.ts';
 import { statedInRunError } from '../read/run-reason.ts';
 import { groupAlike } from '../util/alike.ts';
+import { causeOf } from '../util/failure-cause.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable, listLink, page, reason, status, time, type Column } from './page-parts.ts';
 
@@ -68,7 +69,7 @@ const targetColumns: Column[] = [
 function sharedWithRun(d: RunPageData): Set<RunTargetRow> {
   const shared = new Set<RunTargetRow>();
   const failed = d.targets.filter((t) => t.status !== 'ok' && t.error);
-  for (const group of groupAlike(failed, (t) => [t.status, reason(t.error)])) {
+  for (const group of groupAlike(failed, (t) => [t.status, causeOf(reason(t.error), t.error_code)])) {
     if (group.length > 1 && statedInRunError(d.run.error, group[0]!.error)) for (const t of group) shared.add(t);
   }
   return shared;

@@ -7,6 +7,7 @@ import { formatAge } from '../../read/format-age.ts';
 import { statedInRunError } from '../../read/run-reason.ts';
 import { shorten, terminalText } from '../output/terminal.ts';
 import { groupAlike } from '../../util/alike.ts';
+import { causeOf } from '../../util/failure-cause.ts';
 import { wrap } from '../output/wrap.ts';
 
 interface Column {
@@ -58,7 +59,7 @@ function reasonsOf(targets: TargetStatusRow[], runError: string | null | undefin
   const sharedByRun = new Set<TargetStatusRow>();
   for (const group of groupAlike(
     targets.filter((t) => t.last_error && t.last_status !== 'ok'),
-    (t) => [t.last_status, firstLine(t)],
+    (t) => [t.last_status, causeOf(firstLine(t), t.last_error_code)],
   )) {
     if (group.length > 1 && statedInRunError(runError, group[0]!.last_error)) for (const t of group) sharedByRun.add(t);
   }

@@ -2,6 +2,7 @@ import { Worker, type Job, type Processor } from 'bullmq';
 import type { AppConfig } from '../../config/types.ts';
 import type { WorkerMetrics } from '../../server/metrics.ts';
 import { errorLine } from '../../util/error-line.ts';
+import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 import { workerConnection } from '../redis/connection.ts';
@@ -55,7 +56,13 @@ function onJobFailed({ metrics, logger, lostTargets, repeats }: BullWorkerParts,
   // refuses. Attempts that fail alike (every job of a run, when the host or Postgres is away) are
   // warned of once at a time; the others are at debug, counted in the next warning.
   const msg = final ? 'job failed' : 'job will retry';
-  repeats.warn(logger, [msg, job.name, errorLine(err)], { jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, msg);
+  // Alike by cause: a failure of the host differs from list to list by its request only (the final
+  // attempt's error is target-job.ts's UnrecoverableError, its code before the list's message).
+  const line = errorLine(err);
+  const unrecoverable = /^([a-z_]+): ((?:GET|POST) \/.*)$/.exec(line);
+  const code = (err as { code?: unknown }).code;
+  const cause = unrecoverable ? causeOf(unrecoverable[2]!, unrecoverable[1]) : causeOf(line, typeof code === 'string' ? code : undefined);
+  repeats.warn(logger, [msg, job.name, cause], { jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, msg);
   if (failedOutsideProcessor(job)) {
     recordLostJob(lostTargets, job).catch((e) =>
       logger.warn({ jobId: job.id, err: errorLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),

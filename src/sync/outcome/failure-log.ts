@@ -4,6 +4,7 @@
 // certificate, a refused login or an unreachable host is one warning, not one per list.
 import { listVariant, type Target } from '../../catalog/targets.ts';
 import { groupAlike } from '../../util/alike.ts';
+import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 
@@ -25,7 +26,7 @@ export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureL
     failed(target, failure) {
       const fields = { target: listVariant(target), code: failure.code, err: failure.message };
       if (!repeats) return logger.warn(fields, 'list failed');
-      repeats.warn(logger, ['list failed', target.source.name, failure.code, failure.message], fields, 'list failed');
+      repeats.warn(logger, ['list failed', target.source.name, failure.code, causeOf(failure.message, failure.code)], fields, 'list failed');
     },
     flush: () => undefined,
   };
@@ -39,9 +40,9 @@ export function groupedFailureLog(logger: Logger): FailureLog {
       held.push({ target, failure });
     },
     flush() {
-      for (const group of groupAlike(held, (f) => [f.target.source.environment, f.failure.code, f.failure.message])) {
+      for (const group of groupAlike(held, (f) => [f.target.source.environment, f.failure.code, causeOf(f.failure.message, f.failure.code)])) {
         const { target, failure } = group[0]!;
-        const fields = { environment: target.source.environment, code: failure.code, err: failure.message };
+        const fields = { environment: target.source.environment, code: failure.code, err: sharedMessage(group.map((f) => f.failure.message)) };
         const targets = group.map((f) => listVariant(f.target));
         if (targets.length === 1) logger.warn({ ...fields, target: targets[0] }, 'list failed');
         else logger.warn({ ...fields, targets }, `${targets.length} lists failed with the same error`);

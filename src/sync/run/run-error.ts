@@ -4,6 +4,7 @@
 // TLS: ...); appointment_types (failed: TLS: ...); ...` 21 times over, cut at 4000 bytes.
 import type { Queryable } from '../../db/database.ts';
 import { groupAlike } from '../../util/alike.ts';
+import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { runReason } from '../../read/run-reason.ts';
 
 /** A list of the run that has no ok snapshot in it: how its latest attempt ended. */
@@ -12,6 +13,7 @@ export interface RunProblem {
   variant: string;
   status: string;
   error: string | null;
+  error_code: string | null;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface RunProblem {
  */
 export async function runProblems(q: Queryable, runId: number): Promise<RunProblem[]> {
   const { rows } = await q.query<RunProblem>(
-    `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error
+    `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error, s.error_code
      from refdata.snapshots s
      where s.run_id = $1 and s.status <> 'ok'
        and not exists (select 1 from refdata.snapshots o
@@ -42,8 +44,9 @@ const label = (p: RunProblem) => (p.variant ? `${p.list_key}/${p.variant}` : p.l
  * `all 21 lists failed: ...` when the cause stopped every list of the run.
  */
 export function runErrorText(failed: number, total: number, problems: readonly RunProblem[]): string {
-  const parts = groupAlike(problems, (p) => [p.status, p.error]).map((group) => {
-    const { status, error } = group[0]!;
+  const parts = groupAlike(problems, (p) => [p.status, p.error === null ? null : causeOf(p.error, p.error_code)]).map((group) => {
+    const { status } = group[0]!;
+    const error = group[0]!.error === null ? null : sharedMessage(group.map((p) => p.error!));
     const reason = error === null ? '' : runReason(error);
     if (group.length === 1) return `${label(group[0]!)} (${status}${reason ? `: ${reason}` : ''})`;
     const lists = group.length === total ? `all ${total} lists ${status}` : `${group.length} lists ${status} (${group.map(label).join(', ')})`;
