@@ -28,6 +28,15 @@ export class QuietRepeats {
    * given within the quiet spell. A warning carries `quietRepeats`, the count of its kind's debug lines since the last.
    */
   warn(logger: Logger, kind: unknown, fields: Record<string, unknown>, msg: string): void {
+    this.#say('warn', logger, kind, fields, msg);
+  }
+
+  /** As warn, for a line at info: the first of its kind at info, the ones alike after it at debug. */
+  info(logger: Logger, kind: unknown, fields: Record<string, unknown>, msg: string): void {
+    this.#say('info', logger, kind, fields, msg);
+  }
+
+  #say(level: 'warn' | 'info', logger: Logger, kind: unknown, fields: Record<string, unknown>, msg: string): void {
     const key = JSON.stringify(kind);
     const now = this.#now();
     this.#forgetPast(now);
@@ -38,7 +47,7 @@ export class QuietRepeats {
       return;
     }
     this.#kinds.set(key, { quietUntil: now + this.#quietMs, quiet: 0 });
-    logger.warn({ ...fields, ...(seen?.quiet ? { quietRepeats: seen.quiet } : {}), repeatsAtDebugForS: this.quietSeconds }, msg);
+    logger[level]({ ...fields, ...(seen?.quiet ? { quietRepeats: seen.quiet } : {}), repeatsAtDebugForS: this.quietSeconds }, msg);
   }
 
   /** Drops the kinds long past, so a process that runs for months keeps only recent ones. */

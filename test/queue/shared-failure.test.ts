@@ -40,4 +40,31 @@ describe('a worker whose source is unreachable', () => {
     expect(warnings.sort()).toEqual(['job failed', 'job will retry', 'list failed', 'list failed; will retry', 'upstream request failed; retrying']);
     for (const l of lines.filter((line) => line.level === 40 && line.err)) expect(l.err).toContain(reason);
   });
+
+  it("the host gone after a run, with a token in hand: the run job's lists and their jobs are each said once, their cause once", async () => {
+    const logs = captureLogs('info');
+    const sb = await useSandbox();
+    const lists = ['shipment_modes', 'equipment_types', 'hazmat', 'piece_types', 'service_levels'];
+    const config = workerConfig(sb, tdb.url, { REFSYNC_ENVIRONMENT: 'gone-worker', REFSYNC_LISTS: lists.join(',') });
+    const worker = await startTestWorker(config, testQueuePrefix(), { logger: logs.logger, policy: { attempts: 2, backoffMs: 200 } });
+    const runOf = (slot: string) =>
+      waitFor(async () => {
+        const { rows } = await tdb.db.query<{ status: string; error: string | null }>('select status, error from refdata.sync_runs where slot = $1', [slot]);
+        return rows[0] && rows[0].status !== 'running' && rows[0];
+      }, `run ${slot} to close`);
+    await enqueueManualRuns(worker.queue, config.sources, { slot: 'gone-1' });
+    expect((await runOf('gone-1')).status).toBe('succeeded');
+
+    // The lists are known small now: the next run job syncs them itself, and each fails on its own request.
+    await sb.close();
+    logs.lines.length = 0;
+    await enqueueManualRuns(worker.queue, config.sources, { slot: 'gone-2' });
+    const run = await runOf('gone-2');
+    const cause = `cannot connect to ${new URL(sb.url).host} (ECONNREFUSED)`;
+    expect(run).toEqual({ status: 'failed', error: `${lists.length} of ${lists.length} targets did not sync: all ${lists.length} lists failed: ${cause}` });
+    const lines = logs.lines.map((l) => JSON.parse(l) as { level: number; msg: string });
+    const said = (msg: string) => lines.filter((l) => l.level >= 30 && l.msg === msg).length;
+    expect(said('list not settled in its run job: queued as a target job')).toBe(1);
+    for (const msg of ['list failed; will retry', 'job will retry', 'list failed', 'job failed']) expect(said(msg), msg).toBe(1);
+  });
 });
