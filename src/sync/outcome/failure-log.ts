@@ -18,7 +18,7 @@ export interface FailureLog {
 
 /**
  * Each failure logged when it comes. With `repeats` (a worker's), a failure alike to one warned
- * of within its quiet spell (the same source, code and message: every list's job stopped by one
+ * of within its quiet spell (the same source, code and cause: every list's job stopped by one
  * unreachable host) is logged at debug, and counted in the next warning.
  */
 export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureLog {
@@ -32,7 +32,7 @@ export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureL
   };
 }
 
-/** Failures held until flush, then one line per error (per environment, code and message) naming every list it stopped. */
+/** Failures held until flush, then one line per cause (per environment, code and cause: failure-cause.ts) naming every list it stopped. */
 export function groupedFailureLog(logger: Logger): FailureLog {
   let held: { target: Target; failure: ListFailure }[] = [];
   return {
