@@ -3,6 +3,8 @@
 // by one untrusted certificate, say) are one line naming their lists. The outbox still holds, and a
 // webhook still gets, one alert per list: one row per kind per snapshot, as the contract has it,
 // which receivers route and deduplicate by.
+import { groupAlike } from '../util/alike.ts';
+import { causeOf, sharedMessage } from '../util/failure-cause.ts';
 import { cutToChars } from '../util/bounded-text.ts';
 import type { Logger } from '../util/logger.ts';
 import { logFields, logText, type AlertRecord } from './format.ts';
@@ -29,25 +31,35 @@ function logShared(logger: Logger, alerts: AlertRecord[], channel: AlertChannel)
   const what = p.status === 'unavailable' ? 'are unavailable' : 'failed to sync';
   const lists = alerts.map((a) => `${a.listKey}${a.variant ? ` ${a.variant}` : ''}`);
   const alert = { kind: 'failed', environment, alertIds: alerts.map((a) => a.id), lists, error_code: p.error_code };
-  logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${String(p.error ?? p.error_code)}`, TEXT_LIMIT));
+  const error = p.error === undefined || p.error === null ? String(p.error_code) : sharedMessage(alerts.map((a) => String(a.payload.error)));
+  logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${error}`, TEXT_LIMIT));
 }
 
 export function alertLog(logger: Logger): AlertLog {
-  const held = new Map<string, { alerts: AlertRecord[]; channel: AlertChannel }>();
+  let held: { alert: AlertRecord; channel: AlertChannel }[] = [];
   return {
     logged(alert, channel) {
       if (alert.kind !== 'failed') return logOne(logger, alert, channel);
-      const key = JSON.stringify([alert.environment, alert.payload.status, alert.payload.error_code, alert.payload.error, channel]);
-      const group = held.get(key) ?? { alerts: [], channel };
-      group.alerts.push(alert);
-      held.set(key, group);
+      held.push({ alert, channel });
     },
     flush() {
-      for (const { alerts, channel } of held.values()) {
-        if (alerts.length === 1) logOne(logger, alerts[0]!, channel);
-        else logShared(logger, alerts, channel);
+      const key = ({ alert, channel }: (typeof held)[number]) => [
+        alert.environment,
+        alert.payload.status,
+        alert.payload.error_code,
+        causeOf(String(alert.payload.error ?? ''), String(alert.payload.error_code)),
+        channel,
+      ];
+      for (const group of groupAlike(held, key)) {
+        if (group.length === 1) logOne(logger, group[0]!.alert, group[0]!.channel);
+        else
+          logShared(
+            logger,
+            group.map((g) => g.alert),
+            group[0]!.channel,
+          );
       }
-      held.clear();
+      held = [];
     },
   };
 }

@@ -11,6 +11,7 @@ interface SnapshotRow {
   fetched_at: Date;
   status: string;
   error: string | null;
+  error_code: string | null;
 }
 
 /** The latest snapshot of every target, with the last ok snapshot. */
@@ -29,7 +30,6 @@ export interface TargetSyncRow extends SnapshotRow {
 
 export interface FailureRow extends SnapshotRow {
   id: number;
-  error_code: string | null;
 }
 
 export async function latestTargetSyncs(q: Queryable): Promise<TargetSyncRow[]> {

@@ -48,7 +48,7 @@ export const runSnapshots = `select id, list_key, variant, fetched_at, status, e
 export const latestTargetSyncsQuery = `
     select distinct on (s.environment, s.list_key, s.variant)
            r.source, s.environment, s.list_key, s.variant, s.fetched_at, s.status,
-           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, ok.entry_count as entries, ok.fetched_at as last_ok_at,
+           s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, s.error_code, ok.entry_count as entries, ok.fetched_at as last_ok_at,
            changed.impact_error
     from refdata.snapshots s
     left join refdata.sync_runs r on r.id = s.run_id

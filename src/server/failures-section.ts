@@ -2,6 +2,8 @@
 // list stopped by one untrusted certificate is one row naming them, not a row per list. Failures of
 // lists that have synced since need nobody, so they wait a click away, folded.
 import type { FailureRow, TargetSyncRow } from '../read/status-queries.ts';
+import { groupAlike } from '../util/alike.ts';
+import { causeOf, sharedMessage } from '../util/failure-cause.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable, listLink, reason, status, time, type Column } from './page-parts.ts';
 
@@ -16,12 +18,7 @@ const failingColumns: Column[] = [{ label: 'lists' }, { label: 'source' }, { lab
 
 /** The failing targets by source, status and reason, in the order first met. */
 function byCause(failing: readonly FailingTarget[]): FailingTarget[][] {
-  const groups = new Map<string, FailingTarget[]>();
-  for (const t of failing) {
-    const key = JSON.stringify([t.environment, t.status, reason(t.error)]);
-    groups.set(key, [...(groups.get(key) ?? []), t]);
-  }
-  return [...groups.values()];
+  return groupAlike(failing, (t) => [t.environment, t.status, causeOf(reason(t.error), t.error_code)]);
 }
 
 const targetKey = (t: { environment: string; list_key: string; variant: string }) => JSON.stringify([t.environment, t.list_key, t.variant]);
@@ -51,7 +48,10 @@ export function failingSection(failing: readonly FailingTarget[]): SafeHtml {
   if (!failing.length) return html``;
   const rows = byCause(failing).map((group) => {
     const latest = group.reduce((a, b) => (new Date(b.fetched_at) > new Date(a.fetched_at) ? b : a));
-    return { class: 'failed', cells: [listsCell(group), group[0]!.source_name, status(group[0]!.status), time(latest.fetched_at), reason(group[0]!.error)] };
+    return {
+      class: 'failed',
+      cells: [listsCell(group), group[0]!.source_name, status(group[0]!.status), time(latest.fetched_at), sharedMessage(group.map((t) => reason(t.error)))],
+    };
   });
   return html`<section id="failing" class="attention">
 <h2>Failing now (${failing.length} ${failing.length === 1 ? 'list' : 'lists'})</h2>

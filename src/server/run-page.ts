@@ -4,6 +4,9 @@ import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { runById, runTargets, type RunTargetRow } from '../read/run-detail.ts';
 import type { RunRow } from '../read/status-query.ts';
+import { statedInRunError } from '../read/run-reason.ts';
+import { groupAlike } from '../util/alike.ts';
+import { causeOf } from '../util/failure-cause.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable, listLink, page, reason, status, time, type Column } from './page-parts.ts';
 
@@ -44,7 +47,7 @@ function summary(d: RunPageData): SafeHtml {
 <div><dt>finished</dt><dd>${r.finished_at ? html`${time(r.finished_at)} (${seconds(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime())})` : 'not yet'}</dd></div>
 <div><dt>lists</dt><dd>${r.targets_done} of ${r.targets_total} done, ${r.targets_failed} not synced${recorded < r.targets_total ? `; ${r.targets_total - recorded} without an outcome recorded yet` : ''}</dd></div>
 </dl>
-${r.error ? html`<section class="attention"><h2>Run error</h2><pre class="reason">${r.error}</pre></section>` : ''}`;
+${r.error ? html`<section id="run-error" class="attention"><h2>Run error</h2><pre class="reason">${r.error}</pre></section>` : ''}`;
 }
 
 const targetColumns: Column[] = [
@@ -59,7 +62,20 @@ const targetColumns: Column[] = [
   { label: 'reason', wide: true },
 ];
 
-function targetRow(d: RunPageData, t: RunTargetRow, withVariant: boolean) {
+/**
+ * The targets whose failure several share and the run's error states once (run-error.ts): their
+ * rows point to it instead of each repeating the reason.
+ */
+function sharedWithRun(d: RunPageData): Set<RunTargetRow> {
+  const shared = new Set<RunTargetRow>();
+  const failed = d.targets.filter((t) => t.status !== 'ok' && t.error);
+  for (const group of groupAlike(failed, (t) => [t.status, causeOf(reason(t.error), t.error_code)])) {
+    if (group.length > 1 && statedInRunError(d.run.error, group[0]!.error)) for (const t of group) shared.add(t);
+  }
+  return shared;
+}
+
+function targetRow(d: RunPageData, t: RunTargetRow, withVariant: boolean, shared: boolean) {
   return {
     class: t.status === 'held' ? 'held' : t.status === 'ok' ? '' : 'failed',
     cells: [
@@ -71,7 +87,7 @@ function targetRow(d: RunPageData, t: RunTargetRow, withVariant: boolean) {
       t.removed,
       t.modified,
       seconds(t.duration_ms),
-      reason(t.error),
+      shared ? html`<a href="#run-error">see Run error</a>` : reason(t.error),
     ],
   };
 }
@@ -80,9 +96,10 @@ function targetRow(d: RunPageData, t: RunTargetRow, withVariant: boolean) {
 function targetTable(d: RunPageData): SafeHtml {
   const withVariant = d.targets.some((t) => t.variant !== '');
   const columns = withVariant ? targetColumns : targetColumns.filter((c) => c.label !== 'variant');
+  const shared = sharedWithRun(d);
   return dataTable(
     columns,
-    d.targets.map((t) => targetRow(d, t, withVariant)),
+    d.targets.map((t) => targetRow(d, t, withVariant, shared.has(t))),
   );
 }
 

@@ -1,4 +1,5 @@
 import { AuthError } from './errors.ts';
+import { FailedLogin } from './failed-login.ts';
 
 export type ApiKeyScheme = 'apikey' | 'bearer' | 'basic';
 export type AuthScheme = 'token' | ApiKeyScheme;
@@ -51,8 +52,9 @@ function keyHeader(scheme: ApiKeyScheme, key: string): string {
 
 /**
  * The credential state of one client, in memory only: the token of the last login (one login in
- * flight at a time, shared by every request that needs it), the API key (configured, or the
- * `api_key` of the login answer), and the endpoints that have proven to need the key.
+ * flight at a time, shared by every request that needs it), a login's failure that every request
+ * would meet again (failed-login.ts), the API key (configured, or the `api_key` of the login
+ * answer), and the endpoints that have proven to need the key.
  */
 export class Session {
   readonly #credentials: Credentials;
@@ -61,11 +63,13 @@ export class Session {
   #generation = 0;
   #loginKey: string | undefined;
   #inFlight: Promise<void> | undefined;
+  readonly #failedLogin: FailedLogin;
   readonly #needsKey = new Set<string>();
 
-  constructor(credentials: Credentials, login: () => Promise<LoginResult>) {
+  constructor(credentials: Credentials, login: () => Promise<LoginResult>, failedLogin = new FailedLogin()) {
     this.#credentials = credentials;
     this.#login = login;
+    this.#failedLogin = failedLogin;
   }
 
   get usesLogin(): boolean {
@@ -135,12 +139,22 @@ export class Session {
   }
 
   #loginOnce(): Promise<void> {
+    // No login is sent while the last one's failure is kept: it would fail the same way.
+    const failed = this.#inFlight ? undefined : this.#failedLogin.current();
+    if (failed) return Promise.reject(failed);
     this.#inFlight ??= this.#login()
-      .then((result) => {
-        this.#token = result.token;
-        if (result.apiKey) this.#loginKey = result.apiKey;
-        this.#generation++;
-      })
+      .then(
+        (result) => {
+          this.#token = result.token;
+          if (result.apiKey) this.#loginKey = result.apiKey;
+          this.#generation++;
+          this.#failedLogin.succeeded();
+        },
+        (err: unknown) => {
+          this.#failedLogin.failed(err);
+          throw err;
+        },
+      )
       .finally(() => {
         this.#inFlight = undefined;
       });

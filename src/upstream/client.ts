@@ -15,6 +15,7 @@ import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, s
 import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
 import { secretScrubber } from './scrub.ts';
 import { RequestDeadline } from './request-deadline.ts';
+import { RetryWarnings } from './retry-warnings.ts';
 import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
 
 export type { PageProgress } from './page-sequence.ts';
@@ -121,8 +122,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The HTTPS client of the upstream service: login and token cache with one re-login and API-key
- * fallback on 401, retries with backoff, size and time limits, and list paging as an async
- * iterator. Knows nothing of the database.
+ * fallback on 401, retries with backoff (a warning per reason, not per retry), size and time
+ * limits, and list paging as an async iterator. One client serves every list of a source, so a
+ * login that failed for a reason they all share fails them at once (failed-login.ts). Knows
+ * nothing of the database.
  */
 export class UpstreamClient {
   readonly #origin: URL;
@@ -138,6 +141,7 @@ export class UpstreamClient {
   readonly #requestDeadlineMs: number;
   readonly #retry: RetryPolicy;
   readonly #onRequest: UpstreamClientOptions['onRequest'];
+  readonly #retryWarnings: RetryWarnings;
 
   constructor(options: UpstreamClientOptions) {
     this.#origin = parseOrigin(options.baseUrl);
@@ -175,6 +179,7 @@ export class UpstreamClient {
     this.#onRequest = options.onRequest;
     this.#connections = new ClientConnections(timeouts, pemList(options.ca));
     this.#session = new Session(this.#credentials, () => this.#login());
+    this.#retryWarnings = new RetryWarnings(this.#logger);
   }
 
   get environment(): string {
@@ -380,10 +385,7 @@ export class UpstreamClient {
         if (!(err instanceof AuthError && status === 401 && credential)) this.#report(ex, status, started, err.code);
         const delay = this.#retryDelay(ex, err, attempt);
         if (delay === undefined) throw err;
-        this.#logger.warn(
-          { endpoint: ex.endpoint, where: ex.where, attempt, attempts: this.#retry.attempts, reason: err.code, status: err.status, delayMs: delay },
-          `upstream request failed (${err.message}); retrying`,
-        );
+        this.#retryWarnings.retrying(err, { endpoint: ex.endpoint, where: ex.where, attempt, attempts: this.#retry.attempts, delayMs: delay });
         await sleep(delay, ex.signal);
         attempt++;
       } finally {

@@ -2,6 +2,7 @@
 // the sandbox serves, untrusted without REFSYNC_CA_FILE), `refsync sync` says it once, in its report
 // and in its log, where it used to print a row, a warning and an alert line per list.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { RUN_REASON } from '../../src/cli/status/status-lines.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -44,6 +45,40 @@ describe('refsync sync when every list fails for one reason', () => {
     ]);
     expect((logLines[0]!.targets as string[]).length).toBe(lists);
     expect(occurrences(res.stdout, reason)).toBe(1);
+  });
+
+  it('an unreachable host: one retry warning, one login for every list, one report line; status says the reason once', async () => {
+    const env = sandboxEnv(sb, { DATABASE_URL: t.url, REFSYNC_ENVIRONMENT: 'unreachable', LOG_LEVEL: 'info', REFSYNC_BASE_URL: 'https://127.0.0.1:1' });
+    const res = await runCli(['sync'], { env });
+    expect(res.code).toBe(1);
+    const reason = 'POST /v2/auth/token/: cannot connect to 127.0.0.1:1 (ECONNREFUSED)';
+    const { rows } = await t.db.query<{ lists: number }>(
+      `select count(*)::int as lists from refdata.snapshots where environment = 'unreachable' and status = 'failed'`,
+    );
+    const { lists } = rows[0]!;
+    expect(lists).toBeGreaterThan(15);
+    expect(res.stdout.split('\n')).toEqual([`failed      all ${lists} lists: ${reason}`, expect.stringMatching(/^run \d+ \(unreachable\): failed — /), '']);
+    const logLines = res.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Each list used to log in again once the one before it had given up: 3 retry warnings a login, 6 logins.
+    expect(logLines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        component: 'upstream',
+        attempt: 1,
+        msg: expect.stringMatching(/^upstream request failed \(POST \/v2\/auth\/token\/: cannot connect/),
+      }),
+      expect.objectContaining({ level: 40, code: 'network', err: reason, msg: `${lists} lists failed with the same error` }),
+      expect.objectContaining({ level: 30, channel: 'log', msg: `${lists} lists failed to sync in unreachable: ${reason}` }),
+    ]);
+
+    const status = await runCli(['status'], { env: { ...env, COLUMNS: '120' } });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`  ${lists} of ${lists} targets did not sync: all ${lists} lists failed: POST /v2/auth/token/:`);
+    expect(occurrences(status.stdout, 'ECONNREFUSED')).toBe(1);
+    expect(status.stdout).toMatch(new RegExp(`^hazmat +failed .* ${RUN_REASON}$`, 'm'));
   });
 
   it('lists that fail for different reasons keep a line each, after the lists that synced', async () => {

@@ -83,6 +83,37 @@ describe("a run's progress", () => {
     }
   });
 
+  it('says a cause that several lists share once, naming them, and one that stopped every list without them (issue 59)', async () => {
+    const fx = pipelineFixture(await useSandbox());
+    try {
+      const fail = (target: ReturnType<typeof targetsFor>[number], message: string, runId: number) =>
+        recordFailure(t.db, target, runId, Object.assign(new Error(message), { code: 'network' }), 1);
+      const unreachable = 'POST /v2/auth/token/: cannot connect to api.example.com:443 (ECONNREFUSED)';
+
+      // Every list of the run stopped by one cause: it is said once, without the lists.
+      const all = targetsFor(fx.source);
+      const everyList = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: all.length, slot: 'shared-all' });
+      for (const target of all) await fail(target, unreachable, everyList.id);
+      expect(await refreshRun(t.db, everyList.id, fx.source, true)).toBe('failed');
+      const error = (await runRow(everyList.id))!.error!;
+      expect(error).toBe(`${all.length} of ${all.length} targets did not sync: all ${all.length} lists failed: ${unreachable}`);
+      expect(error.split('ECONNREFUSED')).toHaveLength(2);
+
+      // Some of them: the shared cause names its lists, a cause of its own keeps the list's own form.
+      const [a, b, c, d] = targetsFor(fx.source, ['accessorials', 'equipment_types', 'hazmat', 'location_types']);
+      const some = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: 4, slot: 'shared-some' });
+      for (const target of [b!, d!]) await fail(target, unreachable, some.id);
+      await fail(c!, 'GET /v2/shipments/hazmat/ page 1: 502', some.id);
+      expect((await syncTarget(t.db, fx.client, a!, { runId: some.id })).status).toMatch(/changed|unchanged/);
+      expect(await refreshRun(t.db, some.id, fx.source, true)).toBe('partial');
+      expect((await runRow(some.id))!.error).toBe(
+        `3 of 4 targets did not sync: 2 lists failed (${b!.list.key}, ${d!.list.key}): ${unreachable}; ${c!.list.key} (failed: GET /v2/shipments/hazmat/ page 1: 502)`,
+      );
+    } finally {
+      await fx.client.close();
+    }
+  });
+
   it('closes a run of one target at its only refresh', async () => {
     const fx = pipelineFixture(await useSandbox());
     try {
@@ -167,8 +198,12 @@ describe("a run's close", () => {
 
       const sent = { work: [] as string[], atCommit: [] as string[] };
       expect(await refreshRun(recordingWork(t.db, sent), run.id, fx.source, true)).toBe('partial');
-      // The update and the outcome it returns in one statement; the NOTIFY and the alert sent with the COMMIT.
-      expect(sent.work).toEqual([expect.stringMatching(/^with r as \(update refdata\.sync_runs set /)]);
+      // The failed list's reason read (a run with failures only), the update and the outcome it returns
+      // in one statement; the NOTIFY and the alert sent with the COMMIT.
+      expect(sent.work).toEqual([
+        expect.stringMatching(/^select distinct on \(s\.list_key, s\.variant\) /),
+        expect.stringMatching(/^with r as \(update refdata\.sync_runs set /),
+      ]);
       expect(sent.atCommit).toEqual([
         expect.stringMatching(/^select pg_notify\('refdata_runs', /),
         expect.stringMatching(/^with inserted as \( insert into refdata\.alerts .* select pg_notify\('refdata_alerts', /),
@@ -210,9 +245,13 @@ describe("a run's close", () => {
     try {
       const targets = targetsFor(fx.source);
       const run = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: targets.length });
-      // Each failure quotes 120 characters of three bytes into the run's error (cut at RUN_ERROR_BYTES).
-      const quoted = Object.assign(new Error(`the upstream answered 500: ${'\u20ac'.repeat(200)}`), { code: 'http_500' });
-      for (const target of targets) await recordFailure(t.db, target, run.id, quoted, 1);
+      // Each failure, its own, quotes 200 characters of three bytes into the run's error (cut at RUN_ERROR_BYTES).
+      for (const target of targets) {
+        const quoted = Object.assign(new Error(`the upstream answered 500 for ${target.list.key}/${target.variant}: ${'\u20ac'.repeat(200)}`), {
+          code: 'http_500',
+        });
+        await recordFailure(t.db, target, run.id, quoted, 1);
+      }
       expect(await refreshRun(t.db, run.id, fx.source, true)).toBe('failed');
       await listener.flushed();
 

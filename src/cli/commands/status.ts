@@ -24,7 +24,7 @@ function overview(runs: RunRow[], targets: TargetStatusRow[], extras: StatusExtr
     const run = runs.find((r) => r.environment === environment);
     out.push(...(run ? runLines(run, width, now) : [`environment ${terminalText(environment)}: no run recorded`]));
     const own = targets.filter((t) => t.environment === environment);
-    if (own.length) out.push(...targetLines(own, width, now));
+    if (own.length) out.push(...targetLines(own, width, now, run?.error));
     out.push('');
   }
   const stuck = targets.find((t) => t.last_status !== 'ok');

@@ -1,5 +1,7 @@
 import type { RunResult } from '../../sync/run/run-sync.ts';
 import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { groupAlike } from '../../util/alike.ts';
+import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { terminalText } from './terminal.ts';
 
 /** `charge_codes 2024-06-11`, with its environment first when the run has several sources. */
@@ -37,16 +39,12 @@ export function isGroupedFailure(o: TargetOutcome): boolean {
  * list ending in the same message; a failure of its own keeps its ordinary line.
  */
 export function failureLines(result: RunResult, withEnvironment = false): string[] {
-  const groups = new Map<string, TargetOutcome[]>();
-  for (const o of result.outcomes.filter(isGroupedFailure)) {
-    const key = JSON.stringify([o.status, o.error]);
-    groups.set(key, [...(groups.get(key) ?? []), o]);
-  }
-  return [...groups.values()].flatMap((group) => {
+  const groups = groupAlike(result.outcomes.filter(isGroupedFailure), (o) => [o.status, causeOf(o.error!, o.errorCode)]);
+  return groups.flatMap((group) => {
     const first = group[0]!;
     if (group.length === 1) return [progressLine(first, withEnvironment)];
     const all = group.length === result.outcomes.length;
-    const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(first.error)}`;
+    const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(sharedMessage(group.map((o) => o.error!)))}`;
     return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o, withEnvironment))).join(', ')}`];
   });
 }

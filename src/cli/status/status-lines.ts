@@ -4,7 +4,11 @@
 // wider no line wraps. Without a width (a pipe) every column is kept and nothing is shortened.
 import type { RunRow, TargetStatusRow } from '../../read/status-query.ts';
 import { formatAge } from '../../read/format-age.ts';
+import { statedInRunError } from '../../read/run-reason.ts';
 import { shorten, terminalText } from '../output/terminal.ts';
+import { groupAlike } from '../../util/alike.ts';
+import { causeOf } from '../../util/failure-cause.ts';
+import { wrap } from '../output/wrap.ts';
 
 interface Column {
   header: string;
@@ -43,10 +47,31 @@ const columns: Column[] = [
 
 const SEP = '  ';
 
-/** The table of `targets`: a header and one line each, every line at most `width` when given. */
-export function targetLines(targets: TargetStatusRow[], width: number | undefined, now: Date): string[] {
+/** What a list's row says for a reason that the run's line above already gives once for several lists. */
+export const RUN_REASON = "the run's reason, above";
+
+/**
+ * Each target's reason; a failure that several lists share and the run's error (the line above the
+ * table) states is said there once, not again on every row.
+ */
+function reasonsOf(targets: TargetStatusRow[], runError: string | null | undefined): string[] {
+  const firstLine = (t: TargetStatusRow) => (t.last_error ?? '').split('\n')[0]!;
+  const sharedByRun = new Set<TargetStatusRow>();
+  for (const group of groupAlike(
+    targets.filter((t) => t.last_error && t.last_status !== 'ok'),
+    (t) => [t.last_status, causeOf(firstLine(t), t.last_error_code)],
+  )) {
+    if (group.length > 1 && statedInRunError(runError, group[0]!.last_error)) for (const t of group) sharedByRun.add(t);
+  }
   // A list that synced but whose impact on the usage columns could not be read says so too.
-  const reasons = targets.map((t) => (t.last_error ? briefReason(t.last_error) : t.impact_error ? `impact: ${briefReason(t.impact_error)}` : ''));
+  return targets.map((t) =>
+    sharedByRun.has(t) ? RUN_REASON : t.last_error ? briefReason(t.last_error) : t.impact_error ? `impact: ${briefReason(t.impact_error)}` : '',
+  );
+}
+
+/** The table of `targets`: a header and one line each, every line at most `width` when given. `runError`: the error of the run shown above it. */
+export function targetLines(targets: TargetStatusRow[], width: number | undefined, now: Date, runError?: string | null): string[] {
+  const reasons = reasonsOf(targets, runError);
   const longestReason = Math.max(0, ...reasons.map((r) => r.length));
   // A column with nothing in it (no list failed since its last ok sync) says nothing: left out.
   let kept = columns.map((c) => ({ ...c, cells: targets.map((t) => c.cell(t, now)) })).filter((c) => c.rank === 0 || c.cells.some(Boolean));
@@ -88,8 +113,20 @@ export function runLines(r: RunRow, width: number | undefined, now: Date): strin
     `${terminalText(r.source)} (${terminalText(r.environment)}): run ${r.id} by ${r.trigger} ${r.status}, started ${formatAge(r.started_at, now)}${took}; ` +
     `${r.targets_done} of ${r.targets_total} lists done, ${r.targets_failed} not synced`;
   const lines = [text];
-  if (r.error) lines.push(`  ${terminalText(r.error.split('\n')[0])}`);
+  if (r.error) lines.push(...errorLines(terminalText(r.error.split('\n')[0]), width));
   return width === undefined ? lines : lines.map((l) => shorten(l, width));
+}
+
+/** Lines of a run's error at most: it is where the table's rows point to for a reason they share. */
+const RUN_ERROR_LINES = 4;
+
+/** The run's error under its line, indented; within `width` it is wrapped rather than cut, up to RUN_ERROR_LINES. */
+function errorLines(error: string, width: number | undefined): string[] {
+  if (width === undefined) return [`  ${error}`];
+  const wrapped = wrap(error, Math.max(width - 4, 20));
+  const kept = wrapped.slice(0, RUN_ERROR_LINES);
+  if (wrapped.length > RUN_ERROR_LINES) kept[RUN_ERROR_LINES - 1] = wrapped.slice(RUN_ERROR_LINES - 1).join(' ');
+  return kept.map((l, i) => (i === 0 ? `  ${l}` : `    ${l}`));
 }
 
 function formatDuration(ms: number): string {

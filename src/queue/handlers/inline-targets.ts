@@ -25,6 +25,7 @@ import type { TargetOutcome } from '../../sync/sync-target.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
+import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { RunJobData } from '../jobs.ts';
 import type { SourceConfig } from '../../config/types.ts';
@@ -228,7 +229,9 @@ async function settleInline(
       if (verdict.kind === 'wait') await deps.gate.coolDown(target.source.name, verdict.ms);
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
-        log.info({ code: outcome.errorCode, err: outcome.error }, QUEUED);
+        // Every list of a run job stopped by one cause says so alike: once at a time.
+        const kind = [QUEUED, target.source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)];
+        deps.repeats.info(log, kind, { code: outcome.errorCode, err: outcome.error }, QUEUED);
         return 'queued';
       }
       if (outcome.setAside) {

@@ -6,6 +6,7 @@ import type { WorkerMetrics } from '../../server/metrics.ts';
 import type { PageSource } from '../../sync/sync-target.ts';
 import type { SyncTuning } from '../../sync/tuning.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 import type { JobPolicy } from '../jobs.ts';
 import type { SourceGate } from '../admission/source-gate.ts';
 import type { SyncSlots } from '../admission/sync-slots.ts';
@@ -28,6 +29,8 @@ export interface ProcessorDeps {
   syncSlots: SyncSlots;
   /** The sync's tuning; the defaults when absent. */
   tuning?: Partial<SyncTuning>;
+  /** The worker's warnings alike (a failure every job of a source meets), one at a time. */
+  repeats: QuietRepeats;
 }
 
 export type JobResult =

@@ -6,6 +6,7 @@ import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/sync-target.ts';
 import { inSpan } from '../../tracing/spans.ts';
+import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { TargetJobData } from '../jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
@@ -74,7 +75,13 @@ async function syncAdmitted(
     return later(job, token, verdict.ms);
   }
   if (verdict.kind === 'retry') {
-    log.warn({ code: outcome.errorCode, err: outcome.error }, 'list failed; will retry');
+    // Every job of a source stopped by one unreachable host fails alike: warned of once at a time.
+    deps.repeats.warn(
+      log,
+      ['list failed; will retry', source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)],
+      { code: outcome.errorCode, err: outcome.error },
+      'list failed; will retry',
+    );
     throw outcome.failure;
   }
   const settled = await settleOutcome(deps, outcome, runId, log, true);

@@ -107,7 +107,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
  * run already, unless it was the run's last target).
  */
 export async function settleOutcome(deps: ProcessorDeps, outcome: TargetOutcome, runId: number, log: Logger, refresh: boolean): Promise<TargetOutcome> {
-  const settled = await recordOutcomeFailure(deps.db, outcome, runId, eachFailureLog(log));
+  const settled = await recordOutcomeFailure(deps.db, outcome, runId, eachFailureLog(log, deps.repeats));
   observe(deps, settled);
   if (refresh && !settled.runAdvanced) await refreshRun(deps.db, runId, outcome.target.source);
   return settled;

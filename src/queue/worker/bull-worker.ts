@@ -2,7 +2,9 @@ import { Worker, type Job, type Processor } from 'bullmq';
 import type { AppConfig } from '../../config/types.ts';
 import type { WorkerMetrics } from '../../server/metrics.ts';
 import { errorLine } from '../../util/error-line.ts';
+import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 import { workerConnection } from '../redis/connection.ts';
 import type { SyncJobData } from '../jobs.ts';
 import { failedOutsideProcessor, recordLostJob, type LostTargetDeps } from '../handlers/lost-targets.ts';
@@ -16,6 +18,8 @@ export interface BullWorkerParts {
   metrics: WorkerMetrics;
   logger: Logger;
   lostTargets: LostTargetDeps;
+  /** The worker's warnings alike, shared with its processor. */
+  repeats: QuietRepeats;
 }
 
 /** A BullMQ worker on the sync queue whose job outcomes are counted, logged and, when lost, recorded. */
@@ -45,11 +49,20 @@ export function createBullWorker(parts: BullWorkerParts): Worker<SyncJobData, Jo
  * A failed attempt: counted as retried or failed, logged, and, when BullMQ failed the job without
  * the processor running (a stalled job out of attempts), what it left of its run recorded as failed.
  */
-function onJobFailed({ metrics, logger, lostTargets }: BullWorkerParts, job: Job<SyncJobData>, err: Error): void {
+function onJobFailed({ metrics, logger, lostTargets, repeats }: BullWorkerParts, job: Job<SyncJobData>, err: Error): void {
   const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
   metrics.job(job.name, final ? 'failed' : 'retried');
-  // At warn either way: a failed attempt is what an operator looks for when Postgres or the upstream refuses.
-  logger.warn({ jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, final ? 'job failed' : 'job will retry');
+  // At warn either way: a failed attempt is what an operator looks for when Postgres or the upstream
+  // refuses. Attempts that fail alike (every job of a run, when the host or Postgres is away) are
+  // warned of once at a time; the others are at debug, counted in the next warning.
+  const msg = final ? 'job failed' : 'job will retry';
+  // Alike by cause: a failure of the host differs from list to list by its request only (the final
+  // attempt's error is target-job.ts's UnrecoverableError, its code before the list's message).
+  const line = errorLine(err);
+  const unrecoverable = /^([a-z_]+): ((?:GET|POST) \/.*)$/.exec(line);
+  const code = (err as { code?: unknown }).code;
+  const cause = unrecoverable ? causeOf(unrecoverable[2]!, unrecoverable[1]) : causeOf(line, typeof code === 'string' ? code : undefined);
+  repeats.warn(logger, [msg, job.name, cause], { jobId: job.id, attempt: job.attemptsMade, err: errorLine(err) }, msg);
   if (failedOutsideProcessor(job)) {
     recordLostJob(lostTargets, job).catch((e) =>
       logger.warn({ jobId: job.id, err: errorLine(e) }, 'recording a target job failed outside the sync failed; the sweep will retry'),

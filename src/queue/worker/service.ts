@@ -36,6 +36,7 @@ import { openWorkerQueue } from './worker-queue.ts';
 import { workerReadiness } from './worker-readiness.ts';
 import { installSchedulers, restoreMissingSchedulers } from './worker-schedulers.ts';
 import { startWatchdog } from './worker-watchdog.ts';
+import { QuietRepeats } from '../../util/quiet-repeats.ts';
 
 export interface WorkerServiceOptions {
   logger: Logger;
@@ -238,6 +239,7 @@ interface JobWorkerParts {
 /** The processor (with its upstream clients and source gate) and the BullMQ worker that runs it. */
 function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts: JobWorkerParts, resources: ResourceStack): JobWorker {
   const { db, queue, prefix, policy, metrics, logger, memory } = parts;
+  const repeats = new QuietRepeats();
   const processor = createProcessor({
     memory,
     ...(options.tuning ? { tuning: options.tuning } : {}),
@@ -251,9 +253,10 @@ function startJobWorker(config: AppConfig, options: WorkerServiceOptions, parts:
     gate: new SourceGate(parts.commands, prefix),
     syncSlots: new SyncSlots(config.concurrency),
     newerSchema: parts.newerSchema,
+    repeats,
   });
   const lostTargets = { db, sources: config.sources, logger, queue };
-  const jobs = new JobWorker(() => createBullWorker({ config, prefix, processor, metrics, logger, lostTargets }), logger);
+  const jobs = new JobWorker(() => createBullWorker({ config, prefix, processor, metrics, logger, lostTargets, repeats }), logger);
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
   resources.push('worker', () => jobs.close(shutdownTimeoutMs));
   return jobs;

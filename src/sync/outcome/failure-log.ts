@@ -1,9 +1,12 @@
-// How list failures reach the log. A worker's target jobs each log their own; an in-process run
-// (`refsync sync`, `demo`) holds them to its end and logs each error once with the lists it
-// stopped, so an untrusted certificate, a refused login or an unreachable host is one warning, not
-// one per list.
+// How list failures reach the log. A worker's target jobs each log their own, those alike quiet for
+// a while after the first (src/util/quiet-repeats.ts); an in-process run (`refsync sync`, `demo`)
+// holds them to its end and logs each error once with the lists it stopped, so an untrusted
+// certificate, a refused login or an unreachable host is one warning, not one per list.
 import { listVariant, type Target } from '../../catalog/targets.ts';
+import { groupAlike } from '../../util/alike.ts';
+import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
+import type { QuietRepeats } from '../../util/quiet-repeats.ts';
 
 export type ListFailure = Error & { code: string };
 
@@ -13,39 +16,38 @@ export interface FailureLog {
   flush(): void;
 }
 
-/** Each failure logged when it comes. */
-export function eachFailureLog(logger: Logger): FailureLog {
+/**
+ * Each failure logged when it comes. With `repeats` (a worker's), a failure alike to one warned
+ * of within its quiet spell (the same source, code and cause: every list's job stopped by one
+ * unreachable host) is logged at debug, and counted in the next warning.
+ */
+export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureLog {
   return {
-    failed: (target, failure) => logger.warn({ target: listVariant(target), code: failure.code, err: failure.message }, 'list failed'),
+    failed(target, failure) {
+      const fields = { target: listVariant(target), code: failure.code, err: failure.message };
+      if (!repeats) return logger.warn(fields, 'list failed');
+      repeats.warn(logger, ['list failed', target.source.name, failure.code, causeOf(failure.message, failure.code)], fields, 'list failed');
+    },
     flush: () => undefined,
   };
 }
 
-interface SharedFailure {
-  environment: string;
-  code: string;
-  message: string;
-  targets: string[];
-}
-
-/** Failures held until flush, then one line per error (per environment, code and message) naming every list it stopped. */
+/** Failures held until flush, then one line per cause (per environment, code and cause: failure-cause.ts) naming every list it stopped. */
 export function groupedFailureLog(logger: Logger): FailureLog {
-  const groups = new Map<string, SharedFailure>();
+  let held: { target: Target; failure: ListFailure }[] = [];
   return {
     failed(target, failure) {
-      const environment = target.source.environment;
-      const key = JSON.stringify([environment, failure.code, failure.message]);
-      const group = groups.get(key) ?? { environment, code: failure.code, message: failure.message, targets: [] };
-      group.targets.push(listVariant(target));
-      groups.set(key, group);
+      held.push({ target, failure });
     },
     flush() {
-      for (const g of groups.values()) {
-        const fields = { environment: g.environment, code: g.code, err: g.message };
-        if (g.targets.length === 1) logger.warn({ ...fields, target: g.targets[0] }, 'list failed');
-        else logger.warn({ ...fields, targets: g.targets }, `${g.targets.length} lists failed with the same error`);
+      for (const group of groupAlike(held, (f) => [f.target.source.environment, f.failure.code, causeOf(f.failure.message, f.failure.code)])) {
+        const { target, failure } = group[0]!;
+        const fields = { environment: target.source.environment, code: failure.code, err: sharedMessage(group.map((f) => f.failure.message)) };
+        const targets = group.map((f) => listVariant(f.target));
+        if (targets.length === 1) logger.warn({ ...fields, target: targets[0] }, 'list failed');
+        else logger.warn({ ...fields, targets }, `${targets.length} lists failed with the same error`);
       }
-      groups.clear();
+      held = [];
     },
   };
 }

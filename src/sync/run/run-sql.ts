@@ -30,7 +30,15 @@ export const runOfSlot = 'select id from refdata.sync_runs where source = $1 and
 export const advanceRun = 'select refdata.advance_run($1) as advanced';
 
 /** A run's progress from its snapshots, its row locked (refdata.run_progress). */
-export const runProgress = (runId: number): string => `select status, targets_total, done, failed, problems from refdata.run_progress(${runId})`;
+export const runProgress = (runId: number): string => `select status, targets_total, done, failed from refdata.run_progress(${runId})`;
+
+/** The run's lists that did not sync ($1: the run): the latest snapshot of each list with no ok one (run-error.ts). */
+export const runProblemsQuery = `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error, s.error_code
+     from refdata.snapshots s
+     where s.run_id = $1 and s.status <> 'ok'
+       and not exists (select 1 from refdata.snapshots o
+                       where o.run_id = $1 and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok')
+     order by s.list_key, s.variant, s.id desc`;
 
 /** Sets a run's progress, and its outcome once every target has one. */
 export const updateRunProgress = `update refdata.sync_runs set

@@ -4,6 +4,7 @@ import type { Connection, Database, Queryable } from '../../db/database.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { insideOpenTransaction } from './claim-transaction.ts';
 import { runCompletedStatements, type RunCompleted } from './run-completed.ts';
+import { runErrorText, runProblems } from './run-error.ts';
 import { updatedRunCompleted, insertRun, runOfSlot, advanceRun, runProgress, updateRunProgress, failRunningRun, runningCliRuns } from './run-sql.ts';
 
 /**
@@ -57,13 +58,14 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
   // Three round trips, since a run's close is what `refsync sync` waits for after its last list: the
   // run row's lock and the count from its snapshots (migration 0010) in the BEGIN's, the update and
   // the run's outcome in one statement, and what tells of its end (run-completed.ts) in the COMMIT's.
+  // A run with failed lists takes a fourth, after the count, for their reasons (run-error.ts).
   const opening = runProgress(runId);
   return db.transaction(async (tx, opened, atCommit) => {
-    const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null; problems: string | null } | undefined;
+    const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null } | undefined;
     if (!run) throw new Error(`sync run ${runId} does not exist`);
     if (run.status !== 'running') return run.status;
     const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
-    const error = progress.failed > 0 ? `${progress.failed} of ${run.targets_total} targets did not sync: ${run.problems ?? ''}` : null;
+    const error = progress.failed > 0 ? runErrorText(progress.failed, run.targets_total, await runProblems(tx, runId)) : null;
     const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(updatedRunCompleted(updateRunProgress), [
       runId,
       progress.done,
