@@ -455,6 +455,18 @@ export async function rowsGeneration(q: Queryable, target: Target): Promise<numb
 }
 
 /**
+ * What a new session's first loads need of the catalog, read while the fetches wait (warmConnections):
+ * the tables their statements write and read, and their indexes, which a session's first statement
+ * on each loads. It reads no row.
+ */
+export const warmFirstLoadSession = `select
+   (select 1 from refdata.entries where environment = '' and list_key = '' and variant = '' and valid_to is null limit 1),
+   (select 1 from refdata.snapshots where id = 0),
+   (select 1 from refdata.target_last_ok where environment = '' and list_key = '' and variant = ''),
+   (select 1 from refdata.list_columns where list_key = '' and replaced_at is null limit 1),
+   (select 1 from refdata.list_views_waiting where list_key = '')`;
+
+/**
  * The statement that opens a transaction of first loads applied together (first-loads-together.ts):
  * each target's lock taken if it is free right now, never waited for (a taken one is another sync's,
  * and its list is synced again the ordinary way). Values quoted in its text, for the BEGIN's round

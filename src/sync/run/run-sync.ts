@@ -13,6 +13,7 @@ import type { SyncTuning } from '../tuning.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
 import { FirstLoadsTogether } from '../load/first-loads-together.ts';
+import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
 
@@ -143,7 +144,7 @@ async function startRuns(
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
   // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
   // fetches. Lists that may be unchanged open none (most syncs write nothing).
-  warmConnections(options.db, Math.min(firstLoads, firstLoadsParallel(options)));
+  warmConnections(options.db, Math.min(firstLoads, firstLoadsParallel(options)), warmFirstLoadSession);
   return runs;
 }
 
