@@ -174,7 +174,9 @@ export async function createBenchDatabase(options: { poolSize?: number; prefix?:
 
 /**
  * Samples the connections open to database `name` on one session of the server's own (one short
- * query every 250 ms): a benchmark's budget of Postgres connections, seen from the server.
+ * query every 250 ms): a benchmark's budget of Postgres connections, seen from the server. Client
+ * backends only: a parallel query's workers are processes of the backend that started them, not
+ * connections anyone opened (P5's scan of its fact table counted two more).
  */
 async function sampleConnections(name: string): Promise<{ peak(): number; stop(): Promise<void> }> {
   const client = new pg.Client({ connectionString: serverUrl() });
@@ -184,7 +186,7 @@ async function sampleConnections(name: string): Promise<{ peak(): number; stop()
   let sampling: Promise<unknown> = Promise.resolve();
   const sample = () => {
     sampling = client
-      .query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name])
+      .query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1 and backend_type = 'client backend'", [name])
       .then(({ rows }) => (peak = Math.max(peak, rows[0]!.n)))
       .catch(() => undefined);
   };

@@ -5,6 +5,9 @@
 // 1% resync, unchanged resync).
 //
 //   node bench/p3-large-list.ts [entries]     (default 1000000)
+//   BENCH_P3_SHAPES=array node bench/p3-large-list.ts    (one shape: next or array; both by default)
+//   BENCH_P3_RESYNC_ONLY=1 node bench/p3-large-list.ts   (the 1% resync's pairs and the unchanged
+//     resync alone: the first load still runs, untimed, but not the \copy baseline or the fetch floor)
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +55,8 @@ export interface P3Options {
    * thresholds, so that a few thousand entries take the ways a million does: spills and the index.
    */
   tuning?: Partial<SyncTuning>;
+  /** Only the resyncs' figures: no \copy baseline, no fetch floor, no load figures (the first load still runs). */
+  resyncOnly?: boolean;
   inProcessSandbox?: boolean;
   log?: (line: string) => void;
 }
@@ -124,6 +129,31 @@ function cpuOf(m: Measured): string {
   return `sync ${(m.result.cpuMs / 1000).toFixed(1)} s${main}, postgres ${m.postgresS.toFixed(1)} s, sandbox ${m.sandboxS.toFixed(1)} s`;
 }
 
+/** The first load's figures: its rate beside `psql \copy` of the same rows, its peak RSS; and the fetch floor, logged. */
+async function loadFigures(
+  bench: BenchDatabase,
+  job: SyncChildJob,
+  label: string,
+  suffix: string,
+  entries: number,
+  first: SyncChildResult,
+  loaded: SyncChildResult['outcomes'][number],
+  log: (line: string) => void,
+): Promise<Figure[]> {
+  const copyMs = await copyBaseline(bench, entries, log);
+  const fetchFloor = await runSyncChild<SyncChildResult>({ ...job, mode: 'fetch' });
+  log(
+    `P3 floor (${label}), fetch and parse only, no database: ${Math.round(fetchFloor.wallMs)} ms (${Math.round(entries / (fetchFloor.wallMs / 1000))} entries/s), peak RSS ${Math.round(fetchFloor.maxRssMiB)} MiB`,
+  );
+  return [
+    figure(`P3 load${suffix}`, entries / (first.wallMs / 1000), 'entries/s', 'psql \\copy', entries / (copyMs / 1000), {
+      target: { ratio: 0.7, better: 'higher' },
+      notes: `${entries} entries in ${Math.round(first.wallMs)} ms (${label}, ${loaded.pages} requests + login; ${loadOf(loaded)}) vs \\copy ${Math.round(copyMs)} ms`,
+    }),
+    figure(`P3 peak RSS, first load${suffix}`, first.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
+  ];
+}
+
 async function loadShape(
   sandbox: BenchSandbox,
   shape: 'next' | 'array',
@@ -131,6 +161,7 @@ async function loadShape(
   everyNth: number,
   analyze: boolean,
   tuning: Partial<SyncTuning> | undefined,
+  resyncOnly: boolean,
   log: (line: string) => void,
 ): Promise<Figure[]> {
   const figures: Figure[] = [];
@@ -152,19 +183,8 @@ async function loadShape(
     const current = await currentCount(bench);
     if (loaded.entryCount !== entries || current !== entries) throw new Error(`P3: fetched ${loaded.entryCount}, current rows ${current}, expected ${entries}`);
     log(`P3 first load (${label}): ${Math.round(first.wallMs)} ms, ${loaded.pages} pages, peak RSS ${Math.round(first.maxRssMiB)} MiB`);
-    const copyMs = await copyBaseline(bench, entries, log);
-    const fetchFloor = await runSyncChild<SyncChildResult>({ ...job, mode: 'fetch' });
-    log(
-      `P3 floor (${label}), fetch and parse only, no database: ${Math.round(fetchFloor.wallMs)} ms (${Math.round(entries / (fetchFloor.wallMs / 1000))} entries/s), peak RSS ${Math.round(fetchFloor.maxRssMiB)} MiB`,
-    );
     const suffix = shape === 'next' ? '' : ` (${label})`;
-    figures.push(
-      figure(`P3 load${suffix}`, entries / (first.wallMs / 1000), 'entries/s', 'psql \\copy', entries / (copyMs / 1000), {
-        target: { ratio: 0.7, better: 'higher' },
-        notes: `${entries} entries in ${Math.round(first.wallMs)} ms (${label}, ${loaded.pages} requests + login; ${loadOf(loaded)}) vs \\copy ${Math.round(copyMs)} ms`,
-      }),
-      figure(`P3 peak RSS, first load${suffix}`, first.maxRssMiB, 'MiB', 'budget', RSS_BUDGET_MIB, { target: { ratio: 1, better: 'lower' } }),
-    );
+    if (!resyncOnly) figures.push(...(await loadFigures(bench, job, label, suffix, entries, first, loaded, log)));
 
     // The resync beside its floor, RESYNC_PAIRS times: one pair varies by 0.15x or more on a 2-core
     // VM whose neighbours come and go, more than most changes measured against it. Each pair is a
@@ -245,7 +265,8 @@ export async function runP3(options: P3Options = {}): Promise<Figure[]> {
     }
     for (const shape of options.shapes ?? ['next', 'array']) {
       await sandbox.control('reset');
-      figures.push(...(await loadShape(sandbox, shape, entries, options.changeEveryNth ?? 100, options.analyzeBeforeResync ?? false, options.tuning, log)));
+      const { changeEveryNth = 100, analyzeBeforeResync = false, tuning, resyncOnly = false } = options;
+      figures.push(...(await loadShape(sandbox, shape, entries, changeEveryNth, analyzeBeforeResync, tuning, resyncOnly, log)));
     }
   } finally {
     await sandbox.close();
@@ -255,5 +276,7 @@ export async function runP3(options: P3Options = {}): Promise<Figure[]> {
 
 if (import.meta.main) {
   const entries = process.argv[2] ? Number(process.argv[2]) : undefined;
-  runMain(async () => printFigures(await runP3(entries ? { entries } : {})));
+  const shapes = process.env.BENCH_P3_SHAPES?.split(',').filter((s): s is 'next' | 'array' => s === 'next' || s === 'array');
+  const resyncOnly = Boolean(process.env.BENCH_P3_RESYNC_ONLY);
+  runMain(async () => printFigures(await runP3({ ...(entries ? { entries } : {}), ...(shapes?.length ? { shapes } : {}), resyncOnly })));
 }

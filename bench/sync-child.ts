@@ -2,7 +2,7 @@
 // JSON job from argv[2], prints one JSON line (wall time, max RSS, outcomes) and exits.
 import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { openDatabase, type Database, type Queryable } from '../src/db/database.ts';
+import { openDatabase } from '../src/db/database.ts';
 import { targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect/collect.ts';
 import { continuesPage } from '../src/upstream/paging.ts';
@@ -12,6 +12,7 @@ import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
 import { mainThreadCpuSeconds } from './cpu-time.ts';
+import { tracedWhenAsked } from './trace-sql.ts';
 
 export interface SyncChildJob {
   env: Record<string, string>;
@@ -49,74 +50,12 @@ export interface SyncChildResult {
   }>;
 }
 
-/**
- * Whether BENCH_EXPLAIN names this statement: `|`-separated prefixes of the statement with its
- * whitespace collapsed, or `~text` for a statement containing text (the diff's CREATE TABLE AS,
- * whose table name is random).
- */
-function explained(text: string): boolean {
-  const patterns = process.env.BENCH_EXPLAIN?.split('|') ?? [];
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return patterns.some((p) => (p.startsWith('~') ? text.includes(p.slice(1)) : flat.startsWith(p)));
-}
-
-/** Times every statement of held connections (BENCH_TRACE_SQL=1): where the database time goes, seen from outside. */
-function traced(inner: Database): Database {
-  /** Runs a statement (or script) and reports it when it took 5 ms or more; `what` names it. */
-  const timed = async <T>(what: () => string, run: () => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    try {
-      return await run();
-    } finally {
-      const ms = performance.now() - started;
-      if (ms >= 5) process.stderr.write(`[sql ${ms.toFixed(0).padStart(6)} ms] ${what().replace(/\s+/g, ' ').slice(0, 160)}\n`);
-    }
-  };
-  const time = (q: Queryable): Queryable => ({
-    async query<R>(text: string, params?: unknown[]) {
-      if (typeof text === 'string' && explained(text)) {
-        // BENCH_EXPLAIN_ANALYZE runs EXPLAIN ANALYZE in place of the statement (whose result is then
-        // empty): for statements whose result the pipeline does not read, such as the apply's writes.
-        const analyze = Boolean(process.env.BENCH_EXPLAIN_ANALYZE);
-        const plan = await q.query<{ 'QUERY PLAN': string }>(`explain ${analyze ? '(analyze, buffers, wal) ' : ''}${text}`, params);
-        process.stderr.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
-        if (analyze) return { rows: [], rowCount: 0 } as never;
-      }
-      // A COPY is sent as an object (a pg-copy-streams stream in, copyOut's submittable out), not text:
-      // named as such (a throw here would leave it unread and hang the sync).
-      return timed(
-        () => (typeof text === 'string' ? text : '(copy)'),
-        () => q.query<R>(text, params),
-      );
-    },
-    script: (statements) =>
-      timed(
-        () => statements.join('; '),
-        () => q.script(statements),
-      ),
-  });
-  return {
-    ...inner,
-    withConnection: (fn) =>
-      inner.withConnection((conn) => {
-        const q = time(conn);
-        return fn({
-          query: q.query,
-          script: q.script,
-          begin: () => conn.begin(),
-          transaction: (f, opening) => conn.transaction((tx, opened, atCommit) => f(time(tx), opened, atCommit), opening),
-          alone: (statement) => conn.alone(statement),
-        });
-      }),
-  } as Database;
-}
-
 // The old-space limit `refsync sync` gives itself (from the default budget: no budget is set here).
 relaunchWithHeapFlags();
 const job = JSON.parse(process.argv[2] ?? '{}') as SyncChildJob;
 const source = loadConfig(job.env).sources[0]!;
 const opened = await openDatabase({ url: job.databaseUrl, poolSize: 4, applicationName: 'refsync-bench-sync' });
-const db = process.env.BENCH_TRACE_SQL ? traced(opened) : opened;
+const db = tracedWhenAsked(opened);
 const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
 });

@@ -104,8 +104,9 @@ export interface UsageRead {
 }
 
 /**
- * refdata.code_usage (migration 0007): the facts in one usage column that hold each of `codes`, in
- * use since `now` minus recentDays when the column has a time, in one set-based query.
+ * refdata.code_usage (migration 0007; 0016 counts the top values in one pass): the facts in one usage
+ * column that hold each of `codes`, in use since `now` minus recentDays when the column has a time,
+ * in one set-based query.
  */
 export async function codeUsage(db: Queryable, usage: UsageRead, codes: string[], now: Date): Promise<CodeUsage[]> {
   const since = usage.at ? new Date(now.getTime() - usage.recentDays * 86_400_000) : null;
