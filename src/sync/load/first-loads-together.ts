@@ -13,12 +13,12 @@
 import { listVariant, type Target } from '../../catalog/targets.ts';
 import { applyColumnPlan, planColumnsTogether, planTarget, touchColumnsTogether } from '../../columns/recorded-columns.ts';
 import { waitingMessage, type ViewsSettled } from '../../columns/waiting-views.ts';
-import type { Database } from '../../db/database.ts';
+import type { Database, Queryable } from '../../db/database.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { changeNotice } from '../notify.ts';
-import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement } from '../sql.ts';
+import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement, type SnapshotRow } from '../sql.ts';
 import { zeroCounts, type ApplyOptions } from './apply-types.ts';
 import { onePerKey } from './first-load.ts';
 import { snapshotOf } from './snapshot-row.ts';
@@ -152,67 +152,80 @@ function groupsOf(held: HeldLoad[], parts: number): HeldLoad[][] {
   return groups.map((g) => g.loads.sort((a, b) => listVariant(a.target).localeCompare(listVariant(b.target))));
 }
 
+/** A held load found a first load still under its lock, with its reserved snapshot id. */
+type LockedLoad = HeldLoad & { snapshotId: number };
+
 /** One group's transaction: the lists it could lock and that are still first loads, applied; their snapshot ids. */
 async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, number>> {
   const environment = group[0]!.target.source.environment;
-  const targets = group.map((h) => h.target);
   return db.withConnection((conn) =>
     conn.transaction(
       async (tx, opened) => {
         const free = new Set(opened.filter((r) => r.locked === true).map((r) => `${String(r.list_key)}\u0000${String(r.variant)}`));
         const locked = group.filter((h) => free.has(`${h.target.list.key}\u0000${h.target.variant}`));
-        const ids = new Map<Target, number>();
-        if (locked.length === 0) return ids;
+        if (locked.length === 0) return new Map<Target, number>();
         const { now, states } = await firstLoadStates(
           tx,
           environment,
           locked.map((h) => h.target),
         );
-        const loads: Array<HeldLoad & { snapshotId: number }> = [];
+        const loads: LockedLoad[] = [];
         for (const [i, h] of locked.entries()) if (states[i]!.firstLoad) loads.push({ ...h, snapshotId: states[i]!.snapshotId });
-        if (loads.length === 0) return ids;
-        // As a first load on its own plans and records them (first-load.ts): a list whose columns
-        // change is planned and recorded before the next (a later variant plans on what it
-        // recorded); the others, most of them once a source has recorded their lists, in a few
-        // statements for all.
-        const settled: Array<ViewsSettled | undefined> = [];
-        const plans = await planColumnsTogether(
-          tx,
-          loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target) })),
-          async (plan, i) => {
-            settled[i] = await applyColumnPlan(tx, plan, loads[i]!.snapshotId, now);
-          },
-        );
-        await touchColumnsTogether(
-          tx,
-          loads.flatMap((l, i) => (settled[i] ? [] : [{ plan: plans[i]!, snapshotId: l.snapshotId }])),
-        );
-        const snapshots = loads.map((load, i) => {
-          const counts = { ...zeroCounts(), added: load.collected.entryCount };
-          const row = snapshotOf(load.collected, load.options, now, {
-            status: 'ok',
-            changed: true,
-            counts,
-            nonconforming: plans[i]!.nonconforming,
-            id: load.snapshotId,
-          });
-          const waiting = settled[i]?.waiting;
-          if (waiting) row.error = waitingMessage(waiting);
-          ids.set(load.target, load.snapshotId);
-          return { target: load.target, row: { ...row, id: load.snapshotId } };
-        });
-        await insertSnapshots(tx, environment, snapshots);
+        if (loads.length === 0) return new Map<Target, number>();
+        await insertSnapshots(tx, environment, await snapshotsWithColumns(tx, loads, now));
         const withRows = loads.map((l) => ({ target: l.target, snapshotId: l.snapshotId, rows: rowsOf(l.collected) })).filter((l) => l.rows.length > 0);
         if (withRows.length) await insertEntriesOfTargets(tx, environment, now, withRows);
         await notifyChanges(
           tx,
           loads.map((l) => changeNotice(l.target, l.snapshotId, { ...zeroCounts(), added: l.collected.entryCount })),
         );
-        return ids;
+        return new Map(loads.map((l) => [l.target, l.snapshotId]));
       },
-      tryLockTargetsStatement(environment, targets),
+      tryLockTargetsStatement(
+        environment,
+        group.map((h) => h.target),
+      ),
     ),
   );
+}
+
+/**
+ * The loads' columns planned and recorded as a first load on its own plans and records them
+ * (first-load.ts): a list whose columns change is planned and recorded before the next (a later
+ * variant plans on what it recorded); the others, most of them once a source has recorded their
+ * lists, in a few statements for all. Then each load's snapshot row, which counts its values that
+ * do not fit and names its views' wait.
+ */
+async function snapshotsWithColumns(
+  tx: Queryable,
+  loads: readonly LockedLoad[],
+  now: Date,
+): Promise<Array<{ target: Target; row: SnapshotRow & { id: number } }>> {
+  const settled: Array<ViewsSettled | undefined> = [];
+  const plans = await planColumnsTogether(
+    tx,
+    loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target) })),
+    async (plan, i) => {
+      settled[i] = await applyColumnPlan(tx, plan, loads[i]!.snapshotId, now);
+    },
+  );
+  await touchColumnsTogether(
+    tx,
+    loads.flatMap((l, i) => (settled[i] ? [] : [{ plan: plans[i]!, snapshotId: l.snapshotId }])),
+  );
+  return loads.map((load, i) => {
+    const counts = { ...zeroCounts(), added: load.collected.entryCount };
+    const row = snapshotOf(load.collected, load.options, now, {
+      status: 'ok',
+      changed: true,
+      counts,
+      nonconforming: plans[i]!.nonconforming,
+      id: load.snapshotId,
+    });
+    const waiting = settled[i]?.waiting;
+    if (waiting) row.error = waitingMessage(waiting);
+    return { target: load.target, row: { ...row, id: load.snapshotId } };
+  });
 }
 
 /** A held fetch's rows, an identical duplicate once (the collector has failed a key with two contents). */
