@@ -32,9 +32,13 @@ export const planInputsOfLists = `select k.list_key, exists (select 1 from refda
      from unnest($1::text[]) as k(list_key) left join lateral (${typedColumnsOf('k.list_key')}) c on true
      order by k.list_key, c.position`;
 
-/** The lock of lockListColumns, shared, on several lists at once ($1: their keys). */
-export const lockListsColumnsShared = `select pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k))
-     from unnest($1::text[]) as k order by k`;
+/**
+ * The lock of lockListColumns on several lists at once, in list order ($1: their keys; $2: whether
+ * each is taken exclusive, else shared). The locks are taken after the sort (a volatile function).
+ */
+export const lockListsColumns = `select case when k.exclusive then pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext(k.list_key))
+            else pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k.list_key)) end
+     from unnest($1::text[], $2::bool[]) as k(list_key, exclusive) order by k.list_key`;
 
 /**
  * touchColumns for several fetches at once ($1: JSON of list_key, snapshot_id, fields each): a
@@ -57,10 +61,10 @@ export const otherTargetsFit = (read: string): string =>
        where list_key = $1 and valid_to is null and not (environment = $2 and variant = $3)
          and ${read}(payload -> $4) is not null) as fits`;
 
-/** Records the columns a plan adds. */
+/** Records the columns plans add ($1: when; then a list key, snapshot id, field, column, position and type each). */
 export const insertAddedColumns = `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
-       select $1, f.field, f.column_name, f.position, f.data_type, $2::bigint, $2::bigint, $3::timestamptz
-       from unnest($4::text[], $5::text[], $6::int[], $7::text[]) as f(field, column_name, position, data_type)`;
+       select f.list_key, f.field, f.column_name, f.position, f.data_type, f.snapshot_id, f.snapshot_id, $1::timestamptz
+       from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::text[]) as f(list_key, snapshot_id, field, column_name, position, data_type)`;
 
 /** Marks a recorded column replaced. */
 export const replaceColumn = `update refdata.list_columns set replaced_at = $3, last_snapshot_id = coalesce($4, last_snapshot_id)
@@ -77,8 +81,8 @@ export const touchColumns = `update refdata.list_columns c set last_snapshot_id 
              for update skip locked) moved
        where c.id = moved.id`;
 
-/** Takes a list's waiting change of its views off the wait. */
-export const takeWaitingViews = 'delete from refdata.list_views_waiting where list_key = $1 returning columns';
+/** Takes lists' waiting changes of their views off the wait ($1: their keys). */
+export const takeWaitingViews = 'delete from refdata.list_views_waiting where list_key = any($1::text[]) returning list_key, columns';
 
 /** Records a list's change of its views as waiting. */
 export const putWaitingViews = `insert into refdata.list_views_waiting as w (list_key, since, snapshot_id, views, dependents, columns)

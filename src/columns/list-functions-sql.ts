@@ -116,10 +116,12 @@ export function dropListFunctions(key: ListKey): string {
   return `DROP FUNCTION IF EXISTS ${diffSignature(key)}, ${signature(key)}`;
 }
 
-export async function listFunctionsExist(q: Queryable, key: ListKey): Promise<boolean> {
-  const { rows } = await q.query<{ ok: boolean }>('select to_regprocedure($1) is not null and to_regprocedure($2) is not null as ok', [
-    signature(key),
-    diffSignature(key),
-  ]);
-  return rows[0]?.ok === true;
+/** The lists whose two typed functions both exist, of the keys given: one round trip. */
+export async function listFunctionsExistOf(q: Queryable, keys: readonly ListKey[]): Promise<Set<ListKey>> {
+  const { rows } = await q.query<{ list_key: ListKey }>(
+    `select f.list_key from unnest($1::text[], $2::text[], $3::text[]) as f(list_key, as_of, diff)
+     where to_regprocedure(f.as_of) is not null and to_regprocedure(f.diff) is not null`,
+    [keys, keys.map(signature), keys.map(diffSignature)],
+  );
+  return new Set(rows.map((r) => r.list_key));
 }

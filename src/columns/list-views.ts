@@ -5,22 +5,23 @@ import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import { whenReaderExists } from '../db/reader-role.ts';
 import { listHistoryView, listView, type RelationDescription } from './view-descriptions.ts';
-import { createView, commentOnColumn, commentOnView, dropView, grantOn, grantSelectToReader, viewQuery } from './view-sql.ts';
-import { dropListFunctions, listFunctionNames, listFunctionsExist, listFunctionStatements } from './list-functions-sql.ts';
+import { createView, commentOnColumn, commentOnView, dropView, grantOn, grantSelectToReader, viewQuery, viewsColumns } from './view-sql.ts';
+import { dropListFunctions, listFunctionNames, listFunctionsExistOf, listFunctionStatements } from './list-functions-sql.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ListFailure } from '../util/error-codes.ts';
 
-/** A view's columns as Postgres has them: name and type (format_type), in order; null if it is missing. */
-async function existingColumns(q: Queryable, view: string): Promise<Array<{ name: string; type: string }> | null> {
-  const { rows } = await q.query<{ name: string | null; type: string | null }>(
-    `select a.attname as name, format_type(a.atttypid, a.atttypmod) as type
-     from (select to_regclass($1) as oid) v
-     left join pg_attribute a on a.attrelid = v.oid and a.attnum > 0 and not a.attisdropped
-     order by a.attnum`,
-    [`refdata.${view}`],
-  );
-  if (rows.length === 1 && rows[0]!.name === null) return null;
-  return rows.map((r) => ({ name: r.name!, type: r.type! }));
+/** Views' columns as Postgres has them: name and type (format_type), in order; null for a view that is missing. */
+async function existingColumnsOf(q: Queryable, views: readonly string[]): Promise<Map<string, Array<{ name: string; type: string }> | null>> {
+  const { rows } = await q.query<{ view: string; present: boolean; name: string | null; type: string | null }>(viewsColumns, [
+    views.map((v) => `refdata.${v}`),
+  ]);
+  const existing = new Map<string, Array<{ name: string; type: string }> | null>(views.map((v) => [v, null]));
+  for (const r of rows) {
+    const view = r.view.slice('refdata.'.length);
+    const columns = existing.get(view) ?? [];
+    if (r.present) existing.set(view, r.name === null ? columns : [...columns, { name: r.name, type: r.type! }]);
+  }
+  return existing;
 }
 
 const formatTypes: Record<string, string> = { timestamptz: 'timestamp with time zone' };
@@ -113,13 +114,20 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
       );
     }
   }
+  // The view, its comments and grants in one round trip.
+  await q.script(stepStatements(key, typed, step, grants));
+}
+
+/** A create or replace step's statements: the view, and its comments and grants. */
+function stepStatements(key: ListKey, typed: readonly TypedColumn[], step: ViewStep, grants: readonly string[]): string[] {
+  const view = step.relation.name;
   const replace = step.action === 'replace';
   const definition = createView(view, replace, viewQuery(key, step.relation, typed, step.history));
   const commented = (c: { name: string; description: string }) => commentOnColumn(view, c.name, c.description);
   // CREATE OR REPLACE keeps the view's comments and grants, so a replace describes only the columns
   // it appends: re-writing the rest was about a tenth of a first sync's views' DDL (docs/performance.md,
   // round fourteen).
-  const statements = replace
+  return replace
     ? [definition, ...step.relation.columns.slice(step.kept).map(commented)]
     : [
         definition,
@@ -128,9 +136,24 @@ async function runStep(q: Queryable, key: ListKey, typed: readonly TypedColumn[]
         ...grants,
         whenReaderExists([grantSelectToReader(view)]),
       ];
-  // The view, its comments and grants in one round trip (a first sync creates the columns of every list at once).
-  await q.script(statements);
 }
+
+/** The steps that bring a list's two views to its typed columns, from the views' columns as they are. */
+function stepsOf(key: ListKey, typed: readonly TypedColumn[], existing: ReadonlyMap<string, Array<{ name: string; type: string }> | null>): ViewStep[] {
+  const steps: ViewStep[] = [];
+  for (const [relation, history] of [
+    [listView(key, typed), false],
+    [listHistoryView(key, typed), true],
+  ] as const) {
+    const columns = existing.get(relation.name) ?? null;
+    const action = plan(columns, wantedColumns(relation));
+    if (action !== 'none') steps.push({ relation, history, action, kept: action === 'replace' ? columns!.length : 0 });
+  }
+  return steps;
+}
+
+/** The names of a list's two views. */
+const viewNames = (key: ListKey): string[] => [listView(key, []).name, listHistoryView(key, []).name];
 
 /** What reconciling a list's views did: whether DDL ran, or which views wait for which dependents. */
 export interface ViewsReconciled {
@@ -146,15 +169,7 @@ export interface ViewsReconciled {
  * keep the same columns) and the change waits: nothing of the user's is ever dropped.
  */
 export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<ViewsReconciled> {
-  const steps: ViewStep[] = [];
-  for (const [relation, history] of [
-    [listView(key, typed), false],
-    [listHistoryView(key, typed), true],
-  ] as const) {
-    const existing = await existingColumns(q, relation.name);
-    const action = plan(existing, wantedColumns(relation));
-    if (action !== 'none') steps.push({ relation, history, action, kept: action === 'replace' ? existing!.length : 0 });
-  }
+  const steps = stepsOf(key, typed, await existingColumnsOf(q, viewNames(key)));
   const recreated = steps.filter((s) => s.action === 'recreate').map((s) => s.relation.name);
   if (recreated.length) {
     const ownFunctions = steps.some((s) => s.history && s.action === 'recreate') ? listFunctionNames(key) : [];
@@ -164,7 +179,36 @@ export async function reconcileListViews(q: Queryable, key: ListKey, typed: read
   for (const step of steps) await runStep(q, key, typed, step);
   // Re-declared after a re-created history view (its row type went with it) or when missing after an
   // upgrade. Columns only appended leave them as they are: they return the view's row type, which follows.
-  const functions = steps.some((s) => s.history && s.action === 'recreate') || !(await listFunctionsExist(q, key));
+  const functions = steps.some((s) => s.history && s.action === 'recreate') || !(await listFunctionsExistOf(q, [key])).has(key);
   if (functions) await q.script(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
   return { changed: steps.length > 0 || functions };
+}
+
+/**
+ * reconcileListViews of several lists whose views need at most columns appended (a first sync's
+ * lists, whose views migrate created with the contract's columns alone): their views' columns read
+ * in one statement and all their DDL in one script, where each list took a dozen round trips. A list
+ * one of whose views must be re-created (a column's type changed) is left to reconcileListViews,
+ * which looks for what depends on it first: returned in `alone`, with nothing of it done.
+ */
+export async function reconcileViewsTogether(q: Queryable, typedByKey: ReadonlyMap<ListKey, readonly TypedColumn[]>): Promise<{ alone: ListKey[] }> {
+  const keys = [...typedByKey.keys()];
+  const existing = await existingColumnsOf(
+    q,
+    keys.flatMap((k) => viewNames(k)),
+  );
+  const functions = await listFunctionsExistOf(q, keys);
+  const alone: ListKey[] = [];
+  const statements: string[] = [];
+  for (const [key, typed] of typedByKey) {
+    const steps = stepsOf(key, typed, existing);
+    if (steps.some((s) => s.action === 'recreate')) {
+      alone.push(key);
+      continue;
+    }
+    statements.push(...steps.flatMap((s) => stepStatements(key, typed, s, [])));
+    if (!functions.has(key)) statements.push(...listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
+  }
+  await q.script(statements);
+  return { alone };
 }

@@ -10,17 +10,7 @@ import { conform, unfitting, type FieldValues } from './conformance.ts';
 import { settleListViews, type ViewsSettled } from './waiting-views.ts';
 import { typedColumnOf, type TypedColumn, type TypedColumnRow } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
-import {
-  planInputs,
-  planInputsOfLists,
-  lockListsColumnsShared,
-  otherTargetsFit,
-  insertAddedColumns,
-  replaceColumn,
-  insertColumn,
-  touchColumns,
-  touchColumnsOfFetches,
-} from './columns-sql.ts';
+import { planInputs, otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns } from './columns-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -35,18 +25,6 @@ export interface ColumnChange {
 async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: TypedColumn[]; waiting: boolean }> {
   const { rows } = await q.query<Partial<TypedColumnRow> & { waiting: boolean }>(planInputs, [key]);
   return { recorded: rows.filter((r) => r.field != null).map((r) => typedColumnOf(r as TypedColumnRow)), waiting: rows[0]?.waiting === true };
-}
-
-/** readPlanInputs of several lists, in one round trip. */
-async function readPlanInputsOf(q: Queryable, keys: readonly ListKey[]): Promise<Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>> {
-  const { rows } = await q.query<Partial<TypedColumnRow> & { list_key: ListKey; waiting: boolean }>(planInputsOfLists, [keys]);
-  const inputs = new Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>();
-  for (const r of rows) {
-    const of = inputs.get(r.list_key) ?? { recorded: [], waiting: r.waiting };
-    if (r.field != null) of.recorded.push(typedColumnOf(r as TypedColumnRow));
-    inputs.set(r.list_key, of);
-  }
-  return inputs;
 }
 
 /**
@@ -102,7 +80,6 @@ export interface ColumnPlan {
  * lock back and the plan takes the shared one.
  */
 export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
-  const changes = (plan: ColumnPlan) => plan.changes.length > 0 || plan.viewsWaiting;
   if (changes(await planOn(q, key, observed, target, await readPlanInputs(q, key), true))) {
     await q.query('savepoint list_columns');
     await lockListColumns(q, key, 'exclusive');
@@ -117,73 +94,13 @@ export async function planListColumns(q: Queryable, key: ListKey, observed: Read
   return planOn(q, key, observed, target, await readPlanInputs(q, key), false);
 }
 
-/** One fetch among several of a transaction whose columns are planned together (planColumnsTogether). */
-export interface FetchToPlan {
-  key: ListKey;
-  observed: ReadonlyMap<string, FieldValues>;
-  target: PlanTarget;
-}
-
-/**
- * Plans the columns of several fetches in one transaction, each as planListColumns would, in the
- * order given. A fetch that leaves its list's columns as they are (every list of a new source once
- * another source recorded it) costs no statement of its own: their inputs are read in one statement,
- * their shared locks taken in one, and the inputs read again under them in one. A fetch that may
- * change its list's columns, whose views wait, or one of whose values changed kind, is planned on its
- * own by planListColumns first (a later variant of its list then plans on what it recorded).
- * `applyPlan` records each plan of the second kind as it is made, before the next is planned.
- */
-export async function planColumnsTogether(
-  q: Queryable,
-  fetches: readonly FetchToPlan[],
-  applyPlan: (plan: ColumnPlan, i: number) => Promise<void>,
-): Promise<ColumnPlan[]> {
-  const plans: ColumnPlan[] = new Array(fetches.length);
-  const before = await readPlanInputsOf(q, [...new Set(fetches.map((f) => f.key))]);
-  const quick: number[] = [];
-  for (const [i, f] of fetches.entries()) {
-    if (leavesColumns(f.observed, before.get(f.key)!)) {
-      quick.push(i);
-      continue;
-    }
-    plans[i] = await planListColumns(q, f.key, f.observed, f.target);
-    await applyPlan(plans[i]!, i);
-  }
-  if (quick.length === 0) return plans;
-  const keys = [...new Set(quick.map((i) => fetches[i]!.key))];
-  await q.query(lockListsColumnsShared, [keys]);
-  // Made again under the locks, as planListColumns makes a plan under the shared lock.
-  const under = await readPlanInputsOf(q, keys);
-  for (const i of quick) {
-    const f = fetches[i]!;
-    plans[i] = await planOn(q, f.key, f.observed, f.target, under.get(f.key)!, false);
-  }
-  return plans;
-}
-
-/** Whether a fetch leaves its list's recorded columns as they are: no new field, no value of another kind, no views waiting. */
-function leavesColumns(observed: ReadonlyMap<string, FieldValues>, inputs: { recorded: TypedColumn[]; waiting: boolean }): boolean {
-  if (inputs.waiting) return false;
-  const byField = new Map(inputs.recorded.map((c) => [c.field, c]));
-  for (const [field, values] of observed) {
-    const column = byField.get(field);
-    if (!column || conform(column.type, values).changedKind) return false;
-  }
-  return true;
-}
-
-/**
- * Records the last snapshot of the columns several fetches served, whose plans change nothing
- * (planColumnsTogether's), in one statement: as applyColumnPlan does for each.
- */
-export async function touchColumnsTogether(q: Queryable, fetches: ReadonlyArray<{ plan: ColumnPlan; snapshotId: number }>): Promise<void> {
-  if (fetches.length === 0) return;
-  const rows = fetches.map(({ plan, snapshotId }) => ({ list_key: plan.key, snapshot_id: snapshotId, fields: plan.observedFields }));
-  await q.query(touchColumnsOfFetches, [JSON.stringify(rows)]);
+/** Whether a plan changes the list's columns or views (and so takes the list's lock exclusive). */
+export function changes(plan: ColumnPlan): boolean {
+  return plan.changes.length > 0 || plan.viewsWaiting;
 }
 
 /** The plan on the given columns; without `mayChange` it adds and widens nothing and retries no waiting views. */
-async function planOn(
+export async function planOn(
   q: Queryable,
   key: ListKey,
   observed: ReadonlyMap<string, FieldValues>,
@@ -246,22 +163,9 @@ async function othersFit(q: Queryable, key: ListKey, field: string, type: Column
  * Views that objects of the user keep from being re-created wait (src/columns/waiting-views.ts).
  */
 export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
-  const { key, added } = plan;
-  if (added.length) {
-    await q.query(insertAddedColumns, [
-      key,
-      snapshotId,
-      now,
-      added.map((a) => a.field),
-      added.map((a) => a.column),
-      added.map((a) => a.position),
-      added.map((a) => a.type),
-    ]);
-  }
-  for (const c of plan.widened) {
-    await q.query(replaceColumn, [key, c.field, now, snapshotId]);
-    await q.query(insertColumn, [key, c.field, c.column, c.position, c.type, snapshotId, now]);
-  }
+  const { key } = plan;
+  await recordAdded(q, [{ plan, snapshotId }], now);
+  await recordWidened(q, plan, snapshotId, now);
   if (snapshotId !== null) {
     // The list's applies that change no column run side by side (planListColumns): a row another
     // one has just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that
@@ -269,7 +173,30 @@ export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId
     // locks, so the latest snapshot wins whichever commits last.
     await q.query(touchColumns, [key, snapshotId, plan.observedFields]);
   }
-  return plan.changes.length || plan.viewsWaiting ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
+  return changes(plan) ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
+}
+
+/** Records the columns plans add, in one statement (none when they add none). */
+export async function recordAdded(q: Queryable, plans: ReadonlyArray<{ plan: ColumnPlan; snapshotId: number | null }>, now: Date): Promise<void> {
+  const added = plans.flatMap(({ plan, snapshotId }) => plan.added.map((a) => ({ key: plan.key, snapshotId, ...a })));
+  if (added.length === 0) return;
+  await q.query(insertAddedColumns, [
+    now,
+    added.map((a) => a.key),
+    added.map((a) => a.snapshotId),
+    added.map((a) => a.field),
+    added.map((a) => a.column),
+    added.map((a) => a.position),
+    added.map((a) => a.type),
+  ]);
+}
+
+/** Records the columns a plan widens: the recorded one replaced, the wider one recorded in its place. */
+export async function recordWidened(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<void> {
+  for (const c of plan.widened) {
+    await q.query(replaceColumn, [plan.key, c.field, now, snapshotId]);
+    await q.query(insertColumn, [plan.key, c.field, c.column, c.position, c.type, snapshotId, now]);
+  }
 }
 
 /** Plans and applies in one step: the columns of a list after a fetch (or the stored history). */

@@ -1,7 +1,7 @@
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ColumnType } from './column-type.ts';
-import { typedColumnsInOrder } from './columns-sql.ts';
+import { planInputsOfLists, typedColumnsInOrder } from './columns-sql.ts';
 
 /** One typed column of a per-list view, as recorded in refdata.list_columns. */
 export interface TypedColumn {
@@ -32,4 +32,16 @@ export function typedColumnOf(r: TypedColumnRow): TypedColumn {
 export async function readTypedColumns(q: Queryable, key: ListKey): Promise<TypedColumn[]> {
   const { rows } = await q.query<TypedColumnRow>(typedColumnsInOrder, [key]);
   return rows.map(typedColumnOf);
+}
+
+/** Lists' typed columns in view order, and whether a change of their views waits: one round trip. */
+export async function readColumnsOfLists(q: Queryable, keys: readonly ListKey[]): Promise<Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>> {
+  const { rows } = await q.query<Partial<TypedColumnRow> & { list_key: ListKey; waiting: boolean }>(planInputsOfLists, [keys]);
+  const inputs = new Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>();
+  for (const r of rows) {
+    const of = inputs.get(r.list_key) ?? { recorded: [], waiting: r.waiting };
+    if (r.field != null) of.recorded.push(typedColumnOf(r as TypedColumnRow));
+    inputs.set(r.list_key, of);
+  }
+  return inputs;
 }

@@ -34,3 +34,13 @@ export const grantOn = (view: string, privilege: string, grantee: string, granta
   `GRANT ${privilege} ON refdata.${ident(view)} TO ${grantee}${grantable ? ' WITH GRANT OPTION' : ''}`;
 
 export const grantSelectToReader = (view: string): string => `GRANT SELECT ON refdata.${ident(view)} TO ${READER_ROLE}`;
+
+/**
+ * The columns of views ($1: their qualified names), name and type (format_type) in order: a row per
+ * column, one with a null name for a view without columns, `present` false for a missing view.
+ */
+export const viewsColumns = `select v.view, v.oid is not null as present, a.attname as name, format_type(a.atttypid, a.atttypmod) as type
+     from unnest($1::text[]) with ordinality as n(view, ord)
+     cross join lateral (select n.view, n.ord, to_regclass(n.view) as oid) v
+     left join pg_attribute a on a.attrelid = v.oid and a.attnum > 0 and not a.attisdropped
+     order by v.ord, a.attnum`;

@@ -3,9 +3,9 @@
 // first sync of the list after the dependents are gone (changed or not) applies it.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
-import { reconcileListViews } from './list-views.ts';
+import { reconcileListViews, reconcileViewsTogether } from './list-views.ts';
 import type { ColumnChange } from './recorded-columns.ts';
-import { readTypedColumns } from './typed-column.ts';
+import { readTypedColumns, type TypedColumn } from './typed-column.ts';
 import { takeWaitingViews, putWaitingViews } from './columns-sql.ts';
 
 /** A list's views waiting for objects of the user, and the column changes waiting with them. */
@@ -32,7 +32,7 @@ export interface ViewsSettled {
 export async function settleListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsSettled> {
   const reconciled = await reconcileListViews(q, key, await readTypedColumns(q, key));
   if (!reconciled.waiting) {
-    const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [key]);
+    const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [[key]]);
     return rows[0] ? { applied: rows[0].columns } : {};
   }
   const { views, dependents } = reconciled.waiting;
@@ -46,6 +46,34 @@ export async function settleListViews(q: Queryable, key: ListKey, changes: Colum
   ]);
   const row = rows[0]!;
   return { waiting: { views, dependents, columns: row.columns, since: row.since, began: row.began } };
+}
+
+/** One list's part in settleViewsTogether: its column changes, the snapshot they came with, its typed columns as recorded, whether a change of its views waited. */
+export interface ListToSettle {
+  changes: ColumnChange[];
+  snapshotId: number;
+  typed: readonly TypedColumn[];
+  waited: boolean;
+}
+
+/**
+ * settleListViews of several lists in a few statements for all: their views brought along in one script (reconcileViewsTogether), the waits they end taken off in
+ * one. A list whose views must be re-created is settled on its own, as settleListViews does.
+ */
+export async function settleViewsTogether(q: Queryable, lists: ReadonlyMap<ListKey, ListToSettle>, now: Date): Promise<Map<ListKey, ViewsSettled>> {
+  const settled = new Map<ListKey, ViewsSettled>([...lists.keys()].map((key) => [key, {}]));
+  if (lists.size === 0) return settled;
+  const { alone } = await reconcileViewsTogether(q, new Map([...lists].map(([key, list]) => [key, list.typed])));
+  for (const key of alone) {
+    const list = lists.get(key)!;
+    settled.set(key, await settleListViews(q, key, list.changes, list.snapshotId, now));
+  }
+  const waited = [...lists].filter(([key, list]) => list.waited && !alone.includes(key)).map(([key]) => key);
+  if (waited.length) {
+    const { rows } = await q.query<{ list_key: ListKey; columns: ColumnChange[] }>(takeWaitingViews, [waited]);
+    for (const r of rows) settled.set(r.list_key, { applied: r.columns });
+  }
+  return settled;
 }
 
 /** The snapshot's error while views wait: the change, the views, what depends on them, and what to do. */

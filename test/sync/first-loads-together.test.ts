@@ -6,13 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
-import type { Database } from '../../src/db/database.ts';
+import { openDatabase, type Database } from '../../src/db/database.ts';
 import { FirstLoadsTogether } from '../../src/sync/load/first-loads-together.ts';
 import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture } from './fixture.ts';
 
@@ -39,6 +39,30 @@ async function loaded(db: Database, environment: string) {
     [environment],
   );
   return { snapshots, entries, view: view.map(({ environment: _e, valid_from: _v, ...row }) => row), changes: changes[0]!.n };
+}
+
+/**
+ * The per-list views and typed functions as Postgres has them: definitions, columns, comments and
+ * grants, and the recorded columns. The snapshot a column's comment names is numbered by the order
+ * of the loads, so it is left out, as the day is.
+ */
+async function catalogOf(db: Database) {
+  const { rows: views } = await db.query(
+    `select c.relname, pg_get_viewdef(c.oid) as definition, obj_description(c.oid, 'pg_class') as comment, c.relacl::text as grants,
+            (select json_agg(json_build_array(a.attname, format_type(a.atttypid, a.atttypmod), col_description(c.oid, a.attnum)) order by a.attnum)
+             from pg_attribute a where a.attrelid = c.oid and a.attnum > 0) as columns
+     from pg_class c where c.relnamespace = 'refdata'::regnamespace and c.relkind = 'v' order by c.relname`,
+  );
+  const { rows: functions } = await db.query(
+    `select p.oid::regprocedure::text as name, pg_get_functiondef(p.oid) as definition, obj_description(p.oid, 'pg_proc') as comment, p.proacl::text as grants
+     from pg_proc p where p.pronamespace = 'refdata'::regnamespace order by 1`,
+  );
+  const { rows: columns } = await db.query(
+    `select list_key, field, column_name, position, data_type, replaced_at is null as current from refdata.list_columns
+     order by list_key, field, recorded_at, id`,
+  );
+  const anySnapshot = (text: unknown) => JSON.stringify(text).replace(/since \d{4}-\d\d-\d\d \(snapshot \d+\)/g, 'since (a snapshot)');
+  return { views: anySnapshot(views), functions, columns };
 }
 
 describe("a run's first loads applied together", () => {
@@ -126,6 +150,29 @@ describe("a run's first loads applied together", () => {
       ).toBeGreaterThan(0);
     } finally {
       await fx.client.close();
+    }
+  });
+
+  it("leaves the views, their comments and grants, the typed functions and the recorded columns as each list's own first load leaves them", async () => {
+    const sb = await useSandbox();
+    const env = { REFSYNC_ENVIRONMENT: 'catalog-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01,unpinned' };
+    const together = pipelineFixture(sb, env);
+    const alone = pipelineFixture(sb, env);
+    // Two databases no list was ever synced into: the views have the contract's columns alone.
+    const databases = [await createTestDatabase('refsync_t_flt'), await createTestDatabase('refsync_t_flt')];
+    const [togetherDb, aloneDb] = await Promise.all(databases.map((d) => openDatabase({ url: d.url, poolSize: 5, applicationName: 'refsync-test' })));
+    try {
+      expect((await together.sync(togetherDb!)).status).toBe('succeeded');
+      for (const target of targetsFor(alone.source)) expect((await syncTarget(aloneDb!, alone.client, target, { runId: null })).status).toBe('changed');
+      const a = await catalogOf(togetherDb!);
+      const b = await catalogOf(aloneDb!);
+      expect(a.columns.length).toBeGreaterThan(40);
+      expect(a.views).toContain('typed boolean');
+      expect(a.functions.length).toBeGreaterThan(36);
+      expect(a).toEqual(b);
+    } finally {
+      await Promise.all([together.client.close(), alone.client.close(), togetherDb!.close(), aloneDb!.close()]);
+      await Promise.all(databases.map((d) => dropTestDatabase(d.name)));
     }
   });
 });

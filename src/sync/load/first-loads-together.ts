@@ -4,15 +4,16 @@
 // bookkeeping, its NOTIFY, its commit: about fifteen statements) on a connection of its own, and in a
 // worker a BullMQ job of its own (docs/performance.md, P1 and P4). Held here as they arrive, they are
 // written a few at a time in one transaction per group of lists: one statement for the locks, one
-// for the states, one for the snapshots, one for the rows, one for the NOTIFYs, and each list's
-// columns as a single first load plans them (recorded-columns.ts), in the same transaction.
+// for the states, one for the snapshots, one for the rows, one for the NOTIFYs, and a few for all the
+// lists' columns and views (src/columns/columns-together.ts), in the same transaction.
 //
 // Nothing is lost to a failure here: a list whose lock another sync holds, that another sync loaded
 // meanwhile, or whose group's transaction failed, is not applied, and its caller syncs it again the
 // ordinary way (as UnchangedLists does with the unchanged lists it could not record).
 import { listVariant, type Target } from '../../catalog/targets.ts';
-import { applyColumnPlan, planColumnsTogether, planTarget, touchColumnsTogether } from '../../columns/recorded-columns.ts';
-import { waitingMessage, type ViewsSettled } from '../../columns/waiting-views.ts';
+import { recordColumnsTogether } from '../../columns/columns-together.ts';
+import { planTarget } from '../../columns/recorded-columns.ts';
+import { waitingMessage } from '../../columns/waiting-views.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -190,40 +191,25 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
 }
 
 /**
- * The loads' columns planned and recorded as a first load on its own plans and records them
- * (first-load.ts): a list whose columns change is planned and recorded before the next (a later
- * variant plans on what it recorded); the others, most of them once a source has recorded their
- * lists, in a few statements for all. Then each load's snapshot row, which counts its values that
- * do not fit and names its views' wait.
+ * The loads' columns planned and recorded as each first load on its own plans and records them
+ * (first-load.ts), in a few statements for all (columns-together.ts). Then each load's snapshot row,
+ * which counts its values that do not fit and names its views' wait.
  */
 async function snapshotsWithColumns(
   tx: Queryable,
   loads: readonly LockedLoad[],
   now: Date,
 ): Promise<Array<{ target: Target; row: SnapshotRow & { id: number } }>> {
-  const settled: Array<ViewsSettled | undefined> = [];
-  const plans = await planColumnsTogether(
+  const recorded = await recordColumnsTogether(
     tx,
-    loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target) })),
-    async (plan, i) => {
-      settled[i] = await applyColumnPlan(tx, plan, loads[i]!.snapshotId, now);
-    },
-  );
-  await touchColumnsTogether(
-    tx,
-    loads.flatMap((l, i) => (settled[i] ? [] : [{ plan: plans[i]!, snapshotId: l.snapshotId }])),
+    loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target), snapshotId: l.snapshotId })),
+    now,
   );
   return loads.map((load, i) => {
     const counts = { ...zeroCounts(), added: load.collected.entryCount };
-    const row = snapshotOf(load.collected, load.options, now, {
-      status: 'ok',
-      changed: true,
-      counts,
-      nonconforming: plans[i]!.nonconforming,
-      id: load.snapshotId,
-    });
-    const waiting = settled[i]?.waiting;
-    if (waiting) row.error = waitingMessage(waiting);
+    const { plan, settled } = recorded[i]!;
+    const row = snapshotOf(load.collected, load.options, now, { status: 'ok', changed: true, counts, nonconforming: plan.nonconforming, id: load.snapshotId });
+    if (settled?.waiting) row.error = waitingMessage(settled.waiting);
     return { target: load.target, row: { ...row, id: load.snapshotId } };
   });
 }
