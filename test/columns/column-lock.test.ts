@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import type { ColumnType } from '../../src/columns/column-type.ts';
 import type { FieldValues } from '../../src/columns/conformance.ts';
+import { recordColumnsTogether } from '../../src/columns/columns-together.ts';
 import { applyColumnPlan, planListColumns } from '../../src/columns/recorded-columns.ts';
 import { readTypedColumns } from '../../src/columns/typed-column.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -100,5 +101,57 @@ describe("a list's column lock", () => {
       expect(locks).toEqual([{ mode: 'ShareLock', granted: true }]);
     });
     expect((await readTypedColumns(t.db, LIST)).map((c) => c.field)).toContain('second_new_field');
+  });
+
+  it('is taken for several lists at once by a run applying its first loads together, exclusive where a column is added, shared again where the apply it waited for added it', async () => {
+    const OTHER: ListKey = 'vendor_poc_roles';
+    const recorded = await readTypedColumns(t.db, LIST);
+    const withField = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['third_new_field', served('text')]]);
+    const target = { environment: 'together-env', variant: '' };
+    await t.db.withConnection(async (a) => {
+      await a.begin();
+      const first = await planListColumns(a, LIST, withField);
+      expect(first.changes.map((c) => c.field)).toEqual(['third_new_field']);
+      const together = t.db.withConnection(async (b) => {
+        await b.begin();
+        try {
+          const recordedTogether = await recordColumnsTogether(
+            b,
+            [
+              { key: LIST, observed: withField, target, snapshotId: 900_001 },
+              { key: OTHER, observed: new Map([['code', served('text')]]), target, snapshotId: 900_002 },
+            ],
+            new Date(),
+          );
+          const locks = await advisoryLocks();
+          await b.query('commit');
+          return { recordedTogether, locks };
+        } catch (err) {
+          await b.query('rollback');
+          throw err;
+        }
+      });
+      // Both lists' locks exclusive, the first list's waiting for the apply that holds it.
+      await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the run waiting for the first list', 10_000, 20);
+      await applyColumnPlan(a, first, null, new Date());
+      await a.query('commit');
+      const { recordedTogether, locks } = await together;
+      expect(recordedTogether.map((r) => r.plan.changes.map((c) => `${c.change} ${c.field}`))).toEqual([[], ['added code']]);
+      // The first list's lock given back and taken shared: its column was there once it got it.
+      expect(locks).toEqual([
+        { mode: 'ExclusiveLock', granted: true },
+        { mode: 'ShareLock', granted: true },
+      ]);
+    });
+    const { rows } = await t.db.query<{ list_key: string; field: string; first_snapshot_id: number | null; last_snapshot_id: number | null }>(
+      `select list_key, field, first_snapshot_id, last_snapshot_id from refdata.list_columns
+       where (list_key = $1 and field = 'third_new_field') or list_key = $2 order by list_key`,
+      [LIST, OTHER],
+    );
+    expect(rows).toEqual([
+      { list_key: LIST, field: 'third_new_field', first_snapshot_id: null, last_snapshot_id: 900001 },
+      { list_key: OTHER, field: 'code', first_snapshot_id: 900002, last_snapshot_id: 900002 },
+    ]);
+    expect((await readTypedColumns(t.db, OTHER)).map((c) => c.field)).toEqual(['code']);
   });
 });
