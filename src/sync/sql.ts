@@ -81,6 +81,11 @@ export interface SnapshotRow {
  */
 export const SNAPSHOT_ERROR_BYTES = 2000;
 
+/** A snapshot's error as stored: cut to SNAPSHOT_ERROR_BYTES, and storable whatever the upstream put in it. */
+function storedError(error: string | null): string | null {
+  return error === null ? null : storableText(cutToBytes(error, SNAPSHOT_ERROR_BYTES));
+}
+
 /**
  * Inserts a snapshot row. `flush: false` also sets the transaction's synchronous_commit off, in the
  * same statement (set_config in its FROM, evaluated once): one round trip fewer than a SET LOCAL of
@@ -109,7 +114,7 @@ export async function insertSnapshot(tx: Queryable, target: Target, row: Snapsho
       row.counts.removed,
       row.counts.modified,
       row.counts.reappeared,
-      row.error === null ? null : storableText(cutToBytes(row.error, SNAPSHOT_ERROR_BYTES)),
+      storedError(row.error),
       row.errorCode,
       row.fields,
       row.pages,
@@ -529,7 +534,7 @@ export async function insertSnapshots(
     modified: row.counts.modified,
     reappeared: row.counts.reappeared,
     reshaped: row.counts.reshaped,
-    error: row.error === null ? null : storableText(cutToBytes(row.error, SNAPSHOT_ERROR_BYTES)),
+    error: storedError(row.error),
     error_code: row.errorCode,
     fields: row.fields,
     pages: row.pages,

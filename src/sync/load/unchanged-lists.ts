@@ -21,7 +21,8 @@ export interface LastOk {
  */
 export type SetAsideAnswer = 'set-aside' | 'other-hash';
 
-function keyOf(listKey: string, variant: string): string {
+/** A target's key in a run's maps of its lists: list key and variant. */
+export function keyOf(listKey: string, variant: string): string {
   return `${listKey}\u0000${variant}`;
 }
 
