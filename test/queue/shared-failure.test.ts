@@ -39,6 +39,9 @@ describe('a worker whose source is unreachable', () => {
     const warnings = lines.filter((l) => l.level === 40).map((l) => l.msg.replace(/ \(.*\)(; retrying).*$/, '$1'));
     expect(warnings.sort()).toEqual(['job failed', 'job will retry', 'list failed', 'list failed; will retry', 'upstream request failed; retrying']);
     for (const l of lines.filter((line) => line.level === 40 && line.err)) expect(l.err).toContain(reason);
+    // The job's logger names the list; the failure's line does not name it a second time.
+    const failed = logs.lines.find((l) => (JSON.parse(l) as { msg: string }).msg === 'list failed')!;
+    expect(failed.match(/"target":/g)).toHaveLength(1);
   });
 
   it("the host gone after a run, with a token in hand: the run job's lists and their jobs are each said once, their cause once", async () => {

@@ -22,9 +22,11 @@ export interface FailureLog {
  * unreachable host) is logged at debug, and counted in the next warning.
  */
 export function eachFailureLog(logger: Logger, repeats?: QuietRepeats): FailureLog {
+  // A job's logger names its target already: said twice, the line had two `target` keys.
+  const named = 'target' in logger.bindings();
   return {
     failed(target, failure) {
-      const fields = { target: listVariant(target), code: failure.code, err: failure.message };
+      const fields = { ...(named ? {} : { target: listVariant(target) }), code: failure.code, err: failure.message };
       if (!repeats) return logger.warn(fields, 'list failed');
       repeats.warn(logger, ['list failed', target.source.name, failure.code, causeOf(failure.message, failure.code)], fields, 'list failed');
     },
