@@ -2,7 +2,8 @@
 // `failed` alerts of one drain that share an environment and an error (every list of a run stopped
 // by one untrusted certificate, say) are one line naming their lists. The outbox still holds, and a
 // webhook still gets, one alert per list: one row per kind per snapshot, as the contract has it,
-// which receivers route and deduplicate by.
+// which receivers route and deduplicate by. Failed delivery attempts of one drain to one endpoint
+// with one error and fate (an endpoint down) are likewise one line, with their count.
 import { groupAlike } from '../util/alike.ts';
 import { causeOf, sharedMessage } from '../util/failure-cause.ts';
 import { cutToChars } from '../util/bounded-text.ts';
@@ -13,8 +14,18 @@ export type AlertChannel = 'webhook' | 'log';
 
 export interface AlertLog {
   logged(alert: AlertRecord, channel: AlertChannel): void;
-  /** Logs the failed alerts held back, one line per shared error. */
+  /** A failed delivery attempt, held until flush. */
+  deliveryFailed(failed: FailedDelivery): void;
+  /** Logs the failed alerts and delivery attempts held back, one line per shared error. */
   flush(): void;
+}
+
+/** A failed delivery attempt's log line: its fields (`endpoint` and `err` among them), given up on or when it is tried again. */
+export interface FailedDelivery {
+  alertId: number;
+  fields: Record<string, unknown> & { endpoint: string; err: string };
+  dead: boolean;
+  nextAttemptAt?: string;
 }
 
 const TEXT_LIMIT = 300;
@@ -35,12 +46,26 @@ function logShared(logger: Logger, alerts: AlertRecord[], channel: AlertChannel)
   logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${error}`, TEXT_LIMIT));
 }
 
+/** One line for failed attempts alike: the attempt's own, or their endpoint and error with their count and alert ids. */
+function logFailedDeliveries(logger: Logger, group: FailedDelivery[]): void {
+  const { fields, dead } = group[0]!;
+  const count = group.length;
+  const line = count === 1 ? fields : { endpoint: fields.endpoint, err: fields.err, count, alertIds: group.map((f) => f.alertId) };
+  const deliveries = count === 1 ? 'alert delivery' : `${count} alert deliveries`;
+  if (dead) logger.error(line, `${deliveries} gave up; requeue with refsync alerts retry ID`);
+  else logger.warn({ ...line, nextAttemptAt: group.map((f) => f.nextAttemptAt!).sort()[0] }, `${deliveries} failed; will retry`);
+}
+
 export function alertLog(logger: Logger): AlertLog {
   let held: { alert: AlertRecord; channel: AlertChannel }[] = [];
+  let failedDeliveries: FailedDelivery[] = [];
   return {
     logged(alert, channel) {
       if (alert.kind !== 'failed') return logOne(logger, alert, channel);
       held.push({ alert, channel });
+    },
+    deliveryFailed(failed) {
+      failedDeliveries.push(failed);
     },
     flush() {
       const key = ({ alert, channel }: (typeof held)[number]) => [
@@ -60,6 +85,8 @@ export function alertLog(logger: Logger): AlertLog {
           );
       }
       held = [];
+      for (const group of groupAlike(failedDeliveries, (f) => [f.fields.endpoint, f.fields.err, f.dead])) logFailedDeliveries(logger, group);
+      failedDeliveries = [];
     },
   };
 }

@@ -33,7 +33,7 @@ export async function dispatchAlert(ctx: DispatchContext, row: AlertRow, lease: 
   } catch (err) {
     const failure = err instanceof DeliveryFailure ? err : new DeliveryFailure(clean(errorMessage(err), webhook));
     if (failure.status === 410) return disableGoneEndpoint(ctx, delivery, disabled);
-    return settleFailedAttempt(ctx, delivery, failure);
+    return settleFailedAttempt(ctx, delivery, failure, log);
   }
   return settleDelivered(ctx, delivery);
 }

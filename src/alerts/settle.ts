@@ -1,4 +1,5 @@
 // The last step of a dispatch: what became of an alert is written to the outbox and logged.
+import type { AlertLog } from './alert-log.ts';
 import type { DeliveryFailure } from './delivery.ts';
 import type { DispatchContext, Outcome } from './dispatch-context.ts';
 import type { AlertRecord } from './format.ts';
@@ -37,15 +38,14 @@ export async function disableGoneEndpoint(ctx: DispatchContext, d: AlertDelivery
   return 'disabled';
 }
 
-/** A failed attempt: retried after the backoff (or the receiver's Retry-After), or given up as dead. */
-export async function settleFailedAttempt(ctx: DispatchContext, d: AlertDelivery, failure: DeliveryFailure): Promise<Outcome> {
+/** A failed attempt: retried after the backoff (or the receiver's Retry-After), or given up as dead; logged to the drain's `log`. */
+export async function settleFailedAttempt(ctx: DispatchContext, d: AlertDelivery, failure: DeliveryFailure, log: AlertLog): Promise<Outcome> {
   const { alert } = d;
   const at = ctx.clock.now();
   const { dead, nextAt } = nextAttempt(ctx.settings, alert, failure.retryAfterMs, at);
   const lastError = dead ? `gave up after ${alert.attempts} attempts: ${failure.message}` : failure.message;
   await recordAttemptFailed(ctx.db, alert.id, dead, lastError, dead ? new Date(at) : new Date(nextAt), d.lease);
   const fields = { ...d.context, webhookId: d.webhookId, endpoint: d.webhook.label, attempt: alert.attempts, err: failure.message };
-  if (dead) ctx.logger.error(fields, 'alert delivery gave up; requeue with refsync alerts retry ID');
-  else ctx.logger.warn({ ...fields, nextAttemptAt: new Date(nextAt).toISOString() }, 'alert delivery failed; will retry');
+  log.deliveryFailed({ alertId: alert.id, fields, dead, ...(dead ? {} : { nextAttemptAt: new Date(nextAt).toISOString() }) });
   return dead ? 'dead' : 'failed';
 }

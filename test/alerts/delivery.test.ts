@@ -114,6 +114,20 @@ describe('alert delivery', () => {
     expect(row).toMatchObject({ state: 'delivered', attempts: 3, last_error: null });
   });
 
+  it('a receiver that fails them alike: the failed attempts of one drain are one warning with their count', async () => {
+    const receiver = await startReceiver();
+    receiver.respond = () => ({ status: 500, body: 'boom' });
+    const { fx } = await newCodeAlert(webhookEnv(receiver));
+    files.addCode('Second alert code');
+    await fx.sync();
+    const logs = captureLogs('info');
+    expect(await drainWithTestDispatcher(t.db, fx.config, receiver.caPem, { logger: logs.logger })).toMatchObject({ failed: 2 });
+    const warnings = logs.lines.map((l) => JSON.parse(l) as { level: number; alertIds?: number[] }).filter((l) => l.level === 40);
+    expect(warnings).toEqual([expect.objectContaining({ msg: '2 alert deliveries failed; will retry', count: 2, err: 'HTTP 500: boom' })]);
+    const ids = (await alertsOf(t.db, fx.source.environment)).map((a) => Number(a.id));
+    expect(warnings[0]!.alertIds).toEqual(ids);
+  });
+
   it('gives up after the last attempt: dead, with the last error', async () => {
     const receiver = await startReceiver();
     receiver.respond = () => ({ status: 500, body: 'boom' });
