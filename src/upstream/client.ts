@@ -16,6 +16,7 @@ import { ClientConnections, type ConnectionTimeouts } from './client-connections
 import { secretScrubber } from './scrub.ts';
 import { RequestDeadline } from './request-deadline.ts';
 import { RetryWarnings } from './retry-warnings.ts';
+import { KeptFailure, sharedByEveryRequest, sameFailureFor } from './failed-login.ts';
 import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
 
 export type { PageProgress } from './page-sequence.ts';
@@ -142,6 +143,12 @@ export class UpstreamClient {
   readonly #retry: RetryPolicy;
   readonly #onRequest: UpstreamClientOptions['onRequest'];
   readonly #retryWarnings: RetryWarnings;
+  /**
+   * The host's failure (refused, not resolved, a connect timeout, an untrusted certificate) once a
+   * request has given up on it, kept a short while: the source's other requests fail at once with
+   * it, where each retried on its own (a worker's lists, with a token in hand, after the host went).
+   */
+  readonly #hostDown = new KeptFailure(sharedByEveryRequest);
 
   constructor(options: UpstreamClientOptions) {
     this.#origin = parseOrigin(options.baseUrl);
@@ -345,7 +352,10 @@ export class UpstreamClient {
   ): Promise<{ value: T; credential?: Credential }> {
     const authAttempt: AuthAttempt = { reloggedIn: false, keyTried: false };
     for (let attempt = 1; ; ) {
+      // After the credential: a list whose login failed so fails with the login's error, as its others do.
       const credential = ex.auth ? await this.#session.credentialFor(ex.endpoint, authAttempt) : undefined;
+      const down = this.#hostDown.current();
+      if (down) throw sameFailureFor(down, ex.where, ex.endpoint);
       const headers: Record<string, string> = {
         accept: 'application/json',
         'accept-encoding': 'identity',
@@ -366,6 +376,7 @@ export class UpstreamClient {
         if (status >= 200 && status < 300) {
           bodyHandedOver = true;
           const value = await read(res, sendReq, deadline);
+          this.#hostDown.succeeded();
           this.#report(ex, status, started);
           if (credential) this.#session.onSuccess(ex.endpoint, credential);
           return credential ? { value, credential } : { value };
@@ -384,7 +395,10 @@ export class UpstreamClient {
         err.message = this.#scrubber()(err.message);
         if (!(err instanceof AuthError && status === 401 && credential)) this.#report(ex, status, started, err.code);
         const delay = this.#retryDelay(ex, err, attempt);
-        if (delay === undefined) throw err;
+        if (delay === undefined) {
+          this.#hostDown.failed(err);
+          throw err;
+        }
         this.#retryWarnings.retrying(err, { endpoint: ex.endpoint, where: ex.where, attempt, attempts: this.#retry.attempts, delayMs: delay });
         await sleep(delay, ex.signal);
         attempt++;

@@ -1,9 +1,13 @@
-// A login that failed for a reason every list of the source shares: the host cannot be reached
-// (refused, not resolved, reset, a connect timeout), its certificate is not trusted, or the service
-// refused the email and password. Each list used to log in again once the one before it had given
-// up, each with its own retries: 21 lists against an unreachable host were 6 logins, 18 retry
-// warnings and 10 s before the run failed. The failure is kept for a short while instead, and a
-// list that needs a login meanwhile fails at once with the same error (so the run reports it once).
+// A failure every request of a source shares, kept for a short while so that its other requests
+// fail at once with it:
+// - a login that failed for a reason every list shares: the host cannot be reached (refused, not
+//   resolved, reset, a connect timeout), its certificate is not trusted, or the service refused the
+//   email and password. Each list used to log in again once the one before it had given up, each
+//   with its own retries: 21 lists against an unreachable host were 6 logins, 18 retry warnings and
+//   10 s before the run failed;
+// - a request that gave up on the host with a token in hand (a worker whose host went away between
+//   runs): each list retried on its own, one lane after another.
+import { withoutRequest } from '../util/failure-cause.ts';
 import { AuthError, NetworkError, TimeoutError, TlsError, type UpstreamError } from './errors.ts';
 
 /**
@@ -22,20 +26,32 @@ export function sharedByEveryLogin(err: unknown): err is UpstreamError {
   return err instanceof TimeoutError && err.phase === 'connect';
 }
 
-/** The last login's failure while it is kept, for the source's other lists to fail with. */
-export class FailedLogin {
+/**
+ * Whether a request's failure is the host's: it was never answered (refused, not resolved, a
+ * connect timeout) or its certificate is not trusted. Every request of the source meets the same;
+ * a reset or a stall once the request was sent may be this request's alone.
+ */
+export function sharedByEveryRequest(err: unknown): err is UpstreamError {
+  if (err instanceof TlsError) return true;
+  return (err instanceof NetworkError || err instanceof TimeoutError) && err.phase === 'connect';
+}
+
+/** The last failure of a kind every request shares, while it is kept (FAILED_LOGIN_KEPT_MS), for the source's other requests to fail with. */
+export class KeptFailure {
+  readonly #shared: (err: unknown) => err is UpstreamError;
   readonly #keptMs: number;
   readonly #now: () => number;
   #failure: { error: UpstreamError; until: number } | undefined;
 
-  constructor(keptMs = FAILED_LOGIN_KEPT_MS, now: () => number = () => performance.now()) {
+  constructor(shared: (err: unknown) => err is UpstreamError, keptMs = FAILED_LOGIN_KEPT_MS, now: () => number = () => performance.now()) {
+    this.#shared = shared;
     this.#keptMs = keptMs;
     this.#now = now;
   }
 
-  /** A login failed: kept when its reason is shared (sharedByEveryLogin), forgotten otherwise. */
+  /** A request failed: kept when its reason is shared, forgotten otherwise. */
   failed(err: unknown): void {
-    this.#failure = sharedByEveryLogin(err) ? { error: err, until: this.#now() + this.#keptMs } : undefined;
+    this.#failure = this.#shared(err) ? { error: err, until: this.#now() + this.#keptMs } : undefined;
   }
 
   succeeded(): void {
@@ -46,5 +62,23 @@ export class FailedLogin {
   current(): UpstreamError | undefined {
     if (this.#failure && this.#now() >= this.#failure.until) this.#failure = undefined;
     return this.#failure?.error;
+  }
+}
+
+/**
+ * A kept failure of the host as another request meets it: the same error, naming that request (a
+ * TLS failure names none), so that it groups with the first (src/util/failure-cause.ts).
+ */
+export function sameFailureFor(down: UpstreamError, where: string, endpoint: string): UpstreamError {
+  const options = { endpoint, retryable: down.retryable, ...(down.phase ? { phase: down.phase } : {}) };
+  if (down instanceof TlsError) return new TlsError(down.message, options);
+  const message = `${where}: ${withoutRequest(down.message)}`;
+  return down instanceof TimeoutError ? new TimeoutError(message, options) : new NetworkError(message, options);
+}
+
+/** The last login's failure while it is kept, for the source's other lists to fail with. */
+export class FailedLogin extends KeptFailure {
+  constructor(keptMs = FAILED_LOGIN_KEPT_MS, now: () => number = () => performance.now()) {
+    super(sharedByEveryLogin, keptMs, now);
   }
 }

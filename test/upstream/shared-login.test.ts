@@ -2,7 +2,8 @@
 // password) fails the source's other lists at once with the same error, and its retries are one
 // warning (issue 59, item 2): 21 lists against an unreachable host were 6 logins and 18 warnings.
 // A token refused on a list still logs in again (auth.test.ts), and a stalled login does not stop
-// the next one.
+// the next one. A host gone while the token is in hand is kept the same way, once a list's request
+// has given up on it.
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { AuthError, NetworkError, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
@@ -10,7 +11,7 @@ import { FailedLogin } from '../../src/upstream/failed-login.ts';
 import { RetryWarnings } from '../../src/upstream/retry-warnings.ts';
 import { QuietRepeats } from '../../src/util/quiet-repeats.ts';
 import { captureLogs } from '../helpers/logs.ts';
-import { client, collect, failure, fast, MACHINE, useResetSandbox } from './fixtures.ts';
+import { client, collect, failure, fast, MACHINE, sandbox, useResetSandbox } from './fixtures.ts';
 
 let sb: Sandbox;
 useResetSandbox((started) => (sb = started));
@@ -84,6 +85,30 @@ describe("a login's failure that every list shares", () => {
       expect(await failure(collect(c.pages({ basePath: '/v2', path: paths[0]! })))).toMatchObject({ code: 'timeout', endpoint: '/v2/auth/token/' });
       expect(await collect(c.pages({ basePath: '/v2', path: paths[0]! }))).toEqual(sb.control.getEntries('shipment_modes'));
       expect(logins()).toHaveLength(2);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('a host gone with a token in hand', () => {
+  it("the first list that gives up on it keeps its failure: the source's next lists fail at once with the same cause, naming their own request", async () => {
+    const own = await sandbox();
+    const requests: Array<{ endpoint: string; code?: string }> = [];
+    const c = client(own, { onRequest: (info) => requests.push(info) });
+    try {
+      expect((await collect(c.pages({ basePath: '/v2', path: paths[0]! }))).length).toBeGreaterThan(0);
+      const host = new URL(own.url).host;
+      await own.close();
+      requests.length = 0;
+      const errors = [];
+      for (const path of paths.slice(1)) errors.push(await failure(collect(c.pages({ basePath: '/v2', path }))));
+      expect(errors.map((e) => [e.constructor.name, e.message, e.endpoint])).toEqual(
+        paths.slice(1).map((path) => ['NetworkError', `GET /v2${path} page 1: cannot connect to ${host} (ECONNREFUSED)`, `/v2${path}`]),
+      );
+      expect(errors.every((e) => e.retryable === true)).toBe(true);
+      // The first list tried as often as the retry policy allows; the others sent nothing.
+      expect(requests.map((r) => r.endpoint)).toEqual(Array.from({ length: fast.retry!.attempts! }, () => `/v2${paths[1]}`));
     } finally {
       await c.close();
     }
