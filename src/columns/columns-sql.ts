@@ -22,12 +22,11 @@ export const entriesPayloadPage = 'select id, payload from refdata.entries where
 export const listsWithoutColumns = `select distinct list_key from refdata.snapshots where status = 'ok'
      except select list_key from refdata.list_columns`;
 
-/** A list's typed columns, and whether a change of its views waits. */
-export const planInputs = `select exists (select 1 from refdata.list_views_waiting where list_key = $1) as waiting, c.*
-     from (select 1) one left join lateral (${TYPED_COLUMNS}) c on true
-     order by c.position`;
-
-/** planInputs of several lists at once ($1: their keys), a row per list and column, by list and position. */
+/**
+ * What plans of lists' columns start from ($1: their keys): each list's typed columns and whether a
+ * change of its views waits, a row per list and column (one with null columns for a list without
+ * any), by list and position.
+ */
 export const planInputsOfLists = `select k.list_key, exists (select 1 from refdata.list_views_waiting w where w.list_key = k.list_key) as waiting, c.*
      from unnest($1::text[]) as k(list_key) left join lateral (${typedColumnsOf('k.list_key')}) c on true
      order by k.list_key, c.position`;

@@ -8,9 +8,9 @@ import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
 import { conform, unfitting, type FieldValues } from './conformance.ts';
 import { settleListViews, type ViewsSettled } from './waiting-views.ts';
-import { typedColumnOf, type TypedColumn, type TypedColumnRow } from './typed-column.ts';
+import { readColumnsOfLists, type TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
-import { planInputs, otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns } from './columns-sql.ts';
+import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns } from './columns-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -23,8 +23,7 @@ export interface ColumnChange {
 
 /** What a plan starts from: the typed columns, and whether a change of the views waits; one round trip. */
 async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: TypedColumn[]; waiting: boolean }> {
-  const { rows } = await q.query<Partial<TypedColumnRow> & { waiting: boolean }>(planInputs, [key]);
-  return { recorded: rows.filter((r) => r.field != null).map((r) => typedColumnOf(r as TypedColumnRow)), waiting: rows[0]?.waiting === true };
+  return (await readColumnsOfLists(q, [key])).get(key)!;
 }
 
 /**

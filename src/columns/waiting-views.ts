@@ -57,8 +57,9 @@ export interface ListToSettle {
 }
 
 /**
- * settleListViews of several lists in a few statements for all: their views brought along in one script (reconcileViewsTogether), the waits they end taken off in
- * one. A list whose views must be re-created is settled on its own, as settleListViews does.
+ * settleListViews of several lists in a few statements for all: their views brought along in one
+ * script (reconcileViewsTogether), the waits they end taken off in one. A list whose views must be
+ * re-created is settled on its own, as settleListViews does.
  */
 export async function settleViewsTogether(q: Queryable, lists: ReadonlyMap<ListKey, ListToSettle>, now: Date): Promise<Map<ListKey, ViewsSettled>> {
   const settled = new Map<ListKey, ViewsSettled>([...lists.keys()].map((key) => [key, {}]));
