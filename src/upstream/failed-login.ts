@@ -36,7 +36,10 @@ export function sharedByEveryRequest(err: unknown): err is UpstreamError {
   return (err instanceof NetworkError || err instanceof TimeoutError) && err.phase === 'connect';
 }
 
-/** The last failure of a kind every request shares, while it is kept (FAILED_LOGIN_KEPT_MS), for the source's other requests to fail with. */
+/**
+ * The last failure of a kind every request shares, while it is kept (FAILED_LOGIN_KEPT_MS), for the
+ * source's other requests to fail with.
+ */
 export class KeptFailure {
   readonly #shared: (err: unknown) => err is UpstreamError;
   readonly #keptMs: number;

@@ -14,6 +14,9 @@ export const alertedChangeKinds: readonly AlertedChangeKind[] = ['added', 'remov
 
 export const zeroCounts = (): Record<ChangeKind, number> => ({ added: 0, removed: 0, modified: 0, reappeared: 0, reshaped: 0 });
 
+/** A first load's counts: every entry added. */
+export const firstLoadCounts = (entryCount: number): Record<ChangeKind, number> => ({ ...zeroCounts(), added: entryCount });
+
 export interface ApplyOptions {
   runId: number | null;
   /** Apply a fetch even when it would retire more than the allowed share of the list. */

@@ -1,6 +1,6 @@
 import { applyColumnPlan, planListColumns, planTarget, type ColumnPlan } from '../../columns/recorded-columns.ts';
 import { copyIn } from '../../db/copy-in.ts';
-import { zeroCounts, type ApplyOptions } from './apply-types.ts';
+import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
 import { BackgroundWrite } from './background-write.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import type { Loader, LoadResult } from './loader.ts';
@@ -92,7 +92,7 @@ export class FirstLoad implements Loader {
     // Identical duplicates are counted once in entryCount; only then is a pass over the rows worth it.
     const pending = this.#written + collected.pending.length > collected.entryCount ? onePerKey(collected.pending) : collected.pending;
     const { q, target, state } = this.#txn;
-    const counts = { ...zeroCounts(), added: collected.entryCount };
+    const counts = firstLoadCounts(collected.entryCount);
     // Planned before the snapshot row, which carries the count of values that do not fit.
     const planColumns = () => planListColumns(q, target.list.key, collected.fieldValues, planTarget(target));
     const snapshotWith = (columns: ColumnPlan) =>

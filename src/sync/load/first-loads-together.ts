@@ -20,7 +20,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { changeNotice } from '../notify.ts';
 import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement, type SnapshotRow } from '../sql.ts';
-import { zeroCounts, type ApplyOptions } from './apply-types.ts';
+import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
 import { onePerKey } from './first-load.ts';
 import { snapshotOf } from './snapshot-row.ts';
 import { keyOf, lastOkOf, type LastOk } from './unchanged-lists.ts';
@@ -148,8 +148,8 @@ function groupsOf(held: HeldLoad[], parts: number): HeldLoad[][] {
     smallest.loads.push(...loads);
     smallest.rows += rowsOf(loads);
   }
-  // In list order within a group: two groups never take the same list's column lock, and one
-  // group's locks come in one order.
+  // In list order within a group: a list's variants are planned in one order, a later one on what
+  // an earlier one adds (columns-together.ts); two groups never take the same list's column lock.
   return groups.map((g) => g.loads.sort((a, b) => listVariant(a.target).localeCompare(listVariant(b.target))));
 }
 
@@ -178,7 +178,7 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
         if (withRows.length) await insertEntriesOfTargets(tx, environment, now, withRows);
         await notifyChanges(
           tx,
-          loads.map((l) => changeNotice(l.target, l.snapshotId, { ...zeroCounts(), added: l.collected.entryCount })),
+          loads.map((l) => changeNotice(l.target, l.snapshotId, firstLoadCounts(l.collected.entryCount))),
         );
         return new Map(loads.map((l) => [l.target, l.snapshotId]));
       },
@@ -206,7 +206,7 @@ async function snapshotsWithColumns(
     now,
   );
   return loads.map((load, i) => {
-    const counts = { ...zeroCounts(), added: load.collected.entryCount };
+    const counts = firstLoadCounts(load.collected.entryCount);
     const { plan, settled } = recorded[i]!;
     const row = snapshotOf(load.collected, load.options, now, { status: 'ok', changed: true, counts, nonconforming: plan.nonconforming, id: load.snapshotId });
     if (settled?.waiting) row.error = waitingMessage(settled.waiting);
