@@ -1,5 +1,5 @@
 // The SQL that reads a typed column out of an entry's payload. Each type other than jsonb reads
-// through refdata.as_<type>(value) (migrations/0008_schema_contracts.sql), which returns NULL for a
+// through refdata.as_<type>(value) (migrations/0009_schema_contracts.sql), which returns NULL for a
 // value that does not fit the type instead of failing the cast: a typed column never makes a read
 // of its view fail, and the values that do not fit are listed in the view's nonconforming column.
 import type { ColumnType } from './column-type.ts';
@@ -30,14 +30,14 @@ export function typedExpression(c: ColumnShape, payload = 'payload'): string {
 /**
  * The nonconforming column: a JSON object of column name → value as served, for the values that do
  * not fit their column's type; NULL when the entry has none. Built by concatenation, not
- * jsonb_build_object, whose 100 arguments would cap the number of columns.
+ * jsonb_build_object, whose 100 arguments would cap the number of columns. Each term is a call of
+ * refdata.nonconforming_<type> (migrations/0017_nonconforming_functions.sql), which Postgres inlines
+ * where the view is read: spelled out here, the terms were most of a view's stored definition, which
+ * each replace of the view parses, compresses and reads back.
  */
 export function nonconformingExpression(columns: readonly ColumnShape[], payload = 'payload'): string {
   const parts = columns
     .filter((c) => readerFunction(c.type))
-    .map((c) => {
-      const value = `${payload} -> ${literal(c.field)}`;
-      return `CASE WHEN jsonb_typeof(${value}) <> 'null' AND ${readerFunction(c.type)}(${value}) IS NULL THEN jsonb_build_object(${literal(c.column)}, ${value}) ELSE '{}'::jsonb END`;
-    });
+    .map((c) => `refdata.nonconforming_${c.type}(${literal(c.column)}, ${payload} -> ${literal(c.field)})`);
   return parts.length ? `nullif(${parts.join(' || ')}, '{}'::jsonb)` : 'NULL::jsonb';
 }

@@ -83,6 +83,32 @@ function nonconformingSuite(face: Face) {
       expect(rows.get('B')).toMatchObject({ flag: true, count: 2, ratio: '2.5', label: 'label 2', nonconforming: null });
     });
 
+    it("each type's term of the nonconforming column lists a value that is there and does not fit, nothing else", async () => {
+      const cases: Array<[type: string, fits: string, odd: string]> = [
+        ['boolean', 'true', '"yes"'],
+        ['bigint', '42', '"26-28"'],
+        ['numeric', '2.5', '"n/a"'],
+        ['text', '"label"', '{"text": "x"}'],
+        ['date', '"2024-02-29"', '"2024-02-30"'],
+        ['timestamptz', '"2024-06-11T10:00:00Z"', '"2024-06-11"'],
+      ];
+      for (const [type, fits, odd] of cases) {
+        const { rows } = await db.query<Record<'fits' | 'odd' | 'json_null' | 'absent', unknown>>(
+          `select refdata.nonconforming_${type}('c', $1::jsonb) as fits, refdata.nonconforming_${type}('c', $2::jsonb) as odd,
+                  refdata.nonconforming_${type}('c', 'null'::jsonb) as json_null, refdata.nonconforming_${type}('c', '{}'::jsonb -> 'c') as absent`,
+          [fits, odd],
+        );
+        expect(rows[0], type).toEqual({ fits: {}, odd: { c: JSON.parse(odd) }, json_null: {}, absent: {} });
+      }
+    });
+
+    it('reads the nonconforming column through terms Postgres inlines: the plan has their CASE, not a call', async () => {
+      const { rows } = await db.query<{ 'QUERY PLAN': string }>(`explain (verbose) select nonconforming from refdata.${LIST}`);
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toContain('CASE WHEN');
+      expect(plan).not.toContain('nonconforming_');
+    });
+
     it('an odd value of each type is NULL in its column, kept in payload, listed, counted and alerted; no column changes type', async () => {
       sb.control.modifyEntry(LIST, 'B', odd);
       const run = await fx.sync(db, [LIST]);

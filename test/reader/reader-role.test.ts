@@ -123,6 +123,8 @@ describe('the refdata_reader role', () => {
       // refsync's own reads and locks of a sync (migrations 0010 and 0011): not for readers.
       { proname: 'lock_target_state', reader: false, public: false },
       { proname: 'lock_target_state_or_record_unchanged', reader: false, public: false },
+      // The terms of the views' nonconforming column (migration 0017): executable as the readers are.
+      ...['bigint', 'boolean', 'date', 'numeric', 'text', 'timestamptz'].map((type) => ({ proname: `nonconforming_${type}`, reader: true, public: true })),
       { proname: 'orphans', reader: true, public: false },
       // refsync's one-statement record of an unchanged fetch (migration 0012): not for readers.
       { proname: 'record_unchanged', reader: false, public: false },
