@@ -153,6 +153,35 @@ describe("a run's first loads applied together", () => {
     }
   });
 
+  it("applies the run's last loads beside a running apply, where they waited for it to end", async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'last-env' });
+    try {
+      const [a, b] = (['accessorials', 'equipment_types'] satisfies ListKey[]).map((list) => targetsFor(fx.source, [list])[0]!) as [Target, Target];
+      const lastOk = await readLastOk(t.db, 'last-env');
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'last-1' });
+      const snapshots = (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', ['last-env', target.list.key]);
+      let firstLoads: FirstLoadsTogether | undefined;
+      await t.db.withConnection((other) =>
+        other.transaction(async (tx) => {
+          // Another sync changes a's columns: the apply that holds a waits for it.
+          await tx.query("select pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext($1))", [a.list.key]);
+          firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2 });
+          firstLoads.expect([a, b]);
+          for (const target of [a, b]) expect(await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+          // b is the last to come: it is applied on the free connection while a's apply still waits.
+          for (let tries = 0; tries < 200 && (await snapshots(b)) === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+          expect([await snapshots(a), await snapshots(b)]).toEqual([0, 1]);
+        }),
+      );
+      const applied = await firstLoads!.applied();
+      expect([applied.get(a), applied.get(b)]).toEqual([expect.any(Number), expect.any(Number)]);
+      expect([await snapshots(a), await snapshots(b)]).toEqual([1, 1]);
+    } finally {
+      await fx.client.close();
+    }
+  });
+
   it("leaves the views, their comments and grants, the typed functions and the recorded columns as each list's own first load leaves them", async () => {
     const sb = await useSandbox();
     const env = { REFSYNC_ENVIRONMENT: 'catalog-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01,unpinned' };

@@ -52,14 +52,20 @@ export interface FirstLoadsApply {
  * The run's small first loads. Applied as group commit does: the first held load starts an apply at
  * once, and the loads held while it runs wait for the next, which takes all of them. A first sync's
  * lists, which arrive within a few milliseconds of each other, go in two or three applies; a list
- * that is slow to fetch never keeps the others' rows from being written.
+ * that is slow to fetch never keeps the others' rows from being written. Told which of the run's
+ * lists may still come (expect, done), it starts the last loads at once beside a running apply, on
+ * the connections that apply leaves free: nothing held later could join them.
  */
 export class FirstLoadsTogether {
   readonly #lastOk: ReadonlyMap<string, LastOk>;
   readonly #apply: FirstLoadsApply;
   #held: HeldLoad[] = [];
   readonly #results = new Map<Target, Promise<number | null>>();
-  #applying = false;
+  /** Applies running, and their transactions (a connection each). */
+  #running = 0;
+  #busy = 0;
+  /** The run's lists that may be first loads, neither held nor ended yet; undefined until expect(). */
+  #awaited: Set<Target> | undefined;
 
   /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
   constructor(lastOk: ReadonlyMap<string, LastOk>, apply: FirstLoadsApply) {
@@ -74,6 +80,7 @@ export class FirstLoadsTogether {
    */
   hold(target: Target, collected: CollectedList, options: ApplyOptions): boolean {
     if (lastOkOf(this.#lastOk, target)) return false;
+    this.#awaited?.delete(target);
     // The fetch's duration as it ended, not as it waited for its apply.
     const fetchMs = options.durationMs();
     const result = new Promise<number | null>((applied) => {
@@ -82,6 +89,16 @@ export class FirstLoadsTogether {
     this.#results.set(target, result);
     if (this.#apply.startOnHold ?? true) this.#next();
     return true;
+  }
+
+  /** The run's targets: those with no ok snapshot as it began may yet be held, until held or done(). */
+  expect(targets: readonly Target[]): void {
+    this.#awaited = new Set(targets.filter((target) => !lastOkOf(this.#lastOk, target)));
+  }
+
+  /** A target's sync has ended, held or not: once none may come, what is held need not wait. */
+  done(target: Target): void {
+    if (this.#awaited?.delete(target) && (this.#apply.startOnHold ?? true)) this.#next();
   }
 
   /** How many loads were held so far. */
@@ -99,27 +116,35 @@ export class FirstLoadsTogether {
     return new Map(await Promise.all(results.map(async ([target, result]) => [target, await result] as const)));
   }
 
-  /** Applies what is held, unless an apply runs: its end starts the next. */
+  /**
+   * Applies what is held, unless an apply runs: its end starts the next. The last loads (none may
+   * come after them) start beside a running apply when it leaves a connection free.
+   */
   #next(): void {
-    if (this.#applying || this.#held.length === 0) return;
-    this.#applying = true;
-    const held = this.#held;
+    if (this.#held.length === 0) return;
+    const parallel = Math.max(1, this.#apply.parallel ?? 1);
+    const last = this.#awaited?.size === 0 && this.#busy < parallel;
+    if (this.#running > 0 && !last) return;
+    const groups = groupsOf(this.#held, parallel - this.#busy);
     this.#held = [];
-    void this.#applyAll(held).finally(() => {
-      this.#applying = false;
+    this.#running += 1;
+    this.#busy += groups.length;
+    void this.#applyGroups(groups).finally(() => {
+      this.#running -= 1;
+      this.#busy -= groups.length;
       this.#next();
     });
   }
 
   /**
-   * Applies the loads in up to `parallel` transactions at once (the lists of one list key in one, as
+   * Applies the groups in a transaction each, at once (the lists of one list key in one group, as
    * they share its columns). Never throws: a group that fails is told null, and its lists are synced
    * again the ordinary way.
    */
-  async #applyAll(held: HeldLoad[]): Promise<void> {
+  async #applyGroups(groups: HeldLoad[][]): Promise<void> {
     const { db, logger } = this.#apply;
     await Promise.all(
-      groupsOf(held, Math.max(1, this.#apply.parallel ?? 1)).map(async (group) => {
+      groups.map(async (group) => {
         let ids: Map<Target, number>;
         try {
           ids = await applyGroup(db, group);

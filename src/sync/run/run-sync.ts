@@ -139,7 +139,9 @@ async function startRuns(
     const lastOk = await readLastOk(options.db, source.environment);
     firstLoads += new Set(targets.filter((target) => !lastOkOf(lastOk, target)).map((t) => t.list.key)).size;
     const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads: new FirstLoadsTogether(lastOk, firstLoadsApply) });
+    const held = new FirstLoadsTogether(lastOk, firstLoadsApply);
+    held.expect(targets);
+    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads: held });
   }
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
   // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
@@ -152,7 +154,14 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
-  const outcomes = await mapWithConcurrency(work, options.concurrency ?? DEFAULT_CONCURRENCY, ({ plan, target }) => syncOne(options, plan, target, plan.run));
+  const outcomes = await mapWithConcurrency(work, options.concurrency ?? DEFAULT_CONCURRENCY, async ({ plan, target }) => {
+    try {
+      return await syncOne(options, plan, target, plan.run);
+    } finally {
+      // Held or not, this list is no longer to come: the source's last first loads need not wait.
+      (await plan.run.catch(() => undefined))?.firstLoads.done(target);
+    }
+  });
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
