@@ -131,22 +131,22 @@ async function startRuns(
 ): Promise<StartedRun[]> {
   const claim = await claiming;
   const runs: StartedRun[] = [];
-  let firstLoads = 0;
+  let firstLoadKeys = 0;
   for (const { source, targets } of sources) {
     await closeAbandonedRuns(options.db, source);
     const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
     await claim.hold(run.id);
     const lastOk = await readLastOk(options.db, source.environment);
-    firstLoads += new Set(targets.filter((target) => !lastOkOf(lastOk, target)).map((t) => t.list.key)).size;
+    firstLoadKeys += new Set(targets.filter((target) => !lastOkOf(lastOk, target)).map((t) => t.list.key)).size;
     const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
-    const held = new FirstLoadsTogether(lastOk, firstLoadsApply);
-    held.expect(targets);
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads: held });
+    const firstLoads = new FirstLoadsTogether(lastOk, firstLoadsApply);
+    firstLoads.expect(targets);
+    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads });
   }
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
   // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
   // fetches. Lists that may be unchanged open none (most syncs write nothing).
-  warmConnections(options.db, Math.min(firstLoads, firstLoadsParallel(options)), warmFirstLoadSession);
+  warmConnections(options.db, Math.min(firstLoadKeys, firstLoadsParallel(options)), warmFirstLoadSession);
   return runs;
 }
 
