@@ -61,8 +61,7 @@ export class FirstLoadsTogether {
   readonly #apply: FirstLoadsApply;
   #held: HeldLoad[] = [];
   readonly #results = new Map<Target, Promise<number | null>>();
-  /** Applies running, and their transactions (a connection each). */
-  #running = 0;
+  /** Transactions of the applies running, a connection each: none when no apply runs. */
   #busy = 0;
   /** The run's lists that may be first loads, neither held nor ended yet; undefined until expect(). */
   #awaited: Set<Target> | undefined;
@@ -91,9 +90,14 @@ export class FirstLoadsTogether {
     return true;
   }
 
-  /** The run's targets: those with no ok snapshot as it began may yet be held, until held or done(). */
-  expect(targets: readonly Target[]): void {
-    this.#awaited = new Set(targets.filter((target) => !lastOkOf(this.#lastOk, target)));
+  /**
+   * The run's targets: those with no ok snapshot as it began may yet be held, until held or done().
+   * Returns them: the run's possible first loads.
+   */
+  expect(targets: readonly Target[]): Target[] {
+    const possible = targets.filter((target) => !lastOkOf(this.#lastOk, target));
+    this.#awaited = new Set(possible);
+    return possible;
   }
 
   /** A target's sync has ended, held or not: once none may come, what is held need not wait. */
@@ -124,13 +128,11 @@ export class FirstLoadsTogether {
     if (this.#held.length === 0) return;
     const parallel = Math.max(1, this.#apply.parallel ?? 1);
     const last = this.#awaited?.size === 0 && this.#busy < parallel;
-    if (this.#running > 0 && !last) return;
+    if (this.#busy > 0 && !last) return;
     const groups = groupsOf(this.#held, parallel - this.#busy);
     this.#held = [];
-    this.#running += 1;
     this.#busy += groups.length;
     void this.#applyGroups(groups).finally(() => {
-      this.#running -= 1;
       this.#busy -= groups.length;
       this.#next();
     });

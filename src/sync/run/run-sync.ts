@@ -10,7 +10,7 @@ import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
-import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
+import { readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
 import { FirstLoadsTogether } from '../load/first-loads-together.ts';
 import { warmFirstLoadSession } from '../sql.ts';
@@ -137,10 +137,9 @@ async function startRuns(
     const run = await startRun(options.db, { source, trigger: options.trigger, targetsTotal: targets.length });
     await claim.hold(run.id);
     const lastOk = await readLastOk(options.db, source.environment);
-    firstLoadKeys += new Set(targets.filter((target) => !lastOkOf(lastOk, target)).map((t) => t.list.key)).size;
     const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
     const firstLoads = new FirstLoadsTogether(lastOk, firstLoadsApply);
-    firstLoads.expect(targets);
+    firstLoadKeys += new Set(firstLoads.expect(targets).map((t) => t.list.key)).size;
     runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads });
   }
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
