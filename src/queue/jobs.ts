@@ -4,6 +4,7 @@
 // Both carry names only (source, list, variant): the worker resolves them against its own
 // configuration, so no credential ever lands in Redis.
 import type { JobsOptions, Queue } from 'bullmq';
+import { isDeepStrictEqual } from 'node:util';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { TraceCarrier } from '../tracing/spans.ts';
@@ -72,21 +73,46 @@ export function jobOptions(policy: JobPolicy): JobsOptions {
 
 export interface SchedulerChange {
   upserted: string[];
+  /** Already as configured, with their next job planned: left alone. */
+  kept: string[];
   removed: string[];
 }
 
 /**
+ * Whether the stored scheduler is the one wanted and its next job waits in the future. Upserting
+ * it again would be needless, and at a slot's boundary unsafe: BullMQ (6.7) re-adds the job of a
+ * slot still being processed when the upsert read its clock just before that slot and ran just
+ * after the job was taken, and the slot then runs twice at once (two workers starting together, or
+ * a restart, at a scheduled instant).
+ */
+async function schedulerAsWanted(queue: Queue, id: string, wanted: { pattern: string; tz: string; data: RunJobData; opts: JobsOptions }): Promise<boolean> {
+  const stored = await queue.getJobScheduler(id);
+  if (!stored || stored.pattern !== wanted.pattern || (stored.tz ?? undefined) !== wanted.tz || stored.name !== 'run') return false;
+  if (!isDeepStrictEqual(stored.template?.data, wanted.data) || !isDeepStrictEqual(stored.template?.opts, wanted.opts)) return false;
+  // A next job overdue (no worker promoted it) or gone is replaced by the upsert, as before.
+  if (stored.next === undefined || stored.next <= Date.now()) return false;
+  return (await queue.getJobState(`repeat:${id}:${stored.next}`)) === 'delayed';
+}
+
+/**
  * Makes the queue's schedulers match the configuration: exactly one per source (an upsert under a
- * stable id, so restarts and concurrent workers converge on the same one), and none for a source
- * that is gone. Schedulers not created by refsync are left alone.
+ * stable id, so restarts and concurrent workers converge on the same one, skipped when the stored
+ * one is already as configured), and none for a source that is gone. Schedulers not created by
+ * refsync are left alone.
  */
 export async function reconcileSchedulers(queue: Queue, sources: SourceConfig[], policy: JobPolicy): Promise<SchedulerChange> {
   const wanted = new Set(sources.map((s) => schedulerId(s)));
-  const change: SchedulerChange = { upserted: [], removed: [] };
+  const change: SchedulerChange = { upserted: [], kept: [], removed: [] };
   for (const source of sources) {
+    const id = schedulerId(source);
     const data: RunJobData = { kind: 'run', source: source.name, trigger: 'schedule' };
-    await queue.upsertJobScheduler(schedulerId(source), { pattern: source.schedule, tz: source.timezone }, { name: 'run', data, opts: jobOptions(policy) });
-    change.upserted.push(schedulerId(source));
+    const opts = jobOptions(policy);
+    if (await schedulerAsWanted(queue, id, { pattern: source.schedule, tz: source.timezone, data, opts })) {
+      change.kept.push(id);
+      continue;
+    }
+    await queue.upsertJobScheduler(id, { pattern: source.schedule, tz: source.timezone }, { name: 'run', data, opts });
+    change.upserted.push(id);
   }
   const existing = await queue.getJobSchedulers(0, -1, true);
   for (const scheduler of existing) {

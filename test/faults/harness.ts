@@ -246,8 +246,8 @@ export function workerProbes(at: () => { db: Database; url: string }) {
       );
     },
     async snapshotsOfRun(runId: number) {
-      const { rows } = await db().query<{ id: number; list_key: string; status: string; changed: boolean }>(
-        'select id, list_key, status, changed from refdata.snapshots where run_id = $1 order by id',
+      const { rows } = await db().query<{ id: number; run_id: number; list_key: string; status: string; changed: boolean }>(
+        'select id, run_id, list_key, status, changed from refdata.snapshots where run_id = $1 order by id',
         [runId],
       );
       return rows;

@@ -96,7 +96,11 @@ describe('19. a scheduled run and a manual trigger at once, two worker processes
     expect(await w2.stop()).toBe(0);
 
     const both = [...(await snapshotsOfRun(sched.id)), ...(await snapshotsOfRun(manual.id))];
-    expect(both.filter((s) => s.status === 'ok')).toHaveLength(2 * targets);
+    // The message names every snapshot of both runs: a duplicate says which run took the list twice.
+    expect(
+      both.filter((s) => s.status === 'ok'),
+      JSON.stringify({ scheduled: sched.id, manual: manual.id, both }),
+    ).toHaveLength(2 * targets);
     for (const list of fx.source.lists) {
       expect(
         both.filter((s) => s.list_key === list && s.changed),

@@ -7,7 +7,7 @@ import { schedulerId } from '../redis/names.ts';
 /** One job scheduler per source, as configured now; schedulers of sources no longer configured go. */
 export async function installSchedulers(queue: Queue, sources: SourceConfig[], policy: JobPolicy, logger: Logger, prefix: string): Promise<void> {
   const change = await reconcileSchedulers(queue, sources, policy);
-  logger.info({ schedulers: change.upserted, removed: change.removed, prefix }, 'schedules installed');
+  logger.info({ schedulers: change.upserted, kept: change.kept, removed: change.removed, prefix }, 'schedules installed');
 }
 
 /** Puts the schedulers back when any is missing from Redis (the watchdog checks while Redis answers). */
