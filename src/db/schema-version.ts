@@ -16,10 +16,15 @@ interface JournalEntry {
   when: number;
 }
 
-/** The migrations this refsync ships, in order. */
-export function shippedMigrations(): JournalEntry[] {
-  const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
-  return journal.entries.map(({ tag, when }) => ({ tag, when }));
+let shipped: readonly JournalEntry[] | undefined;
+
+/** The migrations this refsync ships, in order: read once, as they ship with the process's code (a worker checks before each run job). */
+export function shippedMigrations(): readonly JournalEntry[] {
+  if (!shipped) {
+    const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
+    shipped = journal.entries.map(({ tag, when }) => ({ tag, when }));
+  }
+  return shipped;
 }
 
 /** The schema version this refsync ships: its number of migrations, and the last one's name. */
@@ -44,9 +49,22 @@ export interface SchemaCheck {
  * the last applied one, which is drizzle's own rule for what is still to apply (src/db/migrate.ts).
  */
 export async function checkSchema(db: Queryable): Promise<SchemaCheck> {
-  const shipped = shippedMigrations();
   const { rows: exists } = await db.query<{ ok: boolean }>(journalPresent);
-  const applied = exists[0]?.ok ? (await db.query<{ created_at: string }>(appliedMigrations)).rows.map((r) => Number(r.created_at)) : [];
+  return exists[0]?.ok ? checkMigratedSchema(db) : compareWithShipped([]);
+}
+
+/**
+ * checkSchema on a database known to have the journal (a worker that started on it, current): one
+ * statement where checkSchema takes two, as a worker checks before each run job. A journal dropped
+ * since fails the statement.
+ */
+export async function checkMigratedSchema(db: Queryable): Promise<SchemaCheck> {
+  const { rows } = await db.query<{ created_at: string }>(appliedMigrations);
+  return compareWithShipped(rows.map((r) => Number(r.created_at)));
+}
+
+function compareWithShipped(applied: readonly number[]): SchemaCheck {
+  const shipped = shippedMigrations();
   const known = new Set(shipped.map((m) => m.when));
   const last = applied.length ? Math.max(...applied) : -Infinity;
   let state: SchemaCheck['state'] = 'current';

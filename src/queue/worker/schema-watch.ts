@@ -3,7 +3,7 @@
 // worker's code may no longer fit the schema, so it stops: graphile-worker does the same
 // (its PRs 360/361), here by looking at drizzle.__drizzle_migrations rather than by a NOTIFY.
 import type { Database } from '../../db/database.ts';
-import { checkSchema, type SchemaCheck } from '../../db/schema-version.ts';
+import { checkMigratedSchema, type SchemaCheck } from '../../db/schema-version.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 
@@ -33,7 +33,7 @@ export function createSchemaWatch(options: SchemaWatchOptions): SchemaWatch {
 
   async function newerSchema(): Promise<boolean> {
     if (newer) return true;
-    const check = await checkSchema(db);
+    const check = await checkMigratedSchema(db);
     if (check.state !== 'ahead' || newer) return newer;
     newer = true;
     logger.error(
