@@ -16,15 +16,15 @@ interface JournalEntry {
   when: number;
 }
 
-let shipped: readonly JournalEntry[] | undefined;
+let shippedJournal: readonly JournalEntry[] | undefined;
 
 /** The migrations this refsync ships, in order: read once, as they ship with the process's code (a worker checks before each run job). */
 export function shippedMigrations(): readonly JournalEntry[] {
-  if (!shipped) {
+  if (!shippedJournal) {
     const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: JournalEntry[] };
-    shipped = journal.entries.map(({ tag, when }) => ({ tag, when }));
+    shippedJournal = journal.entries.map(({ tag, when }) => ({ tag, when }));
   }
-  return shipped;
+  return shippedJournal;
 }
 
 /** The schema version this refsync ships: its number of migrations, and the last one's name. */

@@ -71,6 +71,10 @@ export function jobOptions(policy: JobPolicy): JobsOptions {
   };
 }
 
+/** A source's scheduler as refsync installs it: its schedule, and the run job it makes. */
+type SchedulerRepeat = { pattern: string; tz: string };
+type SchedulerTemplate = { name: 'run'; data: RunJobData; opts: JobsOptions };
+
 export interface SchedulerChange {
   upserted: string[];
   /** Already as configured, with their next job planned: left alone. */
@@ -85,10 +89,10 @@ export interface SchedulerChange {
  * after the job was taken, and the slot then runs twice at once (two workers starting together, or
  * a restart, at a scheduled instant).
  */
-async function schedulerAsWanted(queue: Queue, id: string, wanted: { pattern: string; tz: string; data: RunJobData; opts: JobsOptions }): Promise<boolean> {
+async function schedulerAsWanted(queue: Queue, id: string, repeat: SchedulerRepeat, template: SchedulerTemplate): Promise<boolean> {
   const stored = await queue.getJobScheduler(id);
-  if (!stored || stored.pattern !== wanted.pattern || (stored.tz ?? undefined) !== wanted.tz || stored.name !== 'run') return false;
-  if (!isDeepStrictEqual(stored.template?.data, wanted.data) || !isDeepStrictEqual(stored.template?.opts, wanted.opts)) return false;
+  if (!stored || stored.pattern !== repeat.pattern || (stored.tz ?? undefined) !== repeat.tz || stored.name !== template.name) return false;
+  if (!isDeepStrictEqual(stored.template?.data, template.data) || !isDeepStrictEqual(stored.template?.opts, template.opts)) return false;
   // A next job overdue (no worker promoted it) or gone is replaced by the upsert, as before.
   if (stored.next === undefined || stored.next <= Date.now()) return false;
   return (await queue.getJobState(`repeat:${id}:${stored.next}`)) === 'delayed';
@@ -105,13 +109,14 @@ export async function reconcileSchedulers(queue: Queue, sources: SourceConfig[],
   const change: SchedulerChange = { upserted: [], kept: [], removed: [] };
   for (const source of sources) {
     const id = schedulerId(source);
-    const data: RunJobData = { kind: 'run', source: source.name, trigger: 'schedule' };
-    const opts = jobOptions(policy);
-    if (await schedulerAsWanted(queue, id, { pattern: source.schedule, tz: source.timezone, data, opts })) {
+    // What the upsert would send is what the stored scheduler is compared with.
+    const repeat: SchedulerRepeat = { pattern: source.schedule, tz: source.timezone };
+    const template: SchedulerTemplate = { name: 'run', data: { kind: 'run', source: source.name, trigger: 'schedule' }, opts: jobOptions(policy) };
+    if (await schedulerAsWanted(queue, id, repeat, template)) {
       change.kept.push(id);
       continue;
     }
-    await queue.upsertJobScheduler(id, { pattern: source.schedule, tz: source.timezone }, { name: 'run', data, opts });
+    await queue.upsertJobScheduler(id, repeat, template);
     change.upserted.push(id);
   }
   const existing = await queue.getJobSchedulers(0, -1, true);
