@@ -26,15 +26,15 @@ describe('2. worker SIGKILLed after the commit, before the job is marked complet
       const w1 = await startWorkerProcess(env);
       await enqueueManualRuns(queue, [fx.source], { slot });
       const run = await waitFor(() => runOf(fx.source, slot), 'the run record', 60_000, 50);
-      // A run job counts the lists it synced itself once, after the last: refdata.advance_run, through
-      // refdata.run_progress, which locks the run row `for no key update`. This lock lets every
+      // A run job counts the lists it synced itself once, after the last: having synced them all, it
+      // closes the run through refdata.run_progress, which locks the run row `for no key update`. This lock lets every
       // list's commit through (the changed one's apply, the unchanged ones' record_unchanged_lists: their
       // foreign-key checks take key-share locks, which `for no key update` allows) and stops the run
       // job right there, before it returns to BullMQ.
       const locker = await holdLock('select id from refdata.sync_runs where id = $1 for no key update', [run.id]);
       expect(await snapshotsOfRun(run.id), 'no list applied before the run record was locked').toEqual([]);
       await waitFor(
-        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.advance_run(%'")) === 1,
+        async () => (await snapshotsOfRun(run.id)).length === targets && (await workerBackendsWaiting("a.query ilike '%refdata.run_progress(%'")) === 1,
         'every list committed and the run job waiting to update the run record',
         60_000,
       );

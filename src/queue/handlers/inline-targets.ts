@@ -120,7 +120,10 @@ export async function syncSmallTargets(
   for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
-  if (settled > 0) await refreshRun(deps.db, runId, source);
+  // When they are all of the run's, none is left in flight and the count closes the run: it goes
+  // straight to the close, without the one-statement count of a run still going on (a round trip
+  // and a count of the run's snapshots, of a run job's eight in the hourly slot).
+  if (settled > 0) await refreshRun(deps.db, runId, source, settled === targets.length);
   const notDone = new Set([...tried, ...recorded.again, ...large]);
   const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
   return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
