@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { SourceConfig } from '../config/types.ts';
 import type { TraceCarrier } from '../tracing/spans.ts';
-import { manualSlot, runJobId, schedulerId, sourceOfScheduler, isValidSlot } from './redis/names.ts';
+import { manualSlot, runJobId, scheduledJobId, schedulerId, sourceOfScheduler, isValidSlot } from './redis/names.ts';
 
 export interface RunJobData {
   kind: 'run';
@@ -82,6 +82,9 @@ export interface SchedulerChange {
   removed: string[];
 }
 
+/** A scheduler as BullMQ lists it (Queue#getJobSchedulers). */
+type StoredScheduler = Awaited<ReturnType<Queue['getJobSchedulers']>>[number];
+
 /**
  * Whether the stored scheduler is the one wanted and its next job waits in the future. Upserting
  * it again would be needless, and at a slot's boundary unsafe: BullMQ (6.7) re-adds the job of a
@@ -89,13 +92,18 @@ export interface SchedulerChange {
  * after the job was taken, and the slot then runs twice at once (two workers starting together, or
  * a restart, at a scheduled instant).
  */
-async function schedulerAsWanted(queue: Queue, id: string, repeat: SchedulerRepeat, template: SchedulerTemplate): Promise<boolean> {
-  const stored = await queue.getJobScheduler(id);
+async function schedulerAsWanted(
+  queue: Queue,
+  id: string,
+  stored: StoredScheduler | undefined,
+  repeat: SchedulerRepeat,
+  template: SchedulerTemplate,
+): Promise<boolean> {
   if (!stored || stored.pattern !== repeat.pattern || (stored.tz ?? undefined) !== repeat.tz || stored.name !== template.name) return false;
   if (!isDeepStrictEqual(stored.template?.data, template.data) || !isDeepStrictEqual(stored.template?.opts, template.opts)) return false;
   // A next job overdue (no worker promoted it) or gone is replaced by the upsert, as before.
   if (stored.next === undefined || stored.next <= Date.now()) return false;
-  return (await queue.getJobState(`repeat:${id}:${stored.next}`)) === 'delayed';
+  return (await queue.getJobState(scheduledJobId(id, stored.next))) === 'delayed';
 }
 
 /**
@@ -107,21 +115,22 @@ async function schedulerAsWanted(queue: Queue, id: string, repeat: SchedulerRepe
 export async function reconcileSchedulers(queue: Queue, sources: SourceConfig[], policy: JobPolicy): Promise<SchedulerChange> {
   const wanted = new Set(sources.map((s) => schedulerId(s)));
   const change: SchedulerChange = { upserted: [], kept: [], removed: [] };
+  // Read once: compared with the sources' wanted schedulers, and searched for the ones gone (which
+  // the upserts below neither add nor touch).
+  const existing = new Map((await queue.getJobSchedulers(0, -1, true)).map((scheduler) => [scheduler.id ?? scheduler.key, scheduler]));
   for (const source of sources) {
     const id = schedulerId(source);
     // What the upsert would send is what the stored scheduler is compared with.
     const repeat: SchedulerRepeat = { pattern: source.schedule, tz: source.timezone };
     const template: SchedulerTemplate = { name: 'run', data: { kind: 'run', source: source.name, trigger: 'schedule' }, opts: jobOptions(policy) };
-    if (await schedulerAsWanted(queue, id, repeat, template)) {
+    if (await schedulerAsWanted(queue, id, existing.get(id), repeat, template)) {
       change.kept.push(id);
       continue;
     }
     await queue.upsertJobScheduler(id, repeat, template);
     change.upserted.push(id);
   }
-  const existing = await queue.getJobSchedulers(0, -1, true);
-  for (const scheduler of existing) {
-    const id = scheduler.id ?? scheduler.key;
+  for (const id of existing.keys()) {
     if (sourceOfScheduler(id) !== undefined && !wanted.has(id)) {
       await queue.removeJobScheduler(id);
       change.removed.push(id);

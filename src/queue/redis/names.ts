@@ -32,6 +32,11 @@ export function schedulerId(source: Pick<SourceConfig, 'name'>): string {
   return `${SCHEDULER_PREFIX}${source.name}`;
 }
 
+/** The id BullMQ gives the job a scheduler plans for the instant `millis` (its JobScheduler#getSchedulerNextJobId). */
+export function scheduledJobId(scheduler: string, millis: number): string {
+  return `repeat:${scheduler}:${millis}`;
+}
+
 /** The source a scheduler id belongs to, or undefined for a scheduler refsync did not create. */
 export function sourceOfScheduler(id: string): string | undefined {
   return id.startsWith(SCHEDULER_PREFIX) ? id.slice(SCHEDULER_PREFIX.length) : undefined;
