@@ -10,6 +10,7 @@ import { openAlertDelivery } from './deliver-alerts.ts';
 import { labelOf, progressLine as liveProgress } from '../output/progress.ts';
 import { failureLines, isGroupedFailure, progressLine, runJson, summaryLine } from '../output/sync-report.ts';
 import { jsonText } from '../output/terminal.ts';
+import { warnUnindexedUsage } from '../../impact/usage-index.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('sync', argv);
@@ -47,7 +48,10 @@ export async function run(argv: string[]): Promise<number> {
       onProgress: (progress) => live.update(progress),
     };
     if (lists) options.lists = lists;
+    // Beside the sync, not before it: one catalog query, and only when usage columns are configured.
+    const usageAdvice = warnUnindexedUsage(db, config.sources, logger);
     const results = await runSync(options);
+    await usageAdvice;
     await alerts.deliver();
     if (values.json) process.stdout.write(`${jsonText(runJson(results))}\n`);
     else for (const r of results) process.stdout.write([...failureLines(r, config.sources.length > 1), summaryLine(r)].map((l) => `${l}\n`).join(''));

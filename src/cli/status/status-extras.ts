@@ -6,17 +6,22 @@ import { formatTime } from '../../read/format-time.ts';
 import { terminalText } from '../output/terminal.ts';
 import { queuePart } from './queue-lines.ts';
 import { alertCountsByState } from '../../alerts/outbox-sql.ts';
+import { errorLine } from '../../util/error-line.ts';
+import { unindexedUsage, unindexedUsageLine, type UnindexedUsage } from '../../impact/usage-index.ts';
 
 export interface StatusExtras {
   queue: QueueSummary | { error: string } | null;
   webhooks: WebhookEndpointStatus[];
   outbox: Record<string, number>;
+  /** Usage columns whose impact reads their whole (large) table: no index begins with them. */
+  unindexed_usage: UnindexedUsage[];
   lines: string[];
 }
 
 /**
- * The queue's state (Redis; see queue-lines.ts), the alert outbox and disabled webhook endpoints.
- * Each part reports its own unavailability in a line rather than failing the whole status.
+ * The queue's state (Redis; see queue-lines.ts), the alert outbox, disabled webhook endpoints and
+ * usage columns without an index (src/impact/usage-index.ts). Each part reports its own
+ * unavailability in a line rather than failing the whole status.
  */
 export async function statusExtras(
   db: Database,
@@ -32,5 +37,19 @@ export async function statusExtras(
   for (const w of webhooks.filter((e) => e.disabledAt)) {
     lines.push(`webhook ${terminalText(w.url)} DISABLED since ${formatTime(w.disabledAt)}: ${terminalText(w.reason)} (re-enable with refsync alerts retry ID)`);
   }
-  return { queue, webhooks, outbox, lines };
+  const unindexed = await unindexedUsagePart(db, config, lines);
+  return { queue, webhooks, outbox, unindexed_usage: unindexed, lines };
+}
+
+/** The usage columns without an index, each as a line; a check that fails says so in a line of its own. */
+async function unindexedUsagePart(db: Database, config: AppConfig | undefined, lines: string[]): Promise<UnindexedUsage[]> {
+  if (!config) return [];
+  try {
+    const unindexed = await unindexedUsage(db, config.sources);
+    for (const u of unindexed) lines.push(unindexedUsageLine(u));
+    return unindexed;
+  } catch (err) {
+    lines.push(`usage columns: their indexes could not be checked: ${errorLine(err)}`);
+    return [];
+  }
 }

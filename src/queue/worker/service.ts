@@ -37,6 +37,7 @@ import { workerReadiness } from './worker-readiness.ts';
 import { installSchedulers, restoreMissingSchedulers } from './worker-schedulers.ts';
 import { startWatchdog } from './worker-watchdog.ts';
 import { QuietRepeats } from '../../util/quiet-repeats.ts';
+import { warnUnindexedUsage } from '../../impact/usage-index.ts';
 
 export interface WorkerServiceOptions {
   logger: Logger;
@@ -141,6 +142,7 @@ export async function startWorkerService(config: AppConfig, options: WorkerServi
     const db = await openWorkerDatabase(config.databaseUrl, poolSize, logger, resources);
     const { schema, stoppedForNewerSchema } = watchSchema(db, logger, options, parts, resources);
     const memory = await openWorkerMemory(config, db, logger);
+    await warnUnindexedUsage(db, config.sources, logger);
     const metrics = new WorkerMetrics({
       db,
       probeDatabase: () => db.probe(),
