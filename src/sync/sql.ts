@@ -3,7 +3,7 @@ import type { Target } from '../catalog/targets.ts';
 import { bigintArrayText } from '../db/bigint-array.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
-import type { RowSource } from './load/row-format.ts';
+import { payloadsParam, type RowSource } from './load/row-format.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
 import { storableText } from './collect/storable-text.ts';
 import type { NormalizedEntry } from './collect/normalize.ts';
@@ -572,11 +572,16 @@ export async function insertEntriesOfTargets(
   lists: ReadonlyArray<{ target: Target; snapshotId: number; rows: readonly NormalizedEntry[] }>,
 ): Promise<void> {
   const each = <T>(value: (list: (typeof lists)[number], row: NormalizedEntry) => T): T[] => lists.flatMap((l) => l.rows.map((r) => value(l, r)));
+  const payloads = payloadsParam(
+    each((_, r) => r.payload),
+    '$9',
+  );
   await tx.query(
     `insert into refdata.entries
        (environment, list_key, variant, ${ENTRY_ROW_COLUMNS}, valid_from, first_snapshot_id, last_snapshot_id)
      select $1, list_key, variant, ${ENTRY_ROW_COLUMNS}, $2, snapshot_id, snapshot_id
-     from unnest($3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])
+     from rows from (unnest($3::text[]), unnest($4::text[]), unnest($5::bigint[]), unnest($6::text[]), unnest($7::text[]),
+                     unnest($8::text[]), ${payloads.call}, unnest($10::text[]))
           as s(list_key, variant, snapshot_id, entry_key, code, description, payload, entry_hash)`,
     [
       environment,
@@ -587,7 +592,7 @@ export async function insertEntriesOfTargets(
       each((_, r) => r.entryKey),
       each((_, r) => r.code),
       each((_, r) => r.description),
-      each((_, r) => r.payload),
+      payloads.value,
       each((_, r) => r.digest),
     ],
   );
