@@ -112,6 +112,19 @@ describe('refsync impact orphans', () => {
   });
 });
 
+describe('refsync impact without REFSYNC_CONFIG', () => {
+  it('names the one setting it needs, in one line, exit 2 (as after the demo, with no source set either)', async () => {
+    for (const args of [['orphans'], ['pin', '2024-06-11', '2025-09-01']]) {
+      const result = await runCli(['impact', ...args], { env: { DATABASE_URL: t.url } });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        'refsync: REFSYNC_CONFIG: refsync impact reads the usage columns named in that file, with the source settings refsync sync uses; it is not set (see docs/data-teams.md, "Impact on your data")\n',
+      );
+    }
+  });
+});
+
 describe('refsync impact pin', () => {
   it('weighs the codes only in one version, and those whose fields differ, by the facts in use', async () => {
     const column = await createFacts(t.db, 'shipments_p', [

@@ -23,6 +23,20 @@ interface OrphanRow {
   variant: string;
 }
 
+/**
+ * The configuration impact reads. Without REFSYNC_CONFIG there is no usage column to read, so that
+ * is the one thing named, not the first source setting the loader misses (after `refsync demo` a
+ * newcomer met "REFSYNC_BASE_URL: is required" here).
+ */
+function impactConfig(): AppConfig {
+  if (!process.env.REFSYNC_CONFIG) {
+    throw new ConfigError(
+      'REFSYNC_CONFIG: refsync impact reads the usage columns named in that file, with the source settings refsync sync uses; it is not set (see docs/data-teams.md, "Impact on your data")',
+    );
+  }
+  return loadConfig();
+}
+
 function sourcesWithUsage(config: AppConfig): SourceConfig[] {
   const sources = config.sources.filter((s) => s.usage?.length);
   if (sources.length === 0) {
@@ -37,7 +51,7 @@ async function orphansCommand(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('impact', argv, false, 'impact orphans');
   const lists = parseListArgs('impact orphans', values.list);
   const at = parseTimeArg('impact orphans', '--at', values.at);
-  const config = loadConfig();
+  const config = impactConfig();
   const sources = sourcesWithUsage(config);
   const db = await openCliDatabase({ databaseUrl: config.databaseUrl, readOnly: true });
   try {
@@ -87,7 +101,7 @@ async function pinCommand(argv: string[]): Promise<number> {
   if (values.list || values.at) throw new UsageError('impact pin: --list and --at belong to impact orphans');
   if (positionals.length !== 2) throw new UsageError(`impact pin: expected two charge-code versions, FROM and TO (usage: refsync ${usage})`);
   const [from, to] = positionals as [string, string];
-  const config = loadConfig();
+  const config = impactConfig();
   const sources = sourcesWithUsage(config).filter((s) => s.usage!.some((u) => u.list === 'charge_codes'));
   if (sources.length === 0) throw new ConfigError('REFSYNC_CONFIG usage: no usage column holds charge codes (list charge_codes)');
   const db = await openCliDatabase({ databaseUrl: config.databaseUrl, readOnly: true });
