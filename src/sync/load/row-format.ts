@@ -41,7 +41,7 @@ export interface RowSource {
  * document: a jsonb value holds at most 256 MB, and 32 million characters of JSON text stay well
  * under it in any encoding. Held first loads and spills are far smaller.
  */
-export const PAYLOADS_IN_ONE_DOCUMENT_CHARS = 32 * 1024 * 1024;
+const PAYLOADS_IN_ONE_DOCUMENT_CHARS = 32 * 1024 * 1024;
 
 /**
  * The rows' payloads as one parameter, and the set-returning call (for ROWS FROM, beside the other
