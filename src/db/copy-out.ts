@@ -70,9 +70,10 @@ class CopyOut {
   }
 
   readonly #read = (chunk: Buffer): void => {
-    const buf = this.#rest ? Buffer.concat([this.#rest, chunk]) : chunk;
-    this.#rest = undefined;
-    let at = 0;
+    const joined = this.#joinSplit(chunk);
+    if (!joined) return;
+    const [buf, start] = joined;
+    let at = start;
     while (at + 5 <= buf.length) {
       const type = buf[at]!;
       // An ErrorResponse, or anything else a COPY does not send: node-postgres reads it from here.
@@ -91,6 +92,42 @@ class CopyOut {
     }
     if (at < buf.length) this.#rest = buf.subarray(at);
   };
+
+  /**
+   * Completes a message split over the last chunk with the head of this one, and hands it on: the
+   * chunk itself is then read where it lies. (Joining the rest with the whole chunk copied every
+   * socket chunk of a COPY once more, 70 MB for the million rows of a current-row index.) Returns
+   * the buffer and offset to read on from, or undefined when the chunk was used up, or was handed
+   * back with the message (not CopyData: node-postgres reads it).
+   */
+  #joinSplit(chunk: Buffer): [Buffer, number] | undefined {
+    let at = 0;
+    while (this.#rest) {
+      const rest = this.#rest;
+      // The header first (type and length), then the rest of the message it gives.
+      const total = rest.length >= 5 ? 1 + rest.readUInt32BE(1) : 5;
+      if (rest.length < total) {
+        const take = Math.min(total - rest.length, chunk.length - at);
+        this.#rest = Buffer.concat([rest, chunk.subarray(at, at + take)]);
+        at += take;
+        if (this.#rest.length < total) return undefined;
+        if (total === 5) continue;
+      }
+      const message = this.#rest;
+      this.#rest = undefined;
+      const type = message[0]!;
+      if (type !== COPY_DATA && type !== COPY_DONE && !PASSED_OVER.has(type)) {
+        this.#giveBack(Buffer.concat([message, chunk.subarray(at)]));
+        return undefined;
+      }
+      if (type === COPY_DATA) this.#data(message, 5, message.length);
+      else if (type === COPY_DONE) {
+        this.#giveBack(chunk.subarray(at));
+        return undefined;
+      }
+    }
+    return [chunk, at];
+  }
 
   #data(buf: Buffer, start: number, end: number): void {
     if (this.#failed) return;

@@ -1,6 +1,7 @@
 // copyOut reads COPY ... TO STDOUT off the connection's socket itself, so it must hand back exactly
 // what Postgres sent, pass over the messages Postgres puts between rows, and leave the connection
 // usable whichever way the COPY ends: complete, failed in Postgres, or failed in the caller's handler.
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { copyOut } from '../../src/db/copy-out.ts';
 import type { Connection } from '../../src/db/database.ts';
@@ -62,5 +63,54 @@ describe('copyOut', () => {
       expect((await conn.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
       expect(await lines(conn, 'copy (select 42) to stdout')).toEqual(['42\n']);
     });
+  });
+});
+
+// The protocol's bytes cut at every place a socket read may end: within a message's type or length,
+// within its data, between messages. A fake connection feeds them to copyOut, and takes back what a
+// COPY does not read (CommandComplete, ReadyForQuery), as node-postgres's parser would.
+describe('copyOut over chunks cut anywhere', () => {
+  const message = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(5);
+    head.write(type, 0, 'latin1');
+    head.writeUInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+  const rows = ['1\talpha\n', '22\tbé\tta\n', '', `333\t${'g'.repeat(300)}\n`];
+  const copy = Buffer.concat([
+    message('H', Buffer.from([0, 0, 0])),
+    ...rows.map((r, i) => (i === 2 ? message('N', Buffer.from('Snotice\0\0')) : message('d', Buffer.from(r)))),
+    message('c', Buffer.alloc(0)),
+  ]);
+  const after = Buffer.concat([message('C', Buffer.from('COPY 3\0')), message('Z', Buffer.from('I'))]);
+  const stream = Buffer.concat([copy, after]);
+
+  /** copyOut fed `stream` in the chunks the cuts make; what it handed over and what went back to node-postgres. */
+  async function fed(cuts: number[]): Promise<{ rows: string[]; back: Buffer }> {
+    const socket = new EventEmitter();
+    const back: Buffer[] = [];
+    socket.on('data', (b: Buffer) => back.push(Buffer.from(b)));
+    const got: string[] = [];
+    const q = {
+      query: async (submittable: { submit(c: unknown): unknown; handleReadyForQuery(): void }) => {
+        submittable.submit({ stream: socket, query: () => undefined });
+        let from = 0;
+        for (const cut of [...cuts, stream.length]) {
+          socket.emit('data', stream.subarray(from, cut));
+          from = cut;
+        }
+        submittable.handleReadyForQuery();
+      },
+    };
+    await copyOut(q as unknown as Connection, 'copy x to stdout', (buf, start, end) => got.push(buf.toString('utf8', start, end)));
+    return { rows: got, back: Buffer.concat(back) };
+  }
+
+  it('hands over every row and gives back the rest exactly, wherever a chunk ends', async () => {
+    const expected = { rows: rows.filter(Boolean), back: after };
+    for (let cut = 1; cut < stream.length; cut++) expect(await fed([cut])).toEqual(expected);
+    // One byte a chunk, and every second byte.
+    expect(await fed([...Array(stream.length - 1).keys()].map((i) => i + 1))).toEqual(expected);
+    expect(await fed([...Array(Math.floor((stream.length - 1) / 2)).keys()].map((i) => 2 * i + 1))).toEqual(expected);
   });
 });
