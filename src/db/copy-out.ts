@@ -17,6 +17,11 @@ const PASSED_OVER = new Set([
   0x41, // 'A' NotificationResponse
 ]);
 
+/** Whether a message of this type belongs to the COPY (read here), not to node-postgres (an ErrorResponse, say). */
+function isCopyMessage(type: number): boolean {
+  return type === COPY_DATA || type === COPY_DONE || PASSED_OVER.has(type);
+}
+
 /** Called with the bytes of one CopyData message: buf[start, end). */
 export type CopyDataHandler = (buf: Buffer, start: number, end: number) => void;
 
@@ -69,22 +74,20 @@ class CopyOut {
     return undefined;
   }
 
-  readonly #read = (chunk: Buffer): void => {
-    const joined = this.#joinSplit(chunk);
-    if (!joined) return;
-    const [buf, start] = joined;
+  readonly #read = (buf: Buffer): void => {
+    const start = this.#joinSplit(buf);
+    if (start === undefined) return;
     let at = start;
     while (at + 5 <= buf.length) {
       const type = buf[at]!;
       // An ErrorResponse, or anything else a COPY does not send: node-postgres reads it from here.
-      if (type !== COPY_DATA && type !== COPY_DONE && !PASSED_OVER.has(type)) {
+      if (!isCopyMessage(type)) {
         this.#giveBack(buf.subarray(at));
         return;
       }
       const end = at + 1 + buf.readUInt32BE(at + 1);
       if (end > buf.length) break;
-      if (type === COPY_DATA) this.#data(buf, at + 5, end);
-      else if (type === COPY_DONE) {
+      if (this.#ended(buf, at, end)) {
         this.#giveBack(buf.subarray(end));
         return;
       }
@@ -97,10 +100,10 @@ class CopyOut {
    * Completes a message split over the last chunk with the head of this one, and hands it on: the
    * chunk itself is then read where it lies. (Joining the rest with the whole chunk copied every
    * socket chunk of a COPY once more, 70 MB for the million rows of a current-row index.) Returns
-   * the buffer and offset to read on from, or undefined when the chunk was used up, or was handed
-   * back with the message (not CopyData: node-postgres reads it).
+   * the offset in the chunk to read on from, or undefined when the chunk was used up, or was handed
+   * back with the message (not the COPY's: node-postgres reads it).
    */
-  #joinSplit(chunk: Buffer): [Buffer, number] | undefined {
+  #joinSplit(chunk: Buffer): number | undefined {
     let at = 0;
     while (this.#rest) {
       const rest = this.#rest;
@@ -115,18 +118,23 @@ class CopyOut {
       }
       const message = this.#rest;
       this.#rest = undefined;
-      const type = message[0]!;
-      if (type !== COPY_DATA && type !== COPY_DONE && !PASSED_OVER.has(type)) {
+      if (!isCopyMessage(message[0]!)) {
         this.#giveBack(Buffer.concat([message, chunk.subarray(at)]));
         return undefined;
       }
-      if (type === COPY_DATA) this.#data(message, 5, message.length);
-      else if (type === COPY_DONE) {
+      if (this.#ended(message, 0, message.length)) {
         this.#giveBack(chunk.subarray(at));
         return undefined;
       }
     }
-    return [chunk, at];
+    return at;
+  }
+
+  /** Takes the whole COPY message buf[at, end): a CopyData's bytes to onData. Whether it was the CopyDone. */
+  #ended(buf: Buffer, at: number, end: number): boolean {
+    const type = buf[at]!;
+    if (type === COPY_DATA) this.#data(buf, at + 5, end);
+    return type === COPY_DONE;
   }
 
   #data(buf: Buffer, start: number, end: number): void {
