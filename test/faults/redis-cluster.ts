@@ -2,13 +2,13 @@
 // a temp folder, made into three primaries with one replica each by `redis-cli --cluster create`.
 // A short cluster-node-timeout (2 s) keeps a failover within seconds. Every process and the folder are
 // removed after the file.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, onCleanup, waitFor } from '../queue/helpers.ts';
+import { killProcess, onCleanup, startRedisOnFreePort, waitFor } from '../queue/helpers.ts';
 
 const run = promisify(execFile);
 
@@ -38,64 +38,27 @@ export interface RedisClusterServers {
 /**
  * One node on a free port. A cluster node also binds its bus port (the port + 10000), which freePort
  * did not check and something else may hold (seen once in CI: the node exited, and the wait for it
- * timed out): a node that exits before it is ready is started again on another port.
+ * timed out): startRedisOnFreePort starts a node that exits before it is ready again on another port.
  */
-async function startNode(dir: string, password: string): Promise<{ port: number; child: ChildProcess }> {
-  for (let attempt = 1; ; attempt++) {
-    const started = await startNodeOnce(dir, password);
-    if (started.child.exitCode === null && started.child.signalCode === null) return started;
-    if (attempt === 5) throw new Error(`redis-server exited before it was ready, 5 times (last port ${started.port})`);
-  }
-}
-
-async function startNodeOnce(dir: string, password: string): Promise<{ port: number; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      `nodes-${port}.conf`,
-      // A replica may always take over (validity factor 0): on a loaded machine its link to the
-      // primary can look stale for longer than the node timeout allows by default.
-      '--cluster-node-timeout',
-      '2000',
-      '--cluster-replica-validity-factor',
-      '0',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--requirepass',
-      password,
-      '--masterauth',
-      password,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  onCleanup(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  });
-  await waitFor(
-    () => out.includes('Ready to accept connections') || child.exitCode !== null || child.signalCode !== null,
-    `redis-server on ${port}`,
-    10_000,
-    50,
-  );
-  return { port, child };
+function startNode(dir: string, password: string): Promise<{ port: number; child: ChildProcess }> {
+  return startRedisOnFreePort((port) => [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    `nodes-${port}.conf`,
+    // A replica may always take over (validity factor 0): on a loaded machine its link to the
+    // primary can look stale for longer than the node timeout allows by default.
+    '--cluster-node-timeout',
+    '2000',
+    '--cluster-replica-validity-factor',
+    '0',
+    '--dir',
+    dir,
+    '--requirepass',
+    password,
+    '--masterauth',
+    password,
+  ]);
 }
 
 /** CLUSTER NODES of a live node: per node its id, port, flags and the slot ranges it serves. */
@@ -144,13 +107,7 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
   const nodes: ClusterNode[] = started.map(({ port, child }) => ({
     port,
     id: known.find((n) => n.port === port)!.id,
-    kill: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      });
-    },
+    kill: () => killProcess(child),
   }));
   const cluster: RedisClusterServers = {
     nodes,

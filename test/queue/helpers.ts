@@ -127,29 +127,61 @@ export interface RedisServer {
   start(): Promise<void>;
 }
 
+/**
+ * redis-server with `args` on `port`, resolved with the process once it is ready to accept
+ * connections, or with undefined when it exited first (its port taken: freePort only saw the port
+ * free a moment before). The process is killed after the file.
+ */
+export async function spawnRedisServer(port: number, args: string[]): Promise<ChildProcess | undefined> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  onCleanup(() => killProcess(child));
+  await waitFor(() => out.includes('Ready to accept connections') || exited(), `redis-server on ${port}`, 10_000, 50);
+  return exited() ? undefined : child;
+}
+
+/** SIGKILL, resolved once the process is gone. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/**
+ * redis-server on a free port. Something else may take the port between freePort and the server's
+ * bind (seen in CI: the server exited and the wait for it timed out), so a server that exits before
+ * it is ready is started again on another port, up to five times.
+ */
+export async function startRedisOnFreePort(args: (port: number) => string[]): Promise<{ port: number; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = await spawnRedisServer(port, args(port));
+    if (child) return { port, child };
+    if (attempt === 5) throw new Error(`redis-server exited before it was ready, 5 times (last port ${port})`);
+  }
+}
+
 /** A redis-server of the test's own (no persistence), on a free port; stopped after the file. */
 export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
-  let child: ChildProcess | undefined;
+  const first = await startRedisOnFreePort(() => extraArgs);
+  const port = first.port;
+  let child: ChildProcess | undefined = first.child;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(() => out.includes('Ready to accept connections'), `redis-server on ${port}`, 10_000, 50);
+    // Started again on its own port, which clients already know: a server that cannot bind it fails the test.
+    child = await spawnRedisServer(port, extraArgs);
+    if (!child) throw new Error(`redis-server could not start again on ${port}`);
   };
   const stop = async () => {
     const c = child;
     child = undefined;
-    if (!c || c.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      c.once('exit', () => resolve());
-      c.kill('SIGKILL');
-    });
+    if (c) await killProcess(c);
   };
-  await start();
-  onCleanup(stop);
   return { url: `redis://127.0.0.1:${port}`, port, stop, start };
 }
 
