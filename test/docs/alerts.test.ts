@@ -7,7 +7,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { sandboxControlHttp, useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { onFreePort } from '../queue/helpers.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const page = readFileSync(join(root, 'docs/alerts.md'), 'utf8');
@@ -41,28 +41,23 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** The page's receiver.mjs with one of its verify.mjs, started as `node receiver.mjs`; its output lines. */
 async function startReceiver(folder: string, verifyBlock: string, secret: string): Promise<{ port: number; lines: string[] }> {
   const dir = join(work, folder);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'verify.mjs'), block(verifyBlock));
   writeFileSync(join(dir, 'receiver.mjs'), block('receiver.mjs'));
-  const port = await freePort();
-  const child = spawn(process.execPath, ['receiver.mjs'], { cwd: dir, env: { PATH: process.env.PATH, REFSYNC_WEBHOOK_SECRET: secret, PORT: String(port) } });
-  receivers.push(child);
-  const lines: string[] = [];
-  child.stdout.setEncoding('utf8').on('data', (d: string) => lines.push(...d.trim().split('\n')));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => lines.push(`stderr: ${d}`));
-  await expect.poll(() => lines.join('\n'), { timeout: 10_000 }).toContain(`listening on http://127.0.0.1:${port}/hook`);
-  return { port, lines };
+  // Started again on another port when it cannot listen on the one freePort saw free a moment before.
+  return onFreePort('the receiver', async (port) => {
+    const child = spawn(process.execPath, ['receiver.mjs'], { cwd: dir, env: { PATH: process.env.PATH, REFSYNC_WEBHOOK_SECRET: secret, PORT: String(port) } });
+    receivers.push(child);
+    const lines: string[] = [];
+    child.stdout.setEncoding('utf8').on('data', (d: string) => lines.push(...d.trim().split('\n')));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => lines.push(`stderr: ${d}`));
+    const listening = `listening on http://127.0.0.1:${port}/hook`;
+    await expect.poll(() => lines.includes(listening) || child.exitCode !== null, { timeout: 10_000 }).toBe(true);
+    return lines.includes(listening) ? { port, lines } : undefined;
+  });
 }
 
 /** A delivery signed with another secret: every verify must refuse it. */

@@ -2,7 +2,7 @@
 // a free port; the shared one at 5432 is never touched) and a TCP proxy that can cut every
 // connection to a server and refuse new ones, then come back on the same port.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateDatabase } from '../../src/columns/migrate-views.ts';
-import { freePort, spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
+import { onFreePort, spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
 
 const run = promisify(execFile);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -51,8 +51,7 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
   chownSync(dir, uidOf('postgres'), gidOf('postgres'));
   const data = join(dir, 'data');
   await asPostgres(`${PG_BIN}/initdb`, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-  const port = await freePort();
-  let opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  let opts = ` -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
   if (options.tls) {
     // Postgres refuses a key file others can read; it must belong to the server's user.
     for (const [file, pem] of [
@@ -65,9 +64,23 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
     opts += ` -c ssl=on -c ssl_cert_file=${join(dir, 'server.crt')} -c ssl_key_file=${join(dir, 'server.key')}`;
   }
   for (const [name, value] of Object.entries(options.settings ?? {})) opts += ` -c ${name}=${value}`;
-  const ctl = (action: string, extra: string[] = []) =>
-    asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '30', ...extra, action]);
-  await ctl('start');
+  const log = join(dir, 'log');
+  const ctlOn =
+    (port: number) =>
+    (action: string, extra: string[] = []) =>
+      asPostgres(`${PG_BIN}/pg_ctl`, ['-D', data, '-o', `-p ${port}${opts}`, '-l', log, '-w', '-t', '30', ...extra, action]);
+  // Started again on another port when it cannot bind the one freePort saw free a moment before.
+  const port = await onFreePort('postgres', async (port) => {
+    const logged = existsSync(log) ? readFileSync(log, 'utf8').length : 0;
+    try {
+      await ctlOn(port)('start');
+      return port;
+    } catch (err) {
+      if (/could not bind|already in use/.test(readFileSync(log, 'utf8').slice(logged))) return undefined;
+      throw err;
+    }
+  });
+  const ctl = ctlOn(port);
   let running = true;
   cleanups.push(async () => {
     if (running) await ctl('stop', ['-m', 'immediate']).catch(() => undefined);
@@ -125,8 +138,7 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
   let server: Server | undefined;
-  const port = await freePort();
-  const listen = async () => {
+  const listen = async (port: number) => {
     const s = createServer((client) => {
       accepted++;
       const upstream = connect(targetPort, target.hostname);
@@ -152,11 +164,20 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
     for (const sock of sockets) sock.destroy();
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
   };
-  await listen();
+  // Listens on another port when the one freePort saw free was taken a moment after.
+  const port = await onFreePort('the TCP proxy', async (port) => {
+    try {
+      await listen(port);
+      return port;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') return undefined;
+      throw err;
+    }
+  });
   cleanups.push(cut);
   const url = new URL(targetUrl);
   url.host = `127.0.0.1:${port}`;
-  return { url: url.toString(), port, accepted: () => accepted, cut, restore: listen };
+  return { url: url.toString(), port, accepted: () => accepted, cut, restore: () => listen(port) };
 }
 
 /** A `refsync worker` child process (see startWorkerProcess). */

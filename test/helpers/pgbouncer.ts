@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gidOf, uidOf } from '../faults/servers.ts';
-import { freePort, waitFor } from '../queue/helpers.ts';
+import { onFreePort, waitFor } from '../queue/helpers.ts';
 
 export interface PgBouncer {
   port: number;
@@ -34,53 +34,56 @@ export async function startPgBouncer(postgresUrl: string): Promise<PgBouncer> {
   const dir = mkdtempSync(join(tmpdir(), 'refsync-pgbouncer-'));
   // PgBouncer refuses to run as root: as root, it runs as the postgres user, who must read the folder.
   chmodSync(dir, 0o777);
-  const port = await freePort();
-  writeFileSync(join(dir, 'userlist.txt'), `"${user}" ""\n`);
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `* = host=${target.hostname} port=${target.port || 5432}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      // Server connections taken in turn, not the last used first: session state carried from one
-      // transaction to the next shows at once instead of by chance.
-      'server_round_robin = 1',
-      'default_pool_size = 8',
-      'max_client_conn = 500',
-      'ignore_startup_parameters =',
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
-      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-      '',
-    ].join('\n'),
-  );
-  const asRoot = process.getuid?.() === 0;
-  const child: ChildProcess = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], {
-    stdio: 'ignore',
-    ...(asRoot ? { uid: uidOf('postgres'), gid: gidOf('postgres') } : {}),
-  });
-  let exited = false;
-  child.once('exit', () => (exited = true));
-  await waitFor(
-    () => {
-      if (exited) throw new Error('pgbouncer exited at start');
-      return new Promise<boolean>((resolve) => {
-        const s = connect(port, '127.0.0.1', () => {
-          s.destroy();
-          resolve(true);
+  // Started again on another port when it exits at start (its port taken since freePort saw it free).
+  const { port, child, exited } = await onFreePort('pgbouncer', async (port) => {
+    writeFileSync(join(dir, 'userlist.txt'), `"${user}" ""\n`);
+    writeFileSync(
+      join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `* = host=${target.hostname} port=${target.port || 5432}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        'unix_socket_dir =',
+        'auth_type = trust',
+        `auth_file = ${join(dir, 'userlist.txt')}`,
+        'pool_mode = transaction',
+        // Server connections taken in turn, not the last used first: session state carried from one
+        // transaction to the next shows at once instead of by chance.
+        'server_round_robin = 1',
+        'default_pool_size = 8',
+        'max_client_conn = 500',
+        'ignore_startup_parameters =',
+        `logfile = ${join(dir, 'pgbouncer.log')}`,
+        `pidfile = ${join(dir, `pgbouncer-${port}.pid`)}`,
+        '',
+      ].join('\n'),
+    );
+    const asRoot = process.getuid?.() === 0;
+    const child: ChildProcess = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], {
+      stdio: 'ignore',
+      ...(asRoot ? { uid: uidOf('postgres'), gid: gidOf('postgres') } : {}),
+    });
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    await waitFor(
+      () => {
+        if (exited) return true;
+        return new Promise<boolean>((resolve) => {
+          const s = connect(port, '127.0.0.1', () => {
+            s.destroy();
+            resolve(true);
+          });
+          s.once('error', () => resolve(false));
         });
-        s.once('error', () => resolve(false));
-      });
-    },
-    'pgbouncer to listen',
-    15_000,
-    50,
-  );
+      },
+      'pgbouncer to listen',
+      15_000,
+      50,
+    );
+    return exited ? undefined : { port, child, exited: () => exited };
+  });
   return {
     port,
     urlFor(postgresUrl) {
@@ -89,7 +92,7 @@ export async function startPgBouncer(postgresUrl: string): Promise<PgBouncer> {
       return url.toString();
     },
     async stop() {
-      if (!exited) {
+      if (!exited()) {
         const gone = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGINT');
         await gone;

@@ -154,27 +154,39 @@ export async function killProcess(child: ChildProcess): Promise<void> {
 }
 
 /**
- * redis-server on a free port. Something else may take the port between freePort and the server's
- * bind (seen in CI: the server exited and the wait for it timed out), so a server that exits before
- * it is ready is started again on another port, up to five times.
+ * Starts a server on a free port. Something else may take the port between freePort and the
+ * server's bind (seen in CI: a redis-server exited and the wait for it timed out), so a server whose
+ * start answers undefined (it could not listen) is started again on another port, up to five times.
  */
-export async function startRedisOnFreePort(args: (port: number) => string[]): Promise<{ port: number; child: ChildProcess }> {
+export async function onFreePort<T>(what: string, start: (port: number) => Promise<T | undefined>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const child = await spawnRedisServer(port, args(port));
-    if (child) return { port, child };
-    if (attempt === 5) throw new Error(`redis-server exited before it was ready, 5 times (last port ${port})`);
+    const started = await start(port);
+    if (started !== undefined) return started;
+    if (attempt === 5) throw new Error(`${what} could not start, 5 times (last port ${port})`);
   }
 }
 
-/** A redis-server of the test's own (no persistence), on a free port; stopped after the file. */
-export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
-  const first = await startRedisOnFreePort(() => extraArgs);
+/** redis-server on a free port (see onFreePort); `args` may name more ports it takes. */
+export function startRedisOnFreePort(args: (port: number) => string[] | Promise<string[]>): Promise<{ port: number; child: ChildProcess }> {
+  return onFreePort('redis-server', async (port) => {
+    const child = await spawnRedisServer(port, await args(port));
+    return child && { port, child };
+  });
+}
+
+/**
+ * A redis-server of the test's own (no persistence), on a free port; stopped after the file.
+ * `extraArgs` may be a function of the port, to take more ports of its own on each try.
+ */
+export async function startRedisServer(extraArgs: string[] | ((port: number) => Promise<string[]>) = []): Promise<RedisServer> {
+  let args: string[] = [];
+  const first = await startRedisOnFreePort(async (port) => (args = typeof extraArgs === 'function' ? await extraArgs(port) : extraArgs));
   const port = first.port;
   let child: ChildProcess | undefined = first.child;
   const start = async () => {
     // Started again on its own port, which clients already know: a server that cannot bind it fails the test.
-    child = await spawnRedisServer(port, extraArgs);
+    child = await spawnRedisServer(port, args);
     if (!child) throw new Error(`redis-server could not start again on ${port}`);
   };
   const stop = async () => {

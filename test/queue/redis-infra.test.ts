@@ -11,7 +11,7 @@ import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { freePort, onCleanup, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import { freePort, killProcess, onCleanup, onFreePort, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'refsync-redis-infra-'));
@@ -29,17 +29,20 @@ async function runOf(environment: string) {
 describe('Redis as deployed', () => {
   it('rediss:// with REFSYNC_REDIS_CA_FILE: worker and trigger sync through it; a wrong CA fails with one line naming the setting', async () => {
     const certs = await generateCertificates(['localhost', '127.0.0.1']);
-    const tlsPort = await freePort();
-    await startRedisServer([
-      '--tls-port',
-      String(tlsPort),
-      '--tls-cert-file',
-      write('redis.crt', certs.certPem),
-      '--tls-key-file',
-      write('redis.key', certs.keyPem),
-      '--tls-auth-clients',
-      'no',
-    ]);
+    let tlsPort = 0;
+    await startRedisServer(async () => {
+      tlsPort = await freePort();
+      return [
+        '--tls-port',
+        String(tlsPort),
+        '--tls-cert-file',
+        write('redis.crt', certs.certPem),
+        '--tls-key-file',
+        write('redis.key', certs.keyPem),
+        '--tls-auth-clients',
+        'no',
+      ];
+    });
     const url = `rediss://127.0.0.1:${tlsPort}`;
     const caFile = write('redis-ca.pem', certs.caPem);
     const sb = await useSandbox();
@@ -78,18 +81,16 @@ describe('Redis as deployed', () => {
 
   it('Sentinel: REDIS_SENTINELS and REDIS_SENTINEL_NAME find the primary; REDIS_URL then gives no host that is used', async () => {
     const primary = await startRedisServer();
-    const sentinelPort = await freePort();
-    const conf = write(
-      `sentinel-${sentinelPort}.conf`,
-      `port ${sentinelPort}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor refsync-primary 127.0.0.1 ${primary.port} 1\n`,
-    );
-    const sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    onCleanup(async () => {
-      sentinel.kill('SIGKILL');
+    const sentinelPort = await onFreePort('redis sentinel', async (port) => {
+      const conf = write(`sentinel-${port}.conf`, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor refsync-primary 127.0.0.1 ${primary.port} 1\n`);
+      const sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      onCleanup(() => killProcess(sentinel));
+      let out = '';
+      sentinel.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = () => sentinel.exitCode !== null || sentinel.signalCode !== null;
+      await waitFor(() => out.includes('+monitor master refsync-primary') || exited(), 'the sentinel to monitor the primary', 10_000, 50);
+      return exited() ? undefined : port;
     });
-    let out = '';
-    sentinel.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(() => out.includes('+monitor master refsync-primary'), 'the sentinel to monitor the primary', 10_000, 50);
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
     // Port 1 answers nothing: the worker and the trigger can only reach Redis through the sentinel.
