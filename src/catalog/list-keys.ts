@@ -1,3 +1,5 @@
+import { closestName } from '../util/closest-name.ts';
+
 /** The list keys of docs/contract.md, fixed names that users and downstream SQL depend on. */
 export const listKeys = [
   'accessorials',
@@ -24,4 +26,20 @@ export type ListKey = (typeof listKeys)[number];
 
 export function isListKey(value: string): value is ListKey {
   return (listKeys as readonly string[]).includes(value);
+}
+
+/** "did you mean charge_codes? " for a value near a list key (a slip of the keyboard), else ''. */
+function nearestHint(value: string): string {
+  const near = closestName(value, listKeys);
+  return near ? `did you mean ${near}? ` : '';
+}
+
+/** Why a value given as a list key (a --list flag, a key of a setting) is not one: all of them, the nearest first. */
+export function notAListKey(value: string): string {
+  return `'${value.slice(0, 80)}' is not a list key (${nearestHint(value)}one of: ${listKeys.join(', ')})`;
+}
+
+/** The same for a setting whose error already quotes the value (REFSYNC_LISTS, a usage source's list). */
+export function mustBeListKey(value: unknown): string {
+  return `${typeof value === 'string' ? nearestHint(value) : ''}must be one of: ${listKeys.join(', ')}`;
 }

@@ -1,4 +1,4 @@
-import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { isListKey, notAListKey, type ListKey } from '../catalog/list-keys.ts';
 import { UsageError } from './args.ts';
 
 /** `--list KEY` values (repeated or comma-separated), each checked against the contract's list keys. */
@@ -9,7 +9,7 @@ export function parseListArgs(command: string, values: string[] | undefined): Li
     .map((v) => v.trim())
     .filter(Boolean);
   for (const key of keys) {
-    if (!isListKey(key)) throw new UsageError(`${command}: --list '${key}' is not a list key; one of: ${listKeys.join(', ')}`);
+    if (!isListKey(key)) throw new UsageError(`${command}: --list ${notAListKey(key)}`);
   }
   return keys as ListKey[];
 }

@@ -8,6 +8,7 @@ import { commands } from './commands.ts';
 import { terminalText } from './output/terminal.ts';
 import { commandHelp, topHelp } from './help.ts';
 import { packageVersion } from '../util/package-version.ts';
+import { closestName } from '../util/closest-name.ts';
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
 
@@ -25,7 +26,11 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`refsync: unknown command '${terminalText(name)}' (see 'refsync --help')\n`);
+    const near = closestName(
+      name,
+      commands.map((c) => c.name),
+    );
+    process.stderr.write(`refsync: unknown command '${terminalText(name)}'${near ? `; did you mean ${near}?` : ''} (see 'refsync --help')\n`);
     return 2;
   }
   // Help is answered before anything is loaded or connected: it needs no settings.

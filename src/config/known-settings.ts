@@ -1,3 +1,4 @@
+import { closestName } from '../util/closest-name.ts';
 import { settingNames } from './settings-reference.ts';
 
 /**
@@ -5,19 +6,6 @@ import { settingNames } from './settings-reference.ts';
  * test checks that each name the source reads is here, so a new setting cannot be flagged as unknown.
  */
 export const knownSettings = settingNames().filter((name) => name.startsWith('REFSYNC_'));
-
-/** Edit distance between two names: how many single-character edits turn one into the other. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
 
 /**
  * One warning per REFSYNC_* variable refsync does not read, naming the closest known setting: a
@@ -30,8 +18,8 @@ export function unknownSettingWarnings(env: Record<string, string | undefined>):
     .filter((name) => name.startsWith('REFSYNC_') && !known.has(name))
     .sort()
     .map((name) => {
-      const [closest] = knownSettings.map((k) => [k, editDistance(name, k)] as const).sort((x, y) => x[1] - y[1]);
-      const hint = closest && closest[1] <= Math.max(3, Math.floor(name.length / 3)) ? `; did you mean ${closest[0]}?` : '';
+      const closest = closestName(name, knownSettings);
+      const hint = closest ? `; did you mean ${closest}?` : '';
       return `${name.slice(0, 80)} is not a setting refsync knows${hint}`;
     });
 }

@@ -1,7 +1,7 @@
 // How a source takes a change of a list's columns (REFSYNC_SCHEMA_CHANGES, or schemaChanges in a
 // REFSYNC_CONFIG source): one policy, or one per list key with '*' for the others.
 import { z } from 'zod';
-import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
+import { isListKey, notAListKey, type ListKey } from '../catalog/list-keys.ts';
 
 /**
  * `evolve`: new fields become columns and a field that changed kind is re-typed. `hold-breaking`:
@@ -34,7 +34,7 @@ export const schemaChangesSchema = z.unknown().transform((value, ctx): SchemaCha
   const result: SchemaChanges = { default: 'evolve', lists: {} };
   for (const [key, policy] of Object.entries(value)) {
     if (key !== '*' && !isListKey(key)) {
-      ctx.addIssue({ code: 'custom', message: `'${key.slice(0, 80)}' is not a list key (one of: ${listKeys.join(', ')}) nor '*'` });
+      ctx.addIssue({ code: 'custom', message: `${notAListKey(key)} nor '*'` });
       return z.NEVER;
     }
     if (!isPolicy(policy)) {

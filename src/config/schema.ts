@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isListKey, listKeys } from '../catalog/list-keys.ts';
+import { isListKey, listKeys, mustBeListKey } from '../catalog/list-keys.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { limitFields } from './source-limits.ts';
 import { alertKinds, webhookFormats } from './types.ts';
@@ -64,7 +64,7 @@ const timezone = z.string().refine(
   { message: 'is not a known IANA time zone' },
 );
 
-const listKey = z.string().refine(isListKey, { message: `must be one of: ${listKeys.join(', ')}` });
+const listKey = z.string().refine(isListKey, { error: (issue) => mustBeListKey(issue.input) });
 
 /** A zod string checked by one of the list-path rules (see list-path.ts). */
 const checkedPath = (problem: (value: string) => string | undefined) =>

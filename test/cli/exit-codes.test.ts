@@ -38,7 +38,7 @@ describe('bad settings and arguments at the command line', () => {
       'a schema policy for no list',
       ['sync'],
       { REFSYNC_SCHEMA_CHANGES: '{"*": "freeze", "shipment_mode": "evolve"}' },
-      /^refsync: REFSYNC_SCHEMA_CHANGES: 'shipment_mode' is not a list key \(one of: .*\) nor '\*'\n$/,
+      /^refsync: REFSYNC_SCHEMA_CHANGES: 'shipment_mode' is not a list key \(did you mean shipment_modes\? one of: accessorials, .*\) nor '\*'\n$/,
     ],
     [
       'a schema policy per list that is not one',

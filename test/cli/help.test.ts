@@ -38,6 +38,13 @@ describe('refsync --help', () => {
     expect(res.stderr).toBe("refsync: unknown command 'frobnicate' (see 'refsync --help')\n");
   });
 
+  it('names the command a misspelt one is closest to', async () => {
+    const res = await runCli(['synk']);
+    expect([res.code, res.stderr]).toEqual([2, "refsync: unknown command 'synk'; did you mean sync? (see 'refsync --help')\n"]);
+    // Two letters are no slip of a three-letter command: no guess.
+    expect((await runCli(['st'])).stderr).toBe("refsync: unknown command 'st' (see 'refsync --help')\n");
+  });
+
   it('prints the version of package.json and the schema version it ships (its number of migrations, the last one)', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     const journal = JSON.parse(readFileSync(new URL('../../migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: Array<{ tag: string }> };

@@ -56,7 +56,8 @@ describe('refsync sync', () => {
 
   it('refuses bad arguments and bad configuration with one line and exit 2', async () => {
     for (const [args, extra, pattern] of [
-      [['sync', '--list', 'bogus'], {}, /--list 'bogus' is not a list key/],
+      [['sync', '--list', 'bogus'], {}, /--list 'bogus' is not a list key \(one of: accessorials, /],
+      [['sync', '--list', 'shipment_modes,acessorials'], {}, /--list 'acessorials' is not a list key \(did you mean accessorials\? one of: /],
       [['sync', '--frobnicate'], {}, /Unknown option '--frobnicate'/],
       [['sync'], { REFSYNC_BASE_URL: sb.url.replace('https:', 'http:') }, /REFSYNC_BASE_URL: .*plain http:\/\/ is refused/],
       [['sync'], { REFSYNC_PASSWORD_FILE: '/etc/hostname' }, /REFSYNC_PASSWORD and REFSYNC_PASSWORD_FILE are both set/],

@@ -73,7 +73,10 @@ describe('configuration from the environment', () => {
       /^REFSYNC_BASE_URL: 'http:\/\/api.vendor.example' — plain http:\/\/ is refused/,
     );
     expect(configError({ ...base, REFSYNC_BASE_URL: 'https://api.vendor.example/v2' })).toMatch(/^REFSYNC_BASE_URL: .*no path/);
-    expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of/);
+    expect(configError({ ...base, REFSYNC_LISTS: 'accessorials,bogus' })).toMatch(/^REFSYNC_LISTS\[1\]: 'bogus' — must be one of: accessorials, /);
+    expect(configError({ ...base, REFSYNC_LISTS: 'charge_code' })).toMatch(
+      /^REFSYNC_LISTS\[0\]: 'charge_code' — did you mean charge_codes\? must be one of: accessorials, /,
+    );
     expect(configError({ ...base, REFSYNC_CHARGE_CODE_VERSIONS: '2024-02-30' })).toMatch(/^REFSYNC_CHARGE_CODE_VERSIONS\[0\]: '2024-02-30'/);
     expect(configError({ ...base, REFSYNC_TIMEZONE: 'Mars/Olympus' })).toMatch(/^REFSYNC_TIMEZONE: 'Mars\/Olympus' — is not a known IANA time zone/);
     expect(configError({ ...base, REFSYNC_IMPACT_TIMEOUT_S: '0' })).toBe("REFSYNC_IMPACT_TIMEOUT_S: '0' — must be more than 0");

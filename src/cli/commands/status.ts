@@ -1,4 +1,4 @@
-import { isListKey, listKeys } from '../../catalog/list-keys.ts';
+import { isListKey, notAListKey } from '../../catalog/list-keys.ts';
 import type { ListKey } from '../../catalog/list-keys.ts';
 import { loadConfig } from '../../config/load.ts';
 import { schemaPolicyFor } from '../../config/schema-changes.ts';
@@ -45,8 +45,7 @@ function withSchemaPolicy(targets: TargetStatusRow[], config: AppConfig | undefi
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('status', argv);
-  if (values.list !== undefined && !isListKey(values.list))
-    throw new UsageError(`status: --list '${values.list}' is not a list key (one of: ${listKeys.join(', ')})`);
+  if (values.list !== undefined && !isListKey(values.list)) throw new UsageError(`status: --list ${notAListKey(values.list)}`);
   if (values.source !== undefined && values.list === undefined) throw new UsageError('status: --source goes with --list KEY');
   // Data teams may run status with DATABASE_URL alone: the queue part needs the full configuration.
   let config: AppConfig | undefined;

@@ -1,23 +1,17 @@
 // `refsync trigger [--list KEY ...] [--slot ID] [--accept-removals] [--accept-schema] [--json]`: enqueues a manual run of every configured
 // source for a running worker, and prints each run's slot and job id.
-import { isListKey, listKeys, type ListKey } from '../../catalog/list-keys.ts';
 import { loadConfig } from '../../config/load.ts';
 import { isValidSlot } from '../../queue/redis/names.ts';
 import { triggerRuns } from '../../queue/trigger.ts';
 import { startTracing } from '../../tracing/start.ts';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
+import { parseListArgs } from '../list-args.ts';
 import { jsonText } from '../output/terminal.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('trigger', argv);
-  const lists = values.list
-    ?.flatMap((v) => v.split(','))
-    .map((v) => v.trim())
-    .filter(Boolean);
-  for (const key of lists ?? []) {
-    if (!isListKey(key)) throw new UsageError(`trigger: --list '${key}' is not a list key (one of: ${listKeys.join(', ')})`);
-  }
+  const lists = parseListArgs('trigger', values.list);
   if (values['accept-schema'] && !lists)
     throw new UsageError('trigger: --accept-schema needs --list KEY: it applies the held schema change of the lists named');
   if (values.slot !== undefined && !isValidSlot(values.slot)) {
@@ -26,14 +20,14 @@ export async function run(argv: string[]): Promise<number> {
   const config = loadConfig();
   if (lists) {
     for (const source of config.sources) {
-      const missing = lists.filter((k) => !source.lists.includes(k as ListKey));
+      const missing = lists.filter((k) => !source.lists.includes(k));
       if (missing.length === lists.length) {
         throw new UsageError(`trigger: source '${source.name}' syncs none of ${lists.join(', ')} (see REFSYNC_LISTS)`);
       }
     }
   }
   const options: Parameters<typeof triggerRuns>[1] = {};
-  if (lists) options.lists = lists as ListKey[];
+  if (lists) options.lists = lists;
   if (values.slot) options.slot = values.slot;
   if (values['accept-removals']) options.acceptRemovals = true;
   if (values['accept-schema']) options.acceptSchema = true;
