@@ -16,7 +16,7 @@ function columns(rows: Array<[string, string]>): string[] {
 }
 
 function optionTerm(name: string, spec: OptionSpec): string {
-  return `--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`;
+  return `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`;
 }
 
 export function topHelp(): string {

@@ -4,6 +4,8 @@
 /** A node:util parseArgs option, with what help shows for it. */
 export interface OptionSpec {
   type: 'string' | 'boolean';
+  /** A one-letter alias, where a tool users know has one (psql's -c). */
+  short?: string;
   multiple?: boolean;
   default?: string | boolean;
   /** Placeholder of the value in help, e.g. KEY. */
@@ -122,7 +124,10 @@ export const commandOptions = {
     'dry-run': { type: 'boolean', default: false, help: 'count what would be deleted; delete nothing' },
     json: { ...json, help: 'print the counts as JSON' },
   },
-  sql: { json: { ...json, help: "print each statement's rows as JSON" } },
+  sql: {
+    command: { type: 'string', short: 'c', value: 'SQL', help: 'the SQL to run, as psql -c takes it (or give it as the argument)' },
+    json: { ...json, help: "print each statement's rows as JSON" },
+  },
   demo: {},
 } as const satisfies Record<string, Record<string, OptionSpec>>;
 

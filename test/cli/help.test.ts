@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandArgs } from '../../src/cli/args.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { HELP_WIDTH } from '../../src/cli/help.ts';
-import { commandOptions } from '../../src/cli/options.ts';
+import { commandOptions, type OptionSpec } from '../../src/cli/options.ts';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 
 // The commands of docs/contract.md, whose names users and scripts depend on.
@@ -62,7 +62,7 @@ describe('refsync <command> --help', () => {
     expect(res).toMatchObject({ code: 0, stderr: '' });
     expect(res.stdout).toMatch(new RegExp(`^usage: refsync ${name}\\b`));
     expect(widest(res.stdout)).toBeLessThanOrEqual(HELP_WIDTH);
-    const documented = [...res.stdout.matchAll(/^\s+(?:-h, )?--([a-z-]+)/gm)].map((m) => m[1]).sort();
+    const documented = [...res.stdout.matchAll(/^\s+(?:-[a-z], )?--([a-z-]+)/gm)].map((m) => m[1]).sort();
     expect(documented).toEqual([...Object.keys(commandOptions[name]), 'help'].sort());
     expect((await runCli([name, '-h'])).stdout).toBe(res.stdout);
     expect((await runCli(['help', name])).stdout).toBe(res.stdout);
@@ -73,6 +73,9 @@ describe('refsync <command> --help', () => {
       for (const [option, spec] of Object.entries(commandOptions[name])) {
         const argv = spec.type === 'string' ? [`--${option}`, 'x'] : [`--${option}`];
         expect(() => parseCommandArgs(name, argv, true), `${name} --${option}`).not.toThrow();
+        // A one-letter alias help shows is parsed as the option.
+        const short = (spec as OptionSpec).short;
+        if (short) expect(parseCommandArgs(name, [`-${short}`, 'x'], true).values, `${name} -${short}`).toMatchObject({ [option]: 'x' });
       }
     }
   });

@@ -64,6 +64,15 @@ describe('refsync sql', () => {
     );
   });
 
+  it('takes the SQL with -c or --command as psql does, and not twice', () => {
+    for (const flag of ['-c', '--command']) {
+      const res = shell(`refsync sql ${flag} "select 1 as one"`, embeddedEnv);
+      expect([res.status, res.stdout, res.stderr]).toEqual([0, 'one\n---\n1\n(1 row)\n', '']);
+    }
+    const twice = shell('refsync sql -c "select 1" "select 2"', embeddedEnv);
+    expect([twice.status, twice.stderr]).toEqual([2, 'refsync: sql: give the SQL once: as the argument or with -c, not both\n']);
+  });
+
   it('a failing statement is one line on stderr, exit 1; no SQL is a usage error, exit 2', async () => {
     const failed = shell('refsync sql "select nope"', embeddedEnv);
     expect([failed.status, failed.stderr]).toEqual([1, 'refsync: sql: column "nope" does not exist\n']);

@@ -1,4 +1,4 @@
-// `refsync sql ["SQL"] [--json]`: runs SQL against the database refsync writes, DATABASE_URL or
+// `refsync sql ["SQL" | -c SQL] [--json]`: runs SQL against the database refsync writes, DATABASE_URL or
 // else the embedded PGlite database in ./.refsync/pgdata, which no other client can open while it
 // is closed (PGlite is a library, not a server). One statement or several; with none given it reads
 // them from stdin, or on a terminal opens a prompt (sql-repl.ts).
@@ -23,7 +23,8 @@ function describeDatabase(url: string | undefined): string {
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('sql', argv, true);
-  const given = positionals.join(' ').trim();
+  if (values.command !== undefined && positionals.length) throw new UsageError('sql: give the SQL once: as the argument or with -c, not both');
+  const given = (values.command ?? positionals.join(' ')).trim();
   const interactive = given === '' && process.stdin.isTTY === true;
   if (interactive && values.json) throw new UsageError('sql: --json needs the SQL as an argument or on stdin');
   const sql = interactive ? '' : given || (await text(process.stdin)).trim();
