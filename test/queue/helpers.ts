@@ -1,7 +1,7 @@
 // Shared by the worker tests: a worker service per test (closed after the file), a config pointing
 // at a sandbox, a Redis server of the test's own, and bounded polling.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,15 +109,47 @@ export function jobReturn(queue: Queue, jobId: string, timeoutMs?: number): Prom
   return waitFor(async () => (await queue.getJob(jobId))?.returnvalue as Record<string, unknown> | undefined, `job ${jobId} to return`, timeoutMs);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Where the kernel takes ports for outgoing connections and for listen(0): Linux's ip_local_port_range, else its default. */
+function ephemeralPorts(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return { low, high };
+  } catch {
+    // Not Linux: its default range below.
+  }
+  return { low: 32768, high: 60999 };
+}
+
+/** Listens on `port` (0: any) of 127.0.0.1 and closes again: the port, or undefined when it is taken. */
+function tryListen(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A port free now, for a server a test starts, and may stop and start again on the same port. Taken
+ * below the kernel's ephemeral range where there is room (from 10000 to 10000 below the range, so
+ * that a Redis cluster node's bus port, its port + 10000, is below it too): no outgoing connection
+ * of the test run and no listen(0) takes such a port while its server is down or not yet bound,
+ * which a port of listen(0) allowed (a CI run timed out waiting for a redis-server that had not
+ * bound its port). Another test may still pick the same one first: onFreePort starts a server
+ * again on another port then.
+ */
+export async function freePort(): Promise<number> {
+  const top = ephemeralPorts().low - 10_000;
+  for (let attempt = 0; top > 11_000 && attempt < 20; attempt++) {
+    const port = await tryListen(10_000 + Math.floor(Math.random() * (top - 10_000)));
+    if (port !== undefined) return port;
+  }
+  const port = await tryListen(0);
+  if (port === undefined) throw new Error('no free port on 127.0.0.1');
+  return port;
 }
 
 export interface RedisServer {
@@ -154,9 +186,9 @@ export async function killProcess(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts a server on a free port. Something else may take the port between freePort and the
- * server's bind (seen in CI: a redis-server exited and the wait for it timed out), so a server whose
- * start answers undefined (it could not listen) is started again on another port, up to five times.
+ * Starts a server on a free port. Another test may take the port between freePort and the server's
+ * bind, so a server whose start answers undefined (it could not listen) is started again on another
+ * port, up to five times.
  */
 export async function onFreePort<T>(what: string, start: (port: number) => Promise<T | undefined>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
