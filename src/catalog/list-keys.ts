@@ -34,7 +34,7 @@ function nearestHint(value: string): string {
   return near ? `did you mean ${near}? ` : '';
 }
 
-/** Why a value given as a list key (a --list flag, a key of a setting) is not one: all of them, the nearest first. */
+/** Why a value given as a list key (a --list flag, a key of a setting) is not one: the nearest key when it looks like a slip, then every key. */
 export function notAListKey(value: string): string {
   return `'${value.slice(0, 80)}' is not a list key (${nearestHint(value)}one of: ${listKeys.join(', ')})`;
 }
