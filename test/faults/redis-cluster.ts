@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { killProcess, onCleanup, startRedisOnFreePort, waitFor } from '../queue/helpers.ts';
+import { hasExited, killProcess, onCleanup, startRedisOnFreePort, waitFor } from '../queue/helpers.ts';
 
 const run = promisify(execFile);
 
@@ -100,8 +100,7 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
     timeout: 60_000,
   });
   const alive = (port: number) => {
-    const child = started.find((s) => s.port === port)!.child;
-    return child.exitCode === null && child.signalCode === null;
+    return !hasExited(started.find((s) => s.port === port)!.child);
   };
   const known = await clusterNodes(ports, alive, password);
   const nodes: ClusterNode[] = started.map(({ port, child }) => ({

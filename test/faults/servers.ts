@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { migrateDatabase } from '../../src/columns/migrate-views.ts';
-import { onFreePort, spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
+import { hasExited, killProcess, onFreePort, spawnCli, waitFor, type CliProcess } from '../queue/helpers.ts';
 
 const run = promisify(execFile);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -216,17 +216,13 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
     pid,
     httpUrl: line,
     async stop() {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) return proc.child.exitCode;
+      if (hasExited(proc.child)) return proc.child.exitCode;
       const timer = setTimeout(() => proc.child.kill('SIGKILL'), 60_000);
       proc.child.kill('SIGTERM');
       const code = await proc.exited;
       clearTimeout(timer);
       return code;
     },
-    async kill() {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-      proc.child.kill('SIGKILL');
-      await proc.exited;
-    },
+    kill: () => killProcess(proc.child),
   };
 }

@@ -109,15 +109,15 @@ export function jobReturn(queue: Queue, jobId: string, timeoutMs?: number): Prom
   return waitFor(async () => (await queue.getJob(jobId))?.returnvalue as Record<string, unknown> | undefined, `job ${jobId} to return`, timeoutMs);
 }
 
-/** Where the kernel takes ports for outgoing connections and for listen(0): Linux's ip_local_port_range, else its default. */
-function ephemeralPorts(): { low: number; high: number } {
+/** The first port the kernel takes for outgoing connections and for listen(0): Linux's ip_local_port_range, else its default. */
+function ephemeralLow(): number {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (low && high) return { low, high };
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low) return low;
   } catch {
-    // Not Linux: its default range below.
+    // Not Linux: its default below.
   }
-  return { low: 32768, high: 60999 };
+  return 32768;
 }
 
 /** Listens on `port` (0: any) of 127.0.0.1 and closes again: the port, or undefined when it is taken. */
@@ -142,7 +142,7 @@ function tryListen(port: number): Promise<number | undefined> {
  * again on another port then.
  */
 export async function freePort(): Promise<number> {
-  const top = ephemeralPorts().low - 10_000;
+  const top = ephemeralLow() - 10_000;
   for (let attempt = 0; top > 11_000 && attempt < 20; attempt++) {
     const port = await tryListen(10_000 + Math.floor(Math.random() * (top - 10_000)));
     if (port !== undefined) return port;
@@ -170,15 +170,19 @@ export async function spawnRedisServer(port: number, args: string[]): Promise<Ch
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
   onCleanup(() => killProcess(child));
-  await waitFor(() => out.includes('Ready to accept connections') || exited(), `redis-server on ${port}`, 10_000, 50);
-  return exited() ? undefined : child;
+  await waitFor(() => out.includes('Ready to accept connections') || hasExited(child), `redis-server on ${port}`, 10_000, 50);
+  return hasExited(child) ? undefined : child;
+}
+
+/** Whether a child process has ended, by an exit or a signal. */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }
 
 /** SIGKILL, resolved once the process is gone. */
 export async function killProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (hasExited(child)) return;
   await new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
@@ -259,7 +263,7 @@ export function spawnCli(args: string[], env: Record<string, string>): CliProces
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   onCleanup(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!hasExited(child)) child.kill('SIGKILL');
     await exited;
   });
   return { child, output: () => ({ stdout, stderr }), exited };

@@ -11,7 +11,7 @@ import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { freePort, killProcess, onCleanup, onFreePort, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import { freePort, hasExited, killProcess, onCleanup, onFreePort, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'refsync-redis-infra-'));
@@ -87,9 +87,8 @@ describe('Redis as deployed', () => {
       onCleanup(() => killProcess(sentinel));
       let out = '';
       sentinel.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const exited = () => sentinel.exitCode !== null || sentinel.signalCode !== null;
-      await waitFor(() => out.includes('+monitor master refsync-primary') || exited(), 'the sentinel to monitor the primary', 10_000, 50);
-      return exited() ? undefined : port;
+      await waitFor(() => out.includes('+monitor master refsync-primary') || hasExited(sentinel), 'the sentinel to monitor the primary', 10_000, 50);
+      return hasExited(sentinel) ? undefined : port;
     });
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
