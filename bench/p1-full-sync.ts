@@ -60,10 +60,11 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
   try {
     const source = fullSource(sandbox);
     const targets = targetCount(source);
-    // The measured case is the pool `refsync sync` opens by default (REFSYNC_CONCURRENCY 4, plus its
-    // run's claim: 5 connections, issue 58's budget): targets take a connection only to apply. Each
-    // sync has a fresh database, pool and client (only the process is warm): a first sync opens its
-    // connections, and a new backend's start and first catalog reads are most of its Postgres CPU.
+    // The measured case is the pool `refsync sync` has by default (REFSYNC_CONCURRENCY 4, plus its
+    // run's claim: at most 5 connections, issue 58's budget; a first sync opens 3): targets take a
+    // connection only to apply. Each sync has a fresh database, pool and client (only the process is
+    // warm): a first sync opens its connections, and a new backend's start and first catalog reads
+    // are most of its Postgres CPU.
     const poolSize = options.poolSize ?? 5;
     // The first sync of the process pays for loading and compiling the code: reported apart.
     const cold = await firstSync(sandbox, source, { label: 'P1 full sync, cold process', poolSize, concurrency, clients: 1, log, machineLine: true });

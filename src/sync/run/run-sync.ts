@@ -20,12 +20,17 @@ import { refusedOutcome } from '../outcome/refused-outcome.ts';
 const DEFAULT_CONCURRENCY = 4;
 
 /**
- * The transactions a run's first loads are applied in at once, each on a connection: as many as
- * the lists in flight, and at most the default four, so that a first sync holds at most five
- * connections with its claim's (what a small Postgres can afford, docs/production.md).
+ * The transactions a run's first loads are applied in at once, each on a connection of its own.
+ * Two: a connection's new backend costs the database more CPU than the applies it would share (on
+ * a slow 2-core VM 30 ms for the backend alone, about 40 with its first catalog reads, where a
+ * first sync's applies take about 90 ms in all), and a first sync's small lists are written in two
+ * transactions about as soon as in four (docs/performance-log-2026-11.md, issue 58, eighth session:
+ * P1's Postgres CPU 215 ms at four, 135 ms at two, its wall time no longer).
  */
+const FIRST_LOAD_APPLIES_AT_ONCE = 2;
+
 function firstLoadsParallel(options: RunSyncOptions): number {
-  return Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, DEFAULT_CONCURRENCY);
+  return Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, FIRST_LOAD_APPLIES_AT_ONCE);
 }
 
 export interface RunSyncOptions {
