@@ -259,7 +259,7 @@ export function recordUnchangedStatement(target: Target, fetched: FetchedFields,
 
 /**
  * The statement that records the unchanged fetches of one run's lists, all of one environment
- * (refdata.record_unchanged_lists, migrations 0013 and 0014): one row per list, its snapshot's id, or null when
+ * (refdata.record_unchanged_lists, migrations 0013, 0014 and 0018): one row per list, its snapshot's id, or null when
  * it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views waiting).
  */
 export function recordUnchangedListsStatement(environment: string, runId: number, lists: ReadonlyArray<{ target: Target; fetched: FetchedFields }>): string {

@@ -1,7 +1,7 @@
-// A run job's unchanged lists, recorded together (src/sync/load/unchanged-lists.ts, migration 0013):
+// A run job's unchanged lists, recorded together (src/sync/load/unchanged-lists.ts, migrations 0013 and 0018):
 // a fetch with the hash its last ok snapshot had when the job began sends nothing, and one statement
 // records all of them after the last, each checked again under its lock. One whose lock another sync
-// holds, or whose last ok snapshot changed meanwhile, is not recorded: nothing is written for it, and
+// holds, whose last ok snapshot changed meanwhile or whose views wait, is not recorded: nothing is written for it, and
 // `refsync sync` syncs it again the ordinary way (a worker leaves it to a target job: run-job-inline).
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
@@ -169,6 +169,100 @@ describe("a run job's unchanged lists", () => {
       expect(hazmatFetches).toBe(3);
     } finally {
       await fx.client.close();
+    }
+  });
+
+  it('records the lists given in their order, each from its fetch and its last ok snapshot, and none whose views wait or whose last ok hash is another', async () => {
+    // The statement alone (migration 0018), on snapshots written here: the run job's side is above.
+    const env = 'set-env';
+    const { rows: run } = await t.db.query<{ id: string }>(
+      "insert into refdata.sync_runs (environment, source, trigger, status, targets_total, started_at) values ($1, 's', 'schedule', 'running', 5, now()) returning id",
+      [env],
+    );
+    const ok = (list: string, hash: string, nonconforming: number) =>
+      t.db.query(
+        `insert into refdata.snapshots (environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed, nonconforming)
+         values ($1, $2, '', now(), 'ok', $3, 7, true, $4)`,
+        [env, list, hash, nonconforming],
+      );
+    await ok('hazmat', 'h-old', 0);
+    await ok('hazmat', 'h', 2);
+    await ok('accessorials', 'a', 0);
+    await ok('piece_types', 'p', 0);
+    await ok('location_types', 'l-before', 0);
+    await t.db.query("insert into refdata.list_views_waiting (list_key, views, dependents) values ('piece_types', '{}', '{}')");
+    const fetch = (list: string, hash: string, i: number) => ({
+      list_key: list,
+      variant: '',
+      content_hash: hash,
+      entry_count: 7 + i,
+      fields: ['code', `f${i}`],
+      pages: i,
+      duration_ms: 10 * i,
+      replaced_values: 0,
+      served_digest: `d${i}`,
+    });
+    const given = [
+      fetch('hazmat', 'h', 1),
+      fetch('piece_types', 'p', 2),
+      fetch('accessorials', 'a', 3),
+      fetch('service_levels', 's', 4),
+      fetch('location_types', 'l', 5),
+    ];
+    try {
+      const { rows } = await t.db.query<{ list_key: string; snapshot_id: string | null }>(
+        'select list_key, variant, snapshot_id from refdata.record_unchanged_lists($1, $2, $3::jsonb)',
+        [env, run[0]!.id, JSON.stringify(given)],
+      );
+      expect(rows.map((r) => [r.list_key, r.snapshot_id === null])).toEqual([
+        ['hazmat', false],
+        ['piece_types', true],
+        ['accessorials', false],
+        ['service_levels', true],
+        ['location_types', true],
+      ]);
+      const [hazmat, accessorials] = [Number(rows[0]!.snapshot_id), Number(rows[2]!.snapshot_id)];
+      expect(hazmat).toBeLessThan(accessorials);
+      const { rows: written } = await t.db.query(
+        `select id::int, list_key, run_id::int, status, changed, content_hash, entry_count, fields, pages, duration_ms, nonconforming, served_digest,
+                fetched_at is not null as fetched
+         from refdata.snapshots where run_id = $1 order by id`,
+        [run[0]!.id],
+      );
+      expect(written).toEqual([
+        {
+          id: hazmat,
+          list_key: 'hazmat',
+          run_id: Number(run[0]!.id),
+          status: 'ok',
+          changed: false,
+          content_hash: 'h',
+          entry_count: 8,
+          fields: ['code', 'f1'],
+          pages: 1,
+          duration_ms: 10,
+          nonconforming: 2,
+          served_digest: 'd1',
+          fetched: true,
+        },
+        {
+          id: accessorials,
+          list_key: 'accessorials',
+          run_id: Number(run[0]!.id),
+          status: 'ok',
+          changed: false,
+          content_hash: 'a',
+          entry_count: 10,
+          fields: ['code', 'f3'],
+          pages: 3,
+          duration_ms: 30,
+          nonconforming: 0,
+          served_digest: 'd3',
+          fetched: true,
+        },
+      ]);
+    } finally {
+      await t.db.query("delete from refdata.list_views_waiting where list_key = 'piece_types'");
     }
   });
 });
