@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isListKey, listKeys, mustBeListKey } from '../catalog/list-keys.ts';
+import { listKeys } from '../catalog/list-keys.ts';
+import { listKeySchema } from './list-key-schema.ts';
 import { basePathProblem, listPathProblem } from './list-path.ts';
 import { limitFields } from './source-limits.ts';
 import { alertKinds, webhookFormats } from './types.ts';
@@ -64,8 +65,6 @@ const timezone = z.string().refine(
   { message: 'is not a known IANA time zone' },
 );
 
-const listKey = z.string().refine(isListKey, { error: (issue) => mustBeListKey(issue.input) });
-
 /** A zod string checked by one of the list-path rules (see list-path.ts). */
 const checkedPath = (problem: (value: string) => string | undefined) =>
   z.string().superRefine((value, ctx) => {
@@ -92,7 +91,7 @@ export const sourceSchema = z.strictObject({
   apiKeyScheme: z.enum(['apikey', 'bearer', 'basic']),
   chargeCodeVersions: z.preprocess(commaList, z.array(chargeCodeVersion).min(1)),
   carriers: z.preprocess(commaList, z.array(z.string().regex(/^[a-z0-9_-]+$/, 'must be lower-case names like fedex')).min(1)),
-  lists: z.preprocess((v) => (v === 'all' ? [...listKeys] : commaList(v)), z.array(listKey).min(1)),
+  lists: z.preprocess((v) => (v === 'all' ? [...listKeys] : commaList(v)), z.array(listKeySchema).min(1)),
   schedule: cron,
   timezone,
   caFile: z.string().min(1).optional(),
@@ -100,13 +99,13 @@ export const sourceSchema = z.strictObject({
   maxConcurrentJobs: z.coerce.number().int('must be a whole number').min(1).max(256).optional(),
   impactTimeoutS: z.coerce.number().positive('must be more than 0').max(3600).optional(),
   alertOn: z.preprocess(commaList, z.array(z.enum(alertKinds))),
-  alertLists: z.preprocess(commaList, z.array(listKey)).optional(),
+  alertLists: z.preprocess(commaList, z.array(listKeySchema)).optional(),
   // Its own sentence: plain http is possible, and the setting that allows it is named.
   webhookUrl: z.url({ protocol: /^https?$/, error: 'must be an https:// URL (http:// only with REFSYNC_WEBHOOK_ALLOW_PRIVATE=true)' }).optional(),
   webhookSecret: z.string().min(1).optional(),
   webhookFormat: z.enum(webhookFormats),
   webhookAllowPrivate: z.boolean(),
-  listOverrides: z.record(listKey, listOverride),
+  listOverrides: z.record(listKeySchema, listOverride),
   ...limitFields,
   schemaChanges: schemaChangesSchema,
 });
@@ -120,7 +119,7 @@ export type ParsedSource = z.output<typeof sourceSchema>;
  */
 export const configFileSchema = z.strictObject({
   sources: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
-  catalog: z.record(listKey, listOverride).optional(),
+  catalog: z.record(listKeySchema, listOverride).optional(),
   usage: z.array(usageSchema).optional(),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isListKey, mustBeListKey, type ListKey } from '../catalog/list-keys.ts';
+import type { ListKey } from '../catalog/list-keys.ts';
+import { listKeySchema } from './list-key-schema.ts';
 import { targetsFor } from '../catalog/targets.ts';
 import { ConfigError } from './errors.ts';
 import type { SourceConfig, UsageColumn, UsageSource } from './types.ts';
@@ -11,7 +12,7 @@ const name = z.string().regex(identifier, 'must be a plain column name (letters,
 
 /** One entry of the REFSYNC_CONFIG `usage` array: a column of the user's own data holding codes of a list. */
 export const usageSchema = z.strictObject({
-  list: z.string().refine(isListKey, { error: (issue) => mustBeListKey(issue.input) }),
+  list: listKeySchema,
   variant: z.string().optional(),
   column: z.string().refine((c) => c.split('.').length === 3 && c.split('.').every((p) => identifier.test(p)), {
     message: 'must be schema.table.column, each a plain name (letters, digits, _)',
