@@ -46,11 +46,15 @@ function logShared(logger: Logger, alerts: AlertRecord[], channel: AlertChannel)
   logger.info({ alert, channel }, cutToChars(`${alerts.length} lists ${what} in ${environment}: ${error}`, TEXT_LIMIT));
 }
 
-/** One line for failed attempts alike: the attempt's own, or their endpoint and error with their count and alert ids. */
+/**
+ * One line for failed attempts alike: the attempt's own, or their endpoint and error with their count
+ * and alert ids, in id order (the attempts end in whatever order their receivers answer).
+ */
 function logFailedDeliveries(logger: Logger, group: FailedDelivery[]): void {
   const { fields, dead } = group[0]!;
   const count = group.length;
-  const line = count === 1 ? fields : { endpoint: fields.endpoint, err: fields.err, count, alertIds: group.map((f) => f.alertId) };
+  const alertIds = group.map((f) => f.alertId).sort((a, b) => a - b);
+  const line = count === 1 ? fields : { endpoint: fields.endpoint, err: fields.err, count, alertIds };
   const deliveries = count === 1 ? 'alert delivery' : `${count} alert deliveries`;
   if (dead) logger.error(line, `${deliveries} gave up; requeue with refsync alerts retry ID`);
   else logger.warn({ ...line, nextAttemptAt: group.map((f) => f.nextAttemptAt!).sort()[0] }, `${deliveries} failed; will retry`);
