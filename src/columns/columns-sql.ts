@@ -33,10 +33,20 @@ export const planInputsOfLists = `select k.list_key, exists (select 1 from refda
 
 /**
  * The lock of lockListColumns on several lists at once, in list order ($1: their keys; $2: whether
- * each is taken exclusive, else shared). The locks are taken after the sort (a volatile function).
+ * each is wanted exclusive, else shared; $3: whether an exclusive lock held by another transaction
+ * is waited for shared instead). Returns each list's key and whether its lock is held exclusive.
+ *
+ * With $3, the lists of a fleet's first wave that all found no columns do not queue for the
+ * exclusive lock one after another: the first adds the columns, the others wait for its commit
+ * sharing the lock, and find nothing left to add (recordColumnsTogether). Every lock, tried or
+ * waited for, is taken in list order, so two such statements cannot wait for each other. The locks
+ * are taken after the sort (volatile functions); a CASE evaluates its branches in order.
  */
-export const lockListsColumns = `select case when k.exclusive then pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext(k.list_key))
-            else pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k.list_key)) end
+export const lockListsColumns = `select k.list_key, case
+       when not k.exclusive then pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k.list_key)) is null
+       when not $3::bool then pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext(k.list_key)) is not null
+       when pg_try_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext(k.list_key)) then true
+       else pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k.list_key)) is null end as exclusive
      from unnest($1::text[], $2::bool[]) as k(list_key, exclusive) order by k.list_key`;
 
 /**

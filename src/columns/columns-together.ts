@@ -35,9 +35,11 @@ type Inputs = Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>;
  *
  * The lists whose columns a fetch may change (it shows a field or a kind of value they lack, or their
  * views wait) are locked exclusive, the others shared, all in one statement; the plans are made under
- * the locks. A list that another transaction changed meanwhile, so that its plan now changes nothing,
- * would hold its lock exclusive for nothing: the locks are then given back (a savepoint) and taken
- * again with it shared, as planListColumns does for one list.
+ * the locks. A list whose exclusive lock another transaction holds is first waited for shared: that
+ * transaction is most often another source's first load adding the same columns (a fleet's first
+ * wave), and this plan then changes nothing. Where a plan still changes a list held shared, or no
+ * longer changes one held exclusive, the locks are given back (a savepoint) and taken again as the
+ * plans now want them, waiting for each exclusive one.
  */
 export async function recordColumnsTogether(q: Queryable, fetches: readonly FetchToRecord[], now: Date): Promise<RecordedColumns[]> {
   const keys = [...new Set(fetches.map((f) => f.key))].sort();
@@ -46,11 +48,14 @@ export async function recordColumnsTogether(q: Queryable, fetches: readonly Fetc
   if (changing.size) await q.query('savepoint list_columns');
   let plans: ColumnPlan[];
   let after: Inputs;
-  for (;;) {
-    await q.query(lockListsColumns, [keys, keys.map((k) => changing.has(k))]);
+  for (let first = true; ; first = false) {
+    const { rows } = await q.query<{ list_key: ListKey; exclusive: boolean }>(lockListsColumns, [keys, keys.map((k) => changing.has(k)), first]);
+    const exclusive = new Set(rows.filter((r) => r.exclusive).map((r) => r.list_key));
+    // Planned as changing where wanted: a list held shared whose plan changes nothing has the plan it
+    // would have under the shared lock (nothing added, widened or retried).
     ({ plans, after } = await planInOrder(q, fetches, await readColumnsOfLists(q, keys), changing, now));
     const still = new Set(fetches.filter((_, i) => changes(plans[i]!)).map((f) => f.key));
-    if (still.size === changing.size) break;
+    if (still.size === exclusive.size && [...still].every((k) => exclusive.has(k))) break;
     await q.query('rollback to savepoint list_columns');
     changing = still;
   }

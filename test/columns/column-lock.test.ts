@@ -103,7 +103,7 @@ describe("a list's column lock", () => {
     expect((await readTypedColumns(t.db, LIST)).map((c) => c.field)).toContain('second_new_field');
   });
 
-  it('is taken for several lists at once by a run applying its first loads together, exclusive where a column is added, shared again where the apply it waited for added it', async () => {
+  it('is taken for several lists at once by a run applying its first loads together: exclusive where a column is added, waited for shared where another apply holds it exclusive, and kept shared when that apply added the column', async () => {
     const OTHER: ListKey = 'vendor_poc_roles';
     const recorded = await readTypedColumns(t.db, LIST);
     const withField = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['third_new_field', served('text')]]);
@@ -131,13 +131,18 @@ describe("a list's column lock", () => {
           throw err;
         }
       });
-      // Both lists' locks exclusive, the first list's waiting for the apply that holds it.
+      // The first list's lock waited for shared, behind the apply that holds it exclusive: that apply
+      // is adding the same column (before, the run queued for the exclusive lock).
       await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the run waiting for the first list', 10_000, 20);
+      expect(await advisoryLocks()).toEqual([
+        { mode: 'ExclusiveLock', granted: true },
+        { mode: 'ShareLock', granted: false },
+      ]);
       await applyColumnPlan(a, first, null, new Date());
       await a.query('commit');
       const { recordedTogether, locks } = await together;
       expect(recordedTogether.map((r) => r.plan.changes.map((c) => `${c.change} ${c.field}`))).toEqual([[], ['added code']]);
-      // The first list's lock given back and taken shared: its column was there once it got it.
+      // The first list's lock held shared: its column was there once it got it.
       expect(locks).toEqual([
         { mode: 'ExclusiveLock', granted: true },
         { mode: 'ShareLock', granted: true },
@@ -153,5 +158,39 @@ describe("a list's column lock", () => {
       { list_key: OTHER, field: 'code', first_snapshot_id: 900002, last_snapshot_id: 900002 },
     ]);
     expect((await readTypedColumns(t.db, OTHER)).map((c) => c.field)).toEqual(['code']);
+  });
+  it('is taken exclusive after all by a run whose list, once the apply it waited for committed, still lacks a column', async () => {
+    const recorded = await readTypedColumns(t.db, LIST);
+    const theirs = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['fourth_new_field', served('text')]]);
+    const ours = new Map([...theirs, ['fifth_new_field', served('text')]]);
+    await t.db.withConnection(async (a) => {
+      await a.begin();
+      const first = await planListColumns(a, LIST, theirs);
+      expect(first.changes.map((c) => c.field)).toEqual(['fourth_new_field']);
+      const together = t.db.withConnection(async (b) => {
+        await b.begin();
+        try {
+          const [recordedTogether] = await recordColumnsTogether(
+            b,
+            [{ key: LIST, observed: ours, target: { environment: 'after-env', variant: '' }, snapshotId: 900_003 }],
+            new Date(),
+          );
+          const locks = await advisoryLocks();
+          await b.query('commit');
+          return { plan: recordedTogether!.plan, locks };
+        } catch (err) {
+          await b.query('rollback');
+          throw err;
+        }
+      });
+      await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the run waiting for the list', 10_000, 20);
+      await applyColumnPlan(a, first, null, new Date());
+      await a.query('commit');
+      const { plan, locks } = await together;
+      // Planned again under the exclusive lock, on the column the other apply added.
+      expect(plan.changes).toEqual([{ field: 'fifth_new_field', column: 'fifth_new_field', change: 'added', to: 'text' }]);
+      expect(locks).toEqual([{ mode: 'ExclusiveLock', granted: true }]);
+    });
+    expect((await readTypedColumns(t.db, LIST)).map((c) => c.field)).toEqual(expect.arrayContaining(['fourth_new_field', 'fifth_new_field']));
   });
 });
