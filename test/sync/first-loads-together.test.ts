@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { FirstLoadsTogether } from '../../src/sync/load/first-loads-together.ts';
+import { FirstLoadsTogether, groupsOf } from '../../src/sync/load/first-loads-together.ts';
 import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { createTestDatabase, dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
+import { waitFor } from '../queue/helpers.ts';
 import { count, pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -148,6 +149,61 @@ describe("a run's first loads applied together", () => {
       expect(
         await count(t.db, 'entries', 'environment = $1 and list_key = $2 and first_snapshot_id = $3', ['held-env', a.list.key, applied.get(a)]),
       ).toBeGreaterThan(0);
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it("waits for the run's other lists before its first apply, and splits them all over the transactions at once", async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'gather-env' });
+    try {
+      const lists: ListKey[] = ['accessorials', 'equipment_types', 'shipment_modes', 'vendor_poc_roles'];
+      const targets = lists.map((list) => targetsFor(fx.source, [list])[0]!);
+      const lastOk = await readLastOk(t.db, 'gather-env');
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: targets.length, slot: 'gather-1' });
+      // A window longer than the test: the apply starts when the last list comes, not before.
+      const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 600_000 });
+      firstLoads.expect(targets);
+      for (const target of targets) {
+        expect(await count(t.db, 'snapshots', 'environment = $1', ['gather-env'])).toBe(0);
+        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+      }
+      const applied = await firstLoads.applied();
+      expect(targets.map((target) => applied.get(target))).toEqual(targets.map(() => expect.any(Number)));
+      // Rows written by one transaction share its xmin: the lists' transactions are the groups of all
+      // four (the first list held went alone before, and the other three after it in one).
+      const { rows } = await t.db.query<{ list_key: ListKey; entry_count: number; tx: string }>(
+        `select list_key, entry_count, xmin::text as tx from refdata.snapshots where environment = 'gather-env' order by list_key`,
+      );
+      const byTx = new Map<string, ListKey[]>();
+      for (const r of rows) byTx.set(r.tx, [...(byTx.get(r.tx) ?? []), r.list_key]);
+      const loads = targets.map((target) => ({ target, collected: { entryCount: rows.find((r) => r.list_key === target.list.key)!.entry_count } }));
+      const expected = groupsOf(loads, 2).map((group) => group.map((l) => l.target.list.key).sort());
+      expect(expected.map((group) => group.length)).not.toContain(1);
+      expect([...byTx.values()].map((group) => group.sort()).sort()).toEqual(expected.sort());
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it('applies what it holds once its window has passed, while a list slow to come is still awaited', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'window-env' });
+    try {
+      const [a, slow] = (['accessorials', 'equipment_types'] satisfies ListKey[]).map((list) => targetsFor(fx.source, [list])[0]!) as [Target, Target];
+      const lastOk = await readLastOk(t.db, 'window-env');
+      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'window-1' });
+      const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 50 });
+      firstLoads.expect([a, slow]);
+      expect(await syncTarget(t.db, fx.client, a, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+      const snapshots = (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', ['window-env', target.list.key]);
+      await waitFor(async () => (await snapshots(a)) === 1, 'the first list applied without the slow one', 10_000, 20);
+      firstLoads.done(slow);
+      const applied = await firstLoads.applied();
+      expect(applied.get(a)).toEqual(expect.any(Number));
+      expect(applied.has(slow)).toBe(false);
+      expect(await snapshots(slow)).toBe(0);
     } finally {
       await fx.client.close();
     }

@@ -46,15 +46,28 @@ export interface FirstLoadsApply {
    * group commit would apply one by one.
    */
   startOnHold?: boolean;
+  /** How long held loads wait for the run's others while no apply runs (default GATHER_MS). */
+  gatherMs?: number;
 }
 
 /**
- * The run's small first loads. Applied as group commit does: the first held load starts an apply at
- * once, and the loads held while it runs wait for the next, which takes all of them. A first sync's
- * lists, which arrive within a few milliseconds of each other, go in two or three applies; a list
- * that is slow to fetch never keeps the others' rows from being written. Told which of the run's
- * lists may still come (expect, done), it starts the last loads at once beside a running apply, on
- * the connections that apply leaves free: nothing held later could join them.
+ * How long the first load held while no apply runs waits for the run's other lists before its apply
+ * starts. A first sync's lists arrive within 10-30 ms of each other: started at once, the first
+ * list's apply ran alone and the 22 that came while it ran went in one transaction after it, on one
+ * core (docs/performance-log-2026-11.md, issue 58, ninth session). Gathered, they are split over the
+ * transactions at once. A list slow to fetch keeps the others' rows waiting this long at most, and
+ * the sync's end, which waits for its last list, not at all.
+ */
+export const GATHER_MS = 50;
+
+/**
+ * The run's small first loads. Applied as group commit does: the first held load starts an apply
+ * once the run's other lists have come or GATHER_MS have passed, and the loads held while it runs
+ * wait for the next, which takes all of them. A first sync's lists, which arrive within a few
+ * milliseconds of each other, go in one or two applies at once; a list that is slow to fetch never
+ * keeps the others' rows from being written. Told which of the run's lists may still come (expect,
+ * done), it starts the last loads at once beside a running apply, on the connections that apply
+ * leaves free: nothing held later could join them.
  */
 export class FirstLoadsTogether {
   readonly #lastOk: ReadonlyMap<string, LastOk>;
@@ -65,6 +78,8 @@ export class FirstLoadsTogether {
   #busy = 0;
   /** The run's lists that may be first loads, neither held nor ended yet; undefined until expect(). */
   #awaited: Set<Target> | undefined;
+  /** While the held loads wait for the run's others (GATHER_MS): its timer. */
+  #gathering: NodeJS.Timeout | undefined;
 
   /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
   constructor(lastOk: ReadonlyMap<string, LastOk>, apply: FirstLoadsApply) {
@@ -115,26 +130,38 @@ export class FirstLoadsTogether {
    * it written), for the caller to sync again the ordinary way.
    */
   async applied(): Promise<Map<Target, number | null>> {
-    this.#next();
+    this.#next(true);
     const results = [...this.#results];
     return new Map(await Promise.all(results.map(async ([target, result]) => [target, await result] as const)));
   }
 
   /**
    * Applies what is held, unless an apply runs: its end starts the next. The last loads (none may
-   * come after them) start beside a running apply when it leaves a connection free.
+   * come after them) start beside a running apply when it leaves a connection free. With no apply
+   * running and more of the run's lists to come, the held loads wait for them (GATHER_MS at most),
+   * unless `now`: the window has passed, the loads waited for an apply, or applied() wants them all.
    */
-  #next(): void {
+  #next(now = false): void {
     if (this.#held.length === 0) return;
     const parallel = Math.max(1, this.#apply.parallel ?? 1);
     const last = this.#awaited?.size === 0 && this.#busy < parallel;
     if (this.#busy > 0 && !last) return;
+    if (!now && !last && this.#awaited?.size) {
+      this.#gathering ??= setTimeout(() => {
+        this.#gathering = undefined;
+        this.#next(true);
+      }, this.#apply.gatherMs ?? GATHER_MS);
+      return;
+    }
+    clearTimeout(this.#gathering);
+    this.#gathering = undefined;
     const groups = groupsOf(this.#held, parallel - this.#busy);
     this.#held = [];
     this.#busy += groups.length;
     void this.#applyGroups(groups).finally(() => {
       this.#busy -= groups.length;
-      this.#next();
+      // The loads held meanwhile have waited for this apply: they need not wait for more.
+      this.#next(true);
     });
   }
 
