@@ -10,7 +10,7 @@ import { conform, unfitting, type FieldValues } from './conformance.ts';
 import { settleListViews, type ViewsSettled } from './waiting-views.ts';
 import { readColumnsOfLists, type TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
-import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns } from './columns-sql.ts';
+import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns, lockListsColumns } from './columns-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -74,17 +74,23 @@ export interface ColumnPlan {
  * either, and takes it shared: the applies of one list that change no column (every source's first
  * load once one has recorded the list's columns, nearly every resync) no longer wait for each other,
  * where each held the list's lock to its commit. A plan that changes something takes the lock
- * exclusively, in a savepoint, and is made again under it; if the apply it waited for made the
- * change already (the variants of a list on their first sync, all at once), the savepoint gives the
- * lock back and the plan takes the shared one.
+ * exclusively, in a savepoint, and is made again under it. When another apply holds the lock
+ * exclusive, it is most often making the same change (the first loads of many sources' large list
+ * at once), so the lock is first waited for shared: if that apply made the change, the plan stands
+ * under the shared lock; if not, the savepoint gives the lock back and it is taken exclusive. A plan
+ * that changes nothing once it has the exclusive lock gives it back for the shared one.
  */
 export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
   if (changes(await planOn(q, key, observed, target, await readPlanInputs(q, key), true))) {
     await q.query('savepoint list_columns');
-    await lockListColumns(q, key, 'exclusive');
-    const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
-    if (changes(plan)) return plan;
-    await q.query('rollback to savepoint list_columns');
+    for (let first = true; ; first = false) {
+      const { rows } = await q.query<{ exclusive: boolean }>(lockListsColumns, [[key], [true], first]);
+      // Planned as changing under either lock: one that changes nothing is the shared lock's plan.
+      const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
+      if (changes(plan) === rows[0]!.exclusive) return plan;
+      await q.query('rollback to savepoint list_columns');
+      if (!changes(plan)) break;
+    }
   }
   await lockListColumns(q, key, 'shared');
   // Made again under the lock, for the columns and counts as they are until the commit. Under the

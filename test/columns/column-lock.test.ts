@@ -76,7 +76,7 @@ describe("a list's column lock", () => {
     expect(await advisoryLocks()).toEqual([]);
   });
 
-  it('is given back by a plan whose change the apply it waited for made, and taken shared instead', async () => {
+  it('is waited for shared by a plan whose change another apply is making, and kept shared once that apply made it', async () => {
     const recorded = await readTypedColumns(t.db, LIST);
     const withField = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['second_new_field', served('bigint')]]);
     await t.db.withConnection(async (a) => {
@@ -93,6 +93,12 @@ describe("a list's column lock", () => {
         }
       });
       await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the second plan waiting for the lock', 10_000, 20);
+      // Waited for shared: the apply that holds it is adding the same column (before, the second
+      // plan queued for the exclusive lock and then took the shared one).
+      expect(await advisoryLocks()).toEqual([
+        { mode: 'ExclusiveLock', granted: true },
+        { mode: 'ShareLock', granted: false },
+      ]);
       // The first records the column (and brings the views along) and commits.
       await applyColumnPlan(a, first, null, new Date());
       await a.query('commit');
