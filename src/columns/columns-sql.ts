@@ -32,9 +32,10 @@ export const planInputsOfLists = `select k.list_key, exists (select 1 from refda
      order by k.list_key, c.position`;
 
 /**
- * The lock of lockListColumns on several lists at once, in list order ($1: their keys; $2: whether
- * each is wanted exclusive, else shared; $3: whether an exclusive lock held by another transaction
- * is waited for shared instead). Returns each list's key and whether its lock is held exclusive.
+ * The lists' column locks (lockListColumns), the only statement that names them: several at once,
+ * in list order ($1: their keys; $2: whether each is wanted exclusive, else shared; $3: whether an
+ * exclusive lock held by another transaction is waited for shared instead). Returns each list's key
+ * and whether its lock is held exclusive.
  *
  * With $3, the lists of a fleet's first wave that all found no columns do not queue for the
  * exclusive lock one after another: the first adds the columns, the others wait for its commit

@@ -32,8 +32,8 @@ async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: T
  * are until it commits.
  */
 export async function lockListColumns(q: Queryable, key: ListKey, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
-  const lock = mode === 'exclusive' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
-  await q.query(`select ${lock}(hashtext('refsync.list_columns'), hashtext($1))`, [key]);
+  // The one statement that names the lock (columns-sql.ts), for one list, waiting in either mode.
+  await q.query(lockListsColumns, [[key], [mode === 'exclusive'], false]);
 }
 
 /** The target whose fetch a plan is for: its own current rows are the fetch, the others are read. */
