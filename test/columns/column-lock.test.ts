@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import type { ColumnType } from '../../src/columns/column-type.ts';
 import type { FieldValues } from '../../src/columns/conformance.ts';
-import { recordColumnsTogether } from '../../src/columns/columns-together.ts';
+import { recordColumnsTogether, type FetchToRecord } from '../../src/columns/columns-together.ts';
 import { applyColumnPlan, planListColumns } from '../../src/columns/recorded-columns.ts';
 import { readTypedColumns } from '../../src/columns/typed-column.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -28,6 +28,25 @@ async function advisoryLocks(): Promise<Array<{ mode: string; granted: boolean }
      order by granted desc, mode`,
   );
   return rows;
+}
+
+/**
+ * Records the fetches' columns together in a transaction of its own (as a run's first loads do) and
+ * commits: the plans, and this database's advisory locks as they were just before the commit.
+ */
+async function recordTogetherAndCommit(fetches: FetchToRecord[]) {
+  return t.db.withConnection(async (b) => {
+    await b.begin();
+    try {
+      const recorded = await recordColumnsTogether(b, fetches, new Date());
+      const locks = await advisoryLocks();
+      await b.query('commit');
+      return { recorded, locks };
+    } catch (err) {
+      await b.query('rollback');
+      throw err;
+    }
+  });
 }
 
 describe("a list's column lock", () => {
@@ -118,25 +137,10 @@ describe("a list's column lock", () => {
       await a.begin();
       const first = await planListColumns(a, LIST, withField);
       expect(first.changes.map((c) => c.field)).toEqual(['third_new_field']);
-      const together = t.db.withConnection(async (b) => {
-        await b.begin();
-        try {
-          const recordedTogether = await recordColumnsTogether(
-            b,
-            [
-              { key: LIST, observed: withField, target, snapshotId: 900_001 },
-              { key: OTHER, observed: new Map([['code', served('text')]]), target, snapshotId: 900_002 },
-            ],
-            new Date(),
-          );
-          const locks = await advisoryLocks();
-          await b.query('commit');
-          return { recordedTogether, locks };
-        } catch (err) {
-          await b.query('rollback');
-          throw err;
-        }
-      });
+      const together = recordTogetherAndCommit([
+        { key: LIST, observed: withField, target, snapshotId: 900_001 },
+        { key: OTHER, observed: new Map([['code', served('text')]]), target, snapshotId: 900_002 },
+      ]);
       // The first list's lock waited for shared, behind the apply that holds it exclusive: that apply
       // is adding the same column (before, the run queued for the exclusive lock).
       await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the run waiting for the first list', 10_000, 20);
@@ -146,7 +150,7 @@ describe("a list's column lock", () => {
       ]);
       await applyColumnPlan(a, first, null, new Date());
       await a.query('commit');
-      const { recordedTogether, locks } = await together;
+      const { recorded: recordedTogether, locks } = await together;
       expect(recordedTogether.map((r) => r.plan.changes.map((c) => `${c.change} ${c.field}`))).toEqual([[], ['added code']]);
       // The first list's lock held shared: its column was there once it got it.
       expect(locks).toEqual([
@@ -165,6 +169,7 @@ describe("a list's column lock", () => {
     ]);
     expect((await readTypedColumns(t.db, OTHER)).map((c) => c.field)).toEqual(['code']);
   });
+
   it('is taken exclusive after all by a run whose list, once the apply it waited for committed, still lacks a column', async () => {
     const recorded = await readTypedColumns(t.db, LIST);
     const theirs = new Map([...recorded.map((c) => [c.field, served(c.type)] as const), ['fourth_new_field', served('text')]]);
@@ -173,26 +178,12 @@ describe("a list's column lock", () => {
       await a.begin();
       const first = await planListColumns(a, LIST, theirs);
       expect(first.changes.map((c) => c.field)).toEqual(['fourth_new_field']);
-      const together = t.db.withConnection(async (b) => {
-        await b.begin();
-        try {
-          const [recordedTogether] = await recordColumnsTogether(
-            b,
-            [{ key: LIST, observed: ours, target: { environment: 'after-env', variant: '' }, snapshotId: 900_003 }],
-            new Date(),
-          );
-          const locks = await advisoryLocks();
-          await b.query('commit');
-          return { plan: recordedTogether!.plan, locks };
-        } catch (err) {
-          await b.query('rollback');
-          throw err;
-        }
-      });
+      const together = recordTogetherAndCommit([{ key: LIST, observed: ours, target: { environment: 'after-env', variant: '' }, snapshotId: 900_003 }]);
       await waitFor(async () => (await advisoryLocks()).some((l) => !l.granted), 'the run waiting for the list', 10_000, 20);
       await applyColumnPlan(a, first, null, new Date());
       await a.query('commit');
-      const { plan, locks } = await together;
+      const { recorded, locks } = await together;
+      const plan = recorded[0]!.plan;
       // Planned again under the exclusive lock, on the column the other apply added.
       expect(plan.changes).toEqual([{ field: 'fifth_new_field', column: 'fifth_new_field', change: 'added', to: 'text' }]);
       expect(locks).toEqual([{ mode: 'ExclusiveLock', granted: true }]);

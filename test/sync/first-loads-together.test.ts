@@ -66,6 +66,19 @@ async function catalogOf(db: Database) {
   return { views: anySnapshot(views), functions, columns };
 }
 
+/**
+ * A run of the sandbox's source in `environment` over `lists`: its fixture, targets, the last ok
+ * snapshots it began with, its run row, and a count of a target's snapshots.
+ */
+async function runOfLists(environment: string, lists: ListKey[]) {
+  const fx = pipelineFixture(await useSandbox(), { REFSYNC_ENVIRONMENT: environment });
+  const targets = lists.map((list) => targetsFor(fx.source, [list])[0]!);
+  const lastOk = await readLastOk(t.db, environment);
+  const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: targets.length, slot: `${environment}-1` });
+  const snapshots = (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', [environment, target.list.key]);
+  return { fx, targets, lastOk, run, snapshots };
+}
+
 describe("a run's first loads applied together", () => {
   it('writes what each list on its own would, in a few transactions, recording no change rows (a baseline)', async () => {
     const sb = await useSandbox();
@@ -155,13 +168,8 @@ describe("a run's first loads applied together", () => {
   });
 
   it("waits for the run's other lists before its first apply, and splits them all over the transactions at once", async () => {
-    const sb = await useSandbox();
-    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'gather-env' });
+    const { fx, targets, lastOk, run } = await runOfLists('gather-env', ['accessorials', 'equipment_types', 'shipment_modes', 'vendor_poc_roles']);
     try {
-      const lists: ListKey[] = ['accessorials', 'equipment_types', 'shipment_modes', 'vendor_poc_roles'];
-      const targets = lists.map((list) => targetsFor(fx.source, [list])[0]!);
-      const lastOk = await readLastOk(t.db, 'gather-env');
-      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: targets.length, slot: 'gather-1' });
       // A window longer than the test: the apply starts when the last list comes, not before.
       const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 600_000 });
       firstLoads.expect(targets);
@@ -188,16 +196,12 @@ describe("a run's first loads applied together", () => {
   });
 
   it('applies what it holds once its window has passed, while a list slow to come is still awaited', async () => {
-    const sb = await useSandbox();
-    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'window-env' });
+    const { fx, targets, lastOk, run, snapshots } = await runOfLists('window-env', ['accessorials', 'equipment_types']);
+    const [a, slow] = targets as [Target, Target];
     try {
-      const [a, slow] = (['accessorials', 'equipment_types'] satisfies ListKey[]).map((list) => targetsFor(fx.source, [list])[0]!) as [Target, Target];
-      const lastOk = await readLastOk(t.db, 'window-env');
-      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'window-1' });
       const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 50 });
       firstLoads.expect([a, slow]);
       expect(await syncTarget(t.db, fx.client, a, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
-      const snapshots = (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', ['window-env', target.list.key]);
       await waitFor(async () => (await snapshots(a)) === 1, 'the first list applied without the slow one', 10_000, 20);
       firstLoads.done(slow);
       const applied = await firstLoads.applied();
@@ -210,13 +214,9 @@ describe("a run's first loads applied together", () => {
   });
 
   it("applies the run's last loads beside a running apply, where they waited for it to end", async () => {
-    const sb = await useSandbox();
-    const fx = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'last-env' });
+    const { fx, targets, lastOk, run, snapshots } = await runOfLists('last-env', ['accessorials', 'equipment_types']);
+    const [a, b] = targets as [Target, Target];
     try {
-      const [a, b] = (['accessorials', 'equipment_types'] satisfies ListKey[]).map((list) => targetsFor(fx.source, [list])[0]!) as [Target, Target];
-      const lastOk = await readLastOk(t.db, 'last-env');
-      const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'last-1' });
-      const snapshots = (target: Target) => count(t.db, 'snapshots', 'environment = $1 and list_key = $2', ['last-env', target.list.key]);
       let firstLoads: FirstLoadsTogether | undefined;
       await t.db.withConnection((other) =>
         other.transaction(async (tx) => {
