@@ -146,7 +146,7 @@ export class FirstLoadsTogether {
     const parallel = Math.max(1, this.#apply.parallel ?? 1);
     const last = this.#awaited?.size === 0 && this.#busy < parallel;
     if (this.#busy > 0 && !last) return;
-    if (!now && !last && this.#awaited?.size) {
+    if (!now && this.#awaited?.size) {
       this.#gathering ??= setTimeout(() => {
         this.#gathering = undefined;
         this.#next(true);
