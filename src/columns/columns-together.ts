@@ -7,9 +7,9 @@
 // moved in one, and every view's DDL in one script.
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Queryable } from '../db/database.ts';
-import { lockListsColumns, touchColumnsOfFetches } from './columns-sql.ts';
+import { touchColumnsOfFetches } from './columns-sql.ts';
 import { conform, type FieldValues } from './conformance.ts';
-import { changes, planOn, recordAdded, recordWidened, type ColumnPlan, type PlanTarget } from './recorded-columns.ts';
+import { changes, planOn, planUnderColumnLocks, recordAdded, recordWidened, type ColumnPlan, type PlanTarget } from './recorded-columns.ts';
 import { readColumnsOfLists, type TypedColumn } from './typed-column.ts';
 import { settleViewsTogether, type ListToSettle, type ViewsSettled } from './waiting-views.ts';
 
@@ -34,31 +34,18 @@ type Inputs = Map<ListKey, { recorded: TypedColumn[]; waiting: boolean }>;
  * after the other, in the order given (a later variant of a list plans on what an earlier one adds).
  *
  * The lists whose columns a fetch may change (it shows a field or a kind of value they lack, or their
- * views wait) are locked exclusive, the others shared, all in one statement; the plans are made under
- * the locks. A list whose exclusive lock another transaction holds is first waited for shared: that
- * transaction is most often another source's first load adding the same columns (a fleet's first
- * wave), and this plan then changes nothing. Where a plan still changes a list held shared, or no
- * longer changes one held exclusive, the locks are given back (a savepoint) and taken again as the
- * plans now want them, waiting for each exclusive one.
+ * views wait) are locked exclusive, the others shared, and the plans made under the locks, as
+ * planListColumns does for one list (planUnderColumnLocks). A lock waited for shared is most often
+ * behind another source's first load adding the same columns (a fleet's first wave).
  */
 export async function recordColumnsTogether(q: Queryable, fetches: readonly FetchToRecord[], now: Date): Promise<RecordedColumns[]> {
   const keys = [...new Set(fetches.map((f) => f.key))].sort();
   const before = await readColumnsOfLists(q, keys);
-  let changing = new Set(fetches.filter((f) => !leavesColumns(f.observed, before.get(f.key)!)).map((f) => f.key));
-  if (changing.size) await q.query('savepoint list_columns');
-  let plans: ColumnPlan[];
-  let after: Inputs;
-  for (let first = true; ; first = false) {
-    const { rows } = await q.query<{ list_key: ListKey; exclusive: boolean }>(lockListsColumns, [keys, keys.map((k) => changing.has(k)), first]);
-    const exclusive = new Set(rows.filter((r) => r.exclusive).map((r) => r.list_key));
-    // Planned as changing where wanted: a list held shared whose plan changes nothing has the plan it
-    // would have under the shared lock (nothing added, widened or retried).
-    ({ plans, after } = await planInOrder(q, fetches, await readColumnsOfLists(q, keys), changing, now));
-    const still = new Set(fetches.filter((_, i) => changes(plans[i]!)).map((f) => f.key));
-    if (still.size === exclusive.size && [...still].every((k) => exclusive.has(k))) break;
-    await q.query('rollback to savepoint list_columns');
-    changing = still;
-  }
+  const changing = new Set(fetches.filter((f) => !leavesColumns(f.observed, before.get(f.key)!)).map((f) => f.key));
+  const { plans, after } = await planUnderColumnLocks(q, keys, changing, async (wanted) => {
+    const planned = await planInOrder(q, fetches, await readColumnsOfLists(q, keys), wanted, now);
+    return { plans: planned, changed: new Set(fetches.filter((_, i) => changes(planned.plans[i]!)).map((f) => f.key)) };
+  });
   await recordAdded(
     q,
     plans.map((plan, i) => ({ plan, snapshotId: fetches[i]!.snapshotId })),

@@ -36,6 +36,35 @@ export async function lockListColumns(q: Queryable, key: ListKey, mode: 'exclusi
   await q.query(lockListsColumns, [[key], [mode === 'exclusive'], false]);
 }
 
+/**
+ * Takes the lists' column locks as their plans want them and returns the plans made under them:
+ * `changing` (the lists whose plan, made without the lock, changes their columns) locked exclusive,
+ * the others shared, all in one statement. `planUnder` plans every list, each as changing when it is
+ * in the set it is given, and says which lists its plans change. An exclusive lock another
+ * transaction holds is first waited for shared: that transaction is most often making the same
+ * change, and the plan then changes nothing and stands under the shared lock. Where the plans
+ * still want another lock than they got, the locks are given back (a savepoint) and taken again as
+ * the plans now want them, an exclusive one waited for.
+ */
+export async function planUnderColumnLocks<T>(
+  q: Queryable,
+  keys: readonly ListKey[],
+  changing: ReadonlySet<ListKey>,
+  planUnder: (changing: ReadonlySet<ListKey>) => Promise<{ plans: T; changed: ReadonlySet<ListKey> }>,
+): Promise<T> {
+  if (changing.size) await q.query('savepoint list_columns');
+  for (let first = true; ; first = false) {
+    const { rows } = await q.query<{ list_key: ListKey; exclusive: boolean }>(lockListsColumns, [keys, keys.map((k) => changing.has(k)), first]);
+    const exclusive = new Set(rows.filter((r) => r.exclusive).map((r) => r.list_key));
+    // Planned as changing where wanted: a list held shared whose plan changes nothing has the plan it
+    // would have under the shared lock (nothing added, widened or retried).
+    const { plans, changed } = await planUnder(changing);
+    if (changed.size === exclusive.size && [...changed].every((k) => exclusive.has(k))) return plans;
+    await q.query('rollback to savepoint list_columns');
+    changing = changed;
+  }
+}
+
 /** The target whose fetch a plan is for: its own current rows are the fetch, the others are read. */
 export interface PlanTarget {
   environment: string;
@@ -81,22 +110,14 @@ export interface ColumnPlan {
  * that changes nothing once it has the exclusive lock gives it back for the shared one.
  */
 export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
-  if (changes(await planOn(q, key, observed, target, await readPlanInputs(q, key), true))) {
-    await q.query('savepoint list_columns');
-    for (let first = true; ; first = false) {
-      const { rows } = await q.query<{ exclusive: boolean }>(lockListsColumns, [[key], [true], first]);
-      // Planned as changing under either lock: one that changes nothing is the shared lock's plan.
-      const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
-      if (changes(plan) === rows[0]!.exclusive) return plan;
-      await q.query('rollback to savepoint list_columns');
-      if (!changes(plan)) break;
-    }
-  }
-  await lockListColumns(q, key, 'shared');
+  const unlocked = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
   // Made again under the lock, for the columns and counts as they are until the commit. Under the
   // shared lock nothing may change: what another target's new rows would now call for waits for the
   // next sync of the list.
-  return planOn(q, key, observed, target, await readPlanInputs(q, key), false);
+  return planUnderColumnLocks(q, [key], new Set(changes(unlocked) ? [key] : []), async (changing) => {
+    const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), changing.has(key));
+    return { plans: plan, changed: new Set(changes(plan) ? [key] : []) };
+  });
 }
 
 /** Whether a plan changes the list's columns or views (and so takes the list's lock exclusive). */
