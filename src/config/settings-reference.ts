@@ -382,7 +382,7 @@ const alerts: Setting[] = [
     name: 'REFSYNC_ALERT_ON',
     section: 'alerts',
     meaning:
-      'events that alert: `added`, `removed`, `modified`, `reappeared`, `nonconforming`, `schema_changed`, `held`, `failed`, `used_code_changed` ([Impact on your data](data-teams.md#impact-on-your-data)), and `run_completed` ([data-teams.md](data-teams.md#running-the-next-job-run_completed-and-listen-refdata_runs))',
+      'events that alert: `added`, `removed`, `modified`, `reappeared`, `nonconforming`, `schema_changed`, `held`, `failed`, `used_code_changed` ([Impact on your data](impact.md)), and `run_completed` ([querying.md](querying.md#running-the-next-job-run_completed-and-listen-refdata_runs))',
     default: '`added,nonconforming,held,failed`',
     unsetEquals: 'added,nonconforming,held,failed',
   },

@@ -20,7 +20,7 @@ export interface Queryable {
    * order; the first failure stops the rest and is thrown. Inside a transaction they are part of
    * it; outside one, Postgres runs them as one transaction of their own. For DDL: the same
    * statements in a DO block cost Postgres about twice the time, since PL/pgSQL compiles the block
-   * and prepares each statement again (docs/performance.md, round sixteen).
+   * and prepares each statement again (docs/performance.md, P1).
    */
   script(statements: readonly string[]): Promise<void>;
 }

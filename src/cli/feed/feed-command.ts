@@ -1,5 +1,5 @@
 // `refsync changes --after POSITION | --follow | --consumer NAME`: the change feed from the shell
-// (docs/contract.md, "The change feed for downstream jobs"; docs/terminal.md).
+// (docs/change-feed.md; docs/terminal.md).
 import { UsageError } from '../args.ts';
 import type { Database } from '../../db/database.ts';
 import { changeFeedEnd, FeedPositionError, type FeedRow } from '../../read/change-feed.ts';
