@@ -25,7 +25,7 @@ describe('docs agree with the code and with each other', () => {
     const guide = section('docs/querying.md', '## Changes: `refdata.entry_changes`');
     const contract = read('docs/contract.md')
       .split('\n')
-      .find((line) => line.startsWith('- `entry_changes`'))!;
+      .find((line) => line.startsWith('- Change kinds of `refdata.entry_changes`'))!;
     for (const kind of changeKinds) {
       expect(guide, kind).toContain(`\`${kind}\``);
       expect(contract, kind).toContain(`\`${kind}\``);
