@@ -380,10 +380,17 @@ export function median(values: number[]): number {
 }
 
 /** Runs a script's main when the file is executed directly, printing errors without a stack. */
+/** A bad argument to a bench script: one line, exit 2, no stack. */
+export class BenchUsageError extends Error {}
+
 export function runMain(main: () => Promise<unknown>): void {
   main().then(
     () => process.exit(0),
     (err: unknown) => {
+      if (err instanceof BenchUsageError) {
+        console.error(`bench: ${err.message}`);
+        process.exit(2);
+      }
       console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
       process.exit(1);
     },

@@ -7,7 +7,7 @@
 //                                 commit, date, every figure with its baseline), which
 //                                 `node scripts/render-bench-results.ts` renders into docs/performance.md
 import pg from 'pg';
-import { formatFigure, machineInfo, runMain, serverUrl, type Figure } from './lib.ts';
+import { BenchUsageError, formatFigure, machineInfo, runMain, serverUrl, type Figure } from './lib.ts';
 import { runP1 } from './p1-full-sync.ts';
 import { runP2 } from './p2-unchanged-sync.ts';
 import { runP3 } from './p3-large-list.ts';
@@ -34,11 +34,11 @@ runMain(async () => {
   const save = args.includes('--save');
   const wanted = args.filter((a) => a !== '--save');
   const unknownFlags = wanted.filter((a) => a.startsWith('-'));
-  if (unknownFlags.length) throw new Error(`unknown option(s): ${unknownFlags.join(', ')} (have --save)`);
+  if (unknownFlags.length) throw new BenchUsageError(`unknown option(s): ${unknownFlags.join(', ')} (have --save)`);
   const startedAt = new Date();
   const names = wanted.length ? wanted : Object.keys(benchmarks);
   const unknown = names.filter((n) => !benchmarks[n]);
-  if (unknown.length) throw new Error(`unknown benchmark(s): ${unknown.join(', ')} (have ${Object.keys(benchmarks).join(', ')})`);
+  if (unknown.length) throw new BenchUsageError(`unknown benchmark(s): ${unknown.join(', ')} (have ${Object.keys(benchmarks).join(', ')})`);
   const all: Figure[] = [];
   for (const name of names) {
     console.log(`--- ${name}`);
