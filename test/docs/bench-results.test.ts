@@ -74,6 +74,11 @@ describe('bench/results/ and the performance page', () => {
       expect(read.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(read.figures[0]).toMatchObject({ value: 105, baseline: 100, met: true });
       expect(benchResultsMarkdown([read])).toContain('| P2 unchanged sync | 1.05x (105 vs 100 ms) | 1.05x | 1.05x-1.05x (1) | ≤ 1.1x: met |');
+      // A run of some benchmarks is kept but does not replace the table of the newest full run.
+      const records = [...readRunRecords(), read];
+      expect(currentRuns(records)).toEqual(currentRuns(readRunRecords()));
+      expect(benchResultsMarkdown(records)).toContain('| P2 unchanged sync | ');
+      expect(benchResultsMarkdown(records)).toContain(`range (runs) over all ${records.length} recorded`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await client.end();
