@@ -21,6 +21,8 @@ describe('bench/results/ and the performance page', () => {
     const page = readFileSync(performancePath, 'utf8');
     expect(page, regenerate).toBe(performanceWithResults(page));
     expect(page).toContain(benchResultsMarkdown());
+    // One current table, what each figure measures and what limits it: a page, not a log.
+    expect(page.split('\n').length).toBeLessThanOrEqual(250);
   });
 
   it('every recorded run is whole and its ratios agree with its values', () => {
