@@ -6,6 +6,7 @@ import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
 import { connectWithin } from './refused-wait.ts';
+import { lockEmbeddedDatabase, type EmbeddedLockOptions } from './embedded-lock.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -110,6 +111,11 @@ export interface OpenDatabaseOptions {
    * again before the work that needed it fails with a DatabaseRefusedError. Default 10 s.
    */
   refusedWaitMs?: number;
+  /**
+   * The embedded folder's lock (embedded-lock.ts): how long to wait for the process that holds it
+   * (default: as long as it takes) and how to say so.
+   */
+  embeddedLock?: EmbeddedLockOptions;
 }
 
 /** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
@@ -286,8 +292,17 @@ async function loadPglite(): Promise<typeof PGlite> {
 
 async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const client = await (await loadPglite()).create(dataDir);
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  // Taken before PGlite reads a file of the folder, given back after it wrote its last.
+  const lock = inMemory ? undefined : await lockEmbeddedDatabase(dataDir, options.embeddedLock);
+  let client: PGlite;
+  try {
+    client = await (await loadPglite()).create(dataDir);
+  } catch (err) {
+    await lock?.release();
+    throw err;
+  }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await q.query<R>(text, params);
@@ -330,7 +345,11 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        await lock?.release();
+      }
     },
   };
 }
