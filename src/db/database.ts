@@ -7,6 +7,9 @@ import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
 import { connectWithin } from './refused-wait.ts';
 import { lockEmbeddedDatabase, type EmbeddedLockOptions } from './embedded-lock.ts';
+import { pgliteSqlSession, pgSqlSession, type SqlSession, type SqlSessionOptions } from './sql-session.ts';
+
+export type { SqlResult } from './sql-session.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -64,21 +67,13 @@ export interface Connection extends Queryable {
   alone(statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
-/** One statement's answer to SQL typed by a person (`refsync sql`): its columns and rows, in order. */
-export interface SqlResult {
-  columns: string[];
-  rows: unknown[][];
-  /** Rows a write changed, where the driver says. */
-  affectedRows: number | null;
-}
-
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /**
-   * Runs SQL as typed, one statement or several in one simple-protocol message, and returns every
-   * statement's columns and rows (rows as arrays: `select 1, 1` has two columns of the same name).
+   * A session for SQL typed by a person (`refsync sql`): one connection held until it is closed,
+   * read-only unless `write` (sql-session.ts).
    */
-  runSql(text: string): Promise<SqlResult[]>;
+  sqlSession(options: SqlSessionOptions): Promise<SqlSession>;
   /** Runs fn in one transaction on one connection, as Connection#transaction does. */
   transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
@@ -98,6 +93,8 @@ export interface OpenDatabaseOptions {
   /** PGlite data folder; default ./.refsync/pgdata. 'memory://' keeps it in memory. */
   dataDir?: string;
   poolSize?: number;
+  /** How long an idle pooled connection stays open before the pool closes it. Default 30 s. */
+  idleTimeoutMs?: number;
   /**
    * Per-statement limit inside every transaction, so a locked table cannot hang a sync forever. Set
    * with SET LOCAL when a transaction begins, not as a startup parameter, which poolers refuse.
@@ -151,7 +148,7 @@ function clientConfig(options: OpenDatabaseOptions & { url: string }): pg.Client
 
 /** The node-postgres pool, and a listener for connections lost while idle. */
 function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: options.idleTimeoutMs ?? 30_000 });
   // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
   // error on the pool; without a listener that error would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
@@ -170,16 +167,6 @@ function pgQueryable(client: pg.PoolClient): Queryable {
       if (statements.length) await client.query(scriptText(statements));
     },
   };
-}
-
-/** node-postgres answers one Result for one statement and an array for several. */
-async function pgRunSql(client: pg.PoolClient, text: string): Promise<SqlResult[]> {
-  const answer = (await client.query({ text, rowMode: 'array' })) as pg.QueryArrayResult | pg.QueryArrayResult[];
-  return (Array.isArray(answer) ? answer : [answer]).map((r) => ({
-    columns: (r.fields ?? []).map((f) => f.name),
-    rows: r.rows,
-    affectedRows: r.fields?.length ? null : r.rowCount,
-  }));
 }
 
 /** A checked-out client as a Connection; `timeouts` are the transaction's SET LOCAL statements. */
@@ -249,7 +236,7 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
     kind: 'pg',
     query: (text, params) => held((client) => pgQueryable(client).query(text, params)),
     script: (statements) => held((client) => pgQueryable(client).script(statements)),
-    runSql: (text) => held((client) => pgRunSql(client, text)),
+    sqlSession: async (sessionOptions) => pgSqlSession(() => connectWithin(pool, options.refusedWaitMs ?? 10_000), sessionOptions),
     async withConnection(fn) {
       return held((client) => fn(pgConnection(client, timeouts)));
     },
@@ -331,14 +318,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   return {
     kind: 'pglite',
     ...wrap(client),
-    async runSql(text) {
-      const results = await client.exec(text, { rowMode: 'array' });
-      return results.map((r) => ({
-        columns: r.fields.map((f) => f.name),
-        rows: r.rows as unknown[][],
-        affectedRows: r.fields.length ? null : (r.affectedRows ?? null),
-      }));
-    },
+    sqlSession: async (sessionOptions) => pgliteSqlSession(client, sessionOptions),
     withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined), alone }),
     transaction,
     probe: () => client.query('select 1').then(() => undefined),

@@ -81,6 +81,15 @@ describe('refsync sql', () => {
     expect(empty.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('is read-only unless --write, on the embedded database and on DATABASE_URL alike', () => {
+    for (const env of [embeddedEnv, { ...embeddedEnv, DATABASE_URL: t.url }]) {
+      const refused = shell(`refsync sql "delete from refdata.entry_changes"`, env);
+      expect([refused.status, refused.stderr]).toEqual([1, 'refsync: sql: cannot execute DELETE in a read-only transaction\n']);
+      const written = shell(`refsync sql --write "create table public.written (a int); drop table public.written"`, env);
+      expect([written.status, written.stderr]).toEqual([0, '']);
+    }
+  });
+
   it('on a terminal opens a prompt: a statement over two lines, an error that keeps the prompt, \\q', async () => {
     const { PATH: _path, ...env } = embeddedEnv;
     const pane = await refsyncInPane(['sql'], { columns: 120, env, cwd: dir });
@@ -90,7 +99,7 @@ describe('refsync sql', () => {
         await expect.poll(async () => (await pane.screen()).join('\n'), { timeout: 30_000 }).toContain(text);
       };
       await screenHas('refdata=>');
-      expect((await pane.screen()).join('\n')).toContain('refsync sql on the embedded database in ./.refsync/pgdata.');
+      expect((await pane.screen()).join('\n')).toContain('refsync sql on the embedded database in ./.refsync/pgdata, read-only (--write to change data).');
       await pane.type('select list_key, entry_count');
       await screenHas('refdata->');
       await pane.type("from refdata.list_sync_times where list_key = 'shipment_modes';");
