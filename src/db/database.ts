@@ -6,6 +6,7 @@ import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
 import { connectWithin } from './refused-wait.ts';
+import { sharedAnswer } from '../util/shared-answer.ts';
 import { lockEmbeddedDatabase, type EmbeddedLockOptions } from './embedded-lock.ts';
 import { pgliteSqlSession, pgSqlSession, type SqlSession, type SqlSessionOptions } from './sql-session.ts';
 
@@ -79,9 +80,10 @@ export interface Database extends Queryable {
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /**
-   * Whether Postgres gives a new connection now, for readiness: one of its own, opened and closed,
-   * while the pool has room for it within its size (so the budget holds); a query on a pooled one
-   * when every slot of the pool is open. Throws what the server answered, a refusal at once.
+   * Whether the pool gives a working connection now, for readiness and the database gauge: a
+   * `select 1` on a connection of the pool, so it counts in the pool's size (the budget holds
+   * however many ask). One probe at a time, its answer reused for a second: callers at once share
+   * it. Throws what the server answered, a refusal at once.
    */
   probe(): Promise<void>;
   close(): Promise<void>;
@@ -227,6 +229,9 @@ async function withPgClient<T>(pool: pg.Pool, options: OpenDatabaseOptions, fn: 
   }
 }
 
+/** How long a probe's answer is reused (sharedAnswer). */
+const PROBE_REUSE_MS = 1_000;
+
 function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   const pool = createPool(options);
   const timeouts = transactionTimeouts(options);
@@ -243,17 +248,18 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
     async transaction(fn, opening) {
       return this.withConnection((conn) => conn.transaction(fn, opening));
     },
-    async probe() {
-      if (pool.totalCount >= (options.poolSize ?? 10)) return void (await pool.query('select 1'));
-      const client = new pg.Client(clientConfig(options));
-      client.on('error', () => undefined);
+    probe: sharedAnswer(async () => {
+      // pool.connect, not connectWithin: a refusal is the answer, not something to wait out. An idle
+      // connection that broke is dropped (release with the error), so the next probe opens a new one.
+      const client = await pool.connect();
       try {
-        await client.connect();
         await client.query('select 1');
-      } finally {
-        await client.end().catch(() => undefined);
+        client.release();
+      } catch (err) {
+        client.release(err as Error);
+        throw err;
       }
-    },
+    }, PROBE_REUSE_MS),
     async close() {
       if (closed) return;
       closed = true;
