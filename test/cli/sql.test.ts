@@ -115,4 +115,45 @@ describe('refsync sql', () => {
       await pane.close();
     }
   });
+
+  it('the prompt keeps a transaction across statements, and says so when its connection is lost inside one', async () => {
+    const { PATH: _path, ...env } = { ...embeddedEnv, DATABASE_URL: t.url };
+    await t.db.query('create table public.prompt_tx (a int)');
+    const pane = await refsyncInPane(['sql', '--write'], { columns: 160, env, cwd: dir });
+    try {
+      const screenHas = async (text: string) => {
+        await expect.poll(async () => (await pane.screen()).join('\n'), { timeout: 30_000 }).toContain(text);
+      };
+      await screenHas('changes allowed (--write)');
+      await pane.type('begin;');
+      await pane.type('insert into public.prompt_tx values (1);');
+      await screenHas('1 row affected');
+      await pane.type('rollback;');
+      await expect.poll(async () => (await pane.screen()).includes('ok'), { timeout: 30_000 }).toBe(true);
+      expect((await t.db.query<{ n: number }>('select count(*)::int as n from public.prompt_tx')).rows[0]!.n).toBe(0);
+
+      await pane.type('begin;');
+      await pane.type('insert into public.prompt_tx values (2);');
+      // The prompt's one connection, idle inside the transaction it holds open.
+      const holder = async () =>
+        (
+          await t.db.query<{ pid: number }>(
+            "select pid from pg_stat_activity where datname = $1 and application_name = 'refsync-cli' and state = 'idle in transaction'",
+            [t.name],
+          )
+        ).rows[0]?.pid;
+      await expect.poll(holder, { timeout: 30_000 }).toBeTypeOf('number');
+      await t.db.query('select pg_terminate_backend($1)', [await holder()]);
+      await pane.type('insert into public.prompt_tx values (3);');
+      await screenHas('lost inside a transaction');
+      await pane.type('insert into public.prompt_tx values (4);');
+      await screenHas('ERROR: the transaction was lost with its connection and nothing of it was committed; type ROLLBACK to go on');
+      expect((await t.db.query<{ n: number }>('select count(*)::int as n from public.prompt_tx')).rows[0]!.n).toBe(0);
+      await pane.type('rollback;');
+      await pane.type('\\q');
+      expect(await pane.exited()).toBe(0);
+    } finally {
+      await pane.close();
+    }
+  });
 });
