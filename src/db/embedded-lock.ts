@@ -5,8 +5,10 @@
 //
 // Node has no flock, so the lock is a listening Unix socket, which the kernel frees when its holder
 // dies (a crashed or killed command never blocks the next one). On Linux it lives in the abstract
-// namespace, named after the folder's real path: nothing on disk to clean up. Elsewhere it is a
-// socket file in the temporary folder, treated as stale (and replaced) when nobody answers on it.
+// namespace, named after the folder's real path: nothing on disk to clean up (it is per network
+// namespace: two containers sharing one folder do not see each other's lock, so give each its own
+// folder). Elsewhere it is a socket file in the temporary folder, treated as stale (and replaced)
+// when nobody answers on it.
 // The holder writes its pid and command beside the socket's name, so a waiter can say whom it waits
 // for: a file, since a holder busy in a long statement (PGlite runs on the main thread) answers no
 // socket until it ends.

@@ -117,7 +117,8 @@ describe('refsync sql', () => {
   });
 
   it('the prompt keeps a transaction across statements, and says so when its connection is lost inside one', async () => {
-    const { PATH: _path, ...env } = { ...embeddedEnv, DATABASE_URL: t.url };
+    const serverEnv: Record<string, string> = { ...embeddedEnv, DATABASE_URL: t.url };
+    const { PATH: _path, ...env } = serverEnv;
     await t.db.query('create table public.prompt_tx (a int)');
     const pane = await refsyncInPane(['sql', '--write'], { columns: 160, env, cwd: dir });
     try {

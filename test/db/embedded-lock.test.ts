@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
 import { EmbeddedDatabaseBusyError, lockAddress, lockEmbeddedDatabase } from '../../src/db/embedded-lock.ts';
+import { embeddedWaitMsFromEnv } from '../../src/cli/database.ts';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
@@ -112,6 +113,18 @@ describe('the embedded database, one process at a time', () => {
     expect(sync.code, sync.stderr).toBe(0);
     await expectRecordedOnce([code]);
   }, 300_000);
+});
+
+describe('REFSYNC_EMBEDDED_WAIT_SECONDS', () => {
+  it('is whole seconds; unset or empty waits as long as it takes; anything else is one line naming it', () => {
+    expect(embeddedWaitMsFromEnv({})).toBeUndefined();
+    expect(embeddedWaitMsFromEnv({ REFSYNC_EMBEDDED_WAIT_SECONDS: ' ' })).toBeUndefined();
+    expect(embeddedWaitMsFromEnv({ REFSYNC_EMBEDDED_WAIT_SECONDS: '0' })).toBe(0);
+    expect(embeddedWaitMsFromEnv({ REFSYNC_EMBEDDED_WAIT_SECONDS: '90' })).toBe(90_000);
+    expect(() => embeddedWaitMsFromEnv({ REFSYNC_EMBEDDED_WAIT_SECONDS: '1.5' })).toThrow(
+      "REFSYNC_EMBEDDED_WAIT_SECONDS: expected a whole number of seconds, got '1.5'",
+    );
+  });
 });
 
 describe('the lock as a socket file (off Linux)', () => {
