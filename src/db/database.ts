@@ -252,10 +252,16 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
       // pool.connect, not connectWithin: a refusal is the answer, not something to wait out. An idle
       // connection that broke is dropped (release with the error), so the next probe opens a new one.
       const client = await pool.connect();
+      // A checked-out client whose connection dies emits 'error', which unheard would end the
+      // process; the failure reaches the probe through its query.
+      const ignore = () => undefined;
+      client.on('error', ignore);
       try {
         await client.query('select 1');
+        client.off('error', ignore);
         client.release();
       } catch (err) {
+        client.off('error', ignore);
         client.release(err as Error);
         throw err;
       }
