@@ -61,6 +61,13 @@ const storage: Setting[] = [
     default: '`REFSYNC_CONCURRENCY` + 1 for `sync` and `demo`, + 2 for `worker`, 2 for any other command',
   },
   {
+    name: 'REFSYNC_EMBEDDED_WAIT_SECONDS',
+    section: 'storage',
+    meaning:
+      'without `DATABASE_URL`: how long a command waits for another that has the embedded database open (one process at a time; it says on stderr whom it waits for) before it gives up with exit 1; `0` gives up at once',
+    default: 'waits as long as the other command runs',
+  },
+  {
     name: 'POSTGRES_PASSWORD',
     section: 'storage',
     meaning: 'password of the compose Postgres (docker-compose.yml only; refsync does not read it)',
