@@ -73,7 +73,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  for (const started of running) started.child.kill('SIGKILL');
+  for (const started of running) started.killAll();
   for (const name of databases) await dropTestDatabase(name);
 });
 
@@ -149,7 +149,7 @@ describe('the packed tarball', () => {
   });
 
   it('passes `npm publish --dry-run`', async () => {
-    const res = await run('npm', ['publish', '--dry-run', '--ignore-scripts', tarball], { cwd: tempDir('publish') });
+    const res = await run('npm', ['publish', '--dry-run', '--ignore-scripts', tarball], { cwd: tempDir('publish'), inherit: true });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain(`+ refsync@${pkg.version}`);
   });
@@ -250,7 +250,7 @@ describe('installed for production, as the image holds it', () => {
       worker.child.kill('SIGTERM');
       expect(await worker.exited, worker.output().stderr).toBe(0);
     } finally {
-      worker.child.kill('SIGKILL');
+      worker.killAll();
       const redis = new Redis(inject('redisUrl'));
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length) await redis.del(...keys);
@@ -305,7 +305,7 @@ describe.skipIf(!machineNode)("on the machine's own Node", () => {
       expect(await worker.exited, worker.output().stderr).toBe(0);
       expect(worker.output().stderr).not.toMatch(/second signal/);
     } finally {
-      worker.child.kill('SIGKILL');
+      worker.killAll();
       const redis = new Redis(inject('redisUrl'));
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length) await redis.del(...keys);

@@ -29,15 +29,29 @@ export interface Run {
 
 export interface Started {
   child: ChildProcess;
+  /** SIGKILL to the process and everything it started (npx's shell, the relaunched Node 24). */
+  killAll(): void;
   output(): { stdout: string; stderr: string };
   exited: Promise<number | null>;
 }
 
-/** Starts a command with exactly PATH, HOME and `env` (npm's own npm_* variables of a test run stay out). */
-export function start(command: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined>; path?: string }): Started {
+export interface StartOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  /** PATH, when not this process's. */
+  path?: string;
+  /** The whole environment of this process (npm's: the machine's CA and proxy settings reach the registry), not only PATH and HOME. */
+  inherit?: boolean;
+}
+
+/** Starts a command with PATH, HOME and `env` (npm's own npm_* variables of a test run stay out). */
+export function start(command: string, args: string[], options: StartOptions): Started {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ PATH: options.path ?? process.env.PATH, HOME: process.env.HOME, ...options.env })) if (v !== undefined) env[k] = v;
-  const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const base = options.inherit ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))) : {};
+  for (const [k, v] of Object.entries({ ...base, PATH: options.path ?? process.env.PATH, HOME: process.env.HOME, ...options.env }))
+    if (v !== undefined) env[k] = v;
+  // A process group of its own, so that killAll reaches what npx or the relauncher started too.
+  const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -49,13 +63,20 @@ export function start(command: string, args: string[], options: { cwd: string; e
     });
     child.on('close', (code) => resolve(code));
   });
-  return { child, output: () => ({ stdout, stderr }), exited };
+  const killAll = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  return { child, killAll, output: () => ({ stdout, stderr }), exited };
 }
 
 /** Runs a command to its end (SIGKILL after `timeoutMs`). */
-export async function run(command: string, args: string[], options: Parameters<typeof start>[2] & { timeoutMs?: number }): Promise<Run> {
+export async function run(command: string, args: string[], options: StartOptions & { timeoutMs?: number }): Promise<Run> {
   const started = start(command, args, options);
-  const timer = setTimeout(() => started.child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  const timer = setTimeout(() => started.killAll(), options.timeoutMs ?? 120_000);
   const code = await started.exited;
   clearTimeout(timer);
   return { code, ...started.output() };
@@ -79,7 +100,7 @@ export const tempDir = (name: string) => mkdtempSync(join(tmpdir(), `refsync-rel
 /** `npm pack` of the checkout into a folder of its own; the tarball's path. */
 export async function packCheckout(): Promise<string> {
   const out = tempDir('pack');
-  const packed = await run('npm', ['pack', '--pack-destination', out, '--loglevel', 'warn'], { cwd: repoRoot, timeoutMs: 180_000 });
+  const packed = await run('npm', ['pack', '--pack-destination', out, '--loglevel', 'warn'], { cwd: repoRoot, inherit: true, timeoutMs: 180_000 });
   if (packed.code !== 0) throw new Error(`npm pack failed (exit ${packed.code}): ${packed.stderr}`);
   const tarball = readdirSync(out).find((f) => f.endsWith('.tgz'));
   if (!tarball) throw new Error(`npm pack wrote no tarball in ${out}: ${packed.stdout}`);
@@ -92,7 +113,7 @@ const npmQuiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel', '
 /** As a dependency of an empty project: `npm install <tarball>`; the project folder. */
 export async function installAsDependency(tarball: string): Promise<string> {
   const dir = tempDir('dependency');
-  const res = await run('npm', ['install', ...npmQuiet, tarball], { cwd: dir, timeoutMs: 300_000 });
+  const res = await run('npm', ['install', ...npmQuiet, tarball], { cwd: dir, inherit: true, timeoutMs: 300_000 });
   if (res.code !== 0) throw new Error(`npm install ${tarball} failed (exit ${res.code}): ${res.stderr}`);
   return dir;
 }
@@ -100,7 +121,12 @@ export async function installAsDependency(tarball: string): Promise<string> {
 /** Globally, by the machine's own npm and Node, into a prefix of its own; the `refsync` command's path. */
 export async function installGlobally(tarball: string): Promise<string> {
   const prefix = tempDir('global');
-  const res = await run('npm', ['install', '-g', '--prefix', prefix, ...npmQuiet, tarball], { cwd: prefix, path: machinePath, timeoutMs: 300_000 });
+  const res = await run('npm', ['install', '-g', '--prefix', prefix, ...npmQuiet, tarball], {
+    cwd: prefix,
+    path: machinePath,
+    inherit: true,
+    timeoutMs: 300_000,
+  });
   if (res.code !== 0) throw new Error(`npm install -g ${tarball} failed (exit ${res.code}): ${res.stderr}`);
   return join(prefix, 'bin', 'refsync');
 }
@@ -108,7 +134,7 @@ export async function installGlobally(tarball: string): Promise<string> {
 /** For production, by the image's own script (scripts/install-package.sh); the folder, the image's /app. */
 export async function installForProduction(tarball: string): Promise<string> {
   const dir = join(tempDir('production'), 'app');
-  const res = await run('sh', [join(repoRoot, 'scripts/install-package.sh'), tarball, dir], { cwd: repoRoot, timeoutMs: 300_000 });
+  const res = await run('sh', [join(repoRoot, 'scripts/install-package.sh'), tarball, dir], { cwd: repoRoot, inherit: true, timeoutMs: 300_000 });
   if (res.code !== 0) throw new Error(`scripts/install-package.sh failed (exit ${res.code}): ${res.stderr}`);
   return dir;
 }
