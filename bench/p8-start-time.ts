@@ -11,7 +11,7 @@
 //   npm run bench -- p8            BENCH_START_RUNS=15 (default) measured runs per command
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { installForProduction, installGlobally, machineNode, machinePath, packCheckout, repoRoot } from '../test/release/installed.ts';
+import { installForProduction, installGlobally, machineNode, machinePath, packCheckout, removeTempDirs, repoRoot } from '../test/release/installed.ts';
 import { createBenchDatabase, figure, median, redisUrl, type Figure } from './lib.ts';
 
 interface Starter {
@@ -77,5 +77,6 @@ export async function runP8(): Promise<Figure[]> {
     ];
   } finally {
     await bench.drop();
+    removeTempDirs();
   }
 }

@@ -9,7 +9,7 @@
 // generation) are set by the commands that sync lists themselves: they restart in place with them
 // (src/memory/heap-flags.ts), so `npx refsync`, a global `refsync` and the image all get them.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import module, { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -47,9 +47,18 @@ if (major > needs[0] || (major === needs[0] && minor >= needs[1])) {
  * NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
 function startCompileCache() {
-  const failed = module.constants.compileCacheStatus.FAILED;
-  if (module.enableCompileCache(fileURLToPath(new URL('node_modules/.cache/refsync-compile/', root))).status !== failed) return;
-  module.enableCompileCache(join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'refsync', 'compile'));
+  const own = fileURLToPath(new URL('node_modules/.cache/refsync-compile/', root));
+  const user = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'refsync', 'compile');
+  // A folder another user made (root, installing) may exist already: Node would take it and fail
+  // only as it writes, at exit, so ask first whether refsync's folder is ours to write.
+  let ours = true;
+  try {
+    accessSync(fileURLToPath(root), constants.W_OK);
+  } catch {
+    ours = false;
+  }
+  if (ours && module.enableCompileCache(own).status !== module.constants.compileCacheStatus.FAILED) return;
+  module.enableCompileCache(user);
 }
 
 /** The Node 24 binary of the node-<platform> optional dependency, where npm installed it. */
@@ -69,7 +78,8 @@ function bundledNode() {
  * SIGTERM and SIGHUP sent to this process are passed on (a supervisor's stop reaches the worker,
  * which drains). Ctrl-C and Ctrl-\ at a terminal already reach the whole foreground process group,
  * the child included: like system(3), this process ignores them rather than deliver them twice (a
- * worker takes a second SIGINT as "stop now").
+ * worker takes a second SIGINT as "stop now"). SIGKILL cannot be passed on: a supervisor that may
+ * use it should stop the process group (systemd, Docker and timeout(1) do).
  */
 function relaunch(node) {
   const child = spawn(node, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {

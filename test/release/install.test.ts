@@ -7,7 +7,7 @@
 // one `worker`. Code that imports a devDependency at run time fails here: the production install
 // has none of them.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -21,6 +21,7 @@ import {
   machineNode,
   machinePath,
   packCheckout,
+  removeTempDirs,
   repoRoot,
   run,
   type Started,
@@ -75,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const started of running) started.killAll();
   for (const name of databases) await dropTestDatabase(name);
+  removeTempDirs();
 });
 
 function refsync(install: Install, args: string[], env: Record<string, string> = {}) {
@@ -224,6 +226,20 @@ describe('installed for production, as the image holds it', () => {
     expect([...imported].filter((name) => !allowed.has(name))).toEqual([]);
     expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
     expect(existsSync(join(app, 'src'))).toBe(false);
+  });
+
+  it("keeps the compile cache in the user's cache folder where the package's own cannot be written", async () => {
+    const install = installs.production!;
+    // node_modules/.cache as a file: no folder can be made under it, as under a root-owned /app.
+    const blocked = join(install.cwd, 'node_modules/.cache');
+    rmSync(blocked, { recursive: true, force: true });
+    writeFileSync(blocked, '');
+    const cacheHome = tempDir('cache-home');
+    const res = await refsync(install, ['--version'], { XDG_CACHE_HOME: cacheHome });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toBe('');
+    expect(readdirSync(join(cacheHome, 'refsync/compile')).length).toBeGreaterThan(0);
+    rmSync(blocked);
   });
 
   it('`worker` serves /readyz 200 with its own queue prefix, and stops on SIGTERM', async () => {

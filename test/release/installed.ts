@@ -2,7 +2,7 @@
 // whose prepack compiles dist/), then the tarball installed into empty folders. Commands run in
 // child processes with only PATH, HOME and the variables given, as a user's shell would.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,7 +95,18 @@ export async function waitFor<T>(started: Started, what: string, find: () => T |
   }
 }
 
-export const tempDir = (name: string) => mkdtempSync(join(tmpdir(), `refsync-release-${name}-`));
+const made: string[] = [];
+
+/** A new folder under the system's temp folder; removeTempDirs() removes it (an install holds hundreds of MB). */
+export function tempDir(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `refsync-release-${name}-`));
+  made.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
 
 /** `npm pack` of the checkout into a folder of its own; the tarball's path. */
 export async function packCheckout(): Promise<string> {
