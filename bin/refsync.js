@@ -86,8 +86,9 @@ function relaunch(node) {
     stdio: 'inherit',
     env: { ...process.env, REFSYNC_RELAUNCHED: '1' },
   });
-  for (const signal of ['SIGINT', 'SIGQUIT']) process.on(signal, () => {});
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  const posix = process.platform !== 'win32';
+  for (const signal of posix ? ['SIGINT', 'SIGQUIT'] : ['SIGINT']) process.on(signal, () => {});
+  for (const signal of posix ? ['SIGTERM', 'SIGHUP'] : ['SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {
     process.stderr.write(`refsync: cannot start the Node 24 that came with refsync (${node}): ${err.message}\n`);
     process.exit(2);
