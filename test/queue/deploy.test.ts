@@ -199,22 +199,25 @@ describe('deploy/scale-out/compose.yml', () => {
 
 describe('Dockerfile', () => {
   const text = read('Dockerfile');
-  it('is multi-stage on node:24-slim, installs production dependencies only, runs as non-root `refsync worker`', () => {
+  const install = read('scripts/install-package.sh');
+  it('is multi-stage on node:24-slim: packs the checkout, installs the tarball as production, runs as non-root `refsync worker`', () => {
     expect(text.match(/^FROM node:24-slim/gm)).toHaveLength(2);
-    expect(text).toMatch(/^RUN npm ci --omit=dev/m);
+    // What ships is the npm package: packed in the first stage, installed by the script the release test uses.
+    expect(text).toMatch(/npm pack --pack-destination \/pack/);
+    expect(text).toMatch(/sh \/install-package\.sh \/pack\/refsync\.tgz \/app/);
     // The base image's node is the only runtime: the Node binary packages of optionalDependencies stay out.
-    expect(text).toMatch(/^RUN npm ci .*--omit=optional/m);
+    expect(install).toMatch(/^npm ci --omit=dev --omit=optional --ignore-scripts /m);
     expect(text).toMatch(/^USER node$/m);
+    expect(text).toMatch(/^WORKDIR \/app$/m);
     expect(text).toContain('ENTRYPOINT ["node", "bin/refsync.js"]');
     expect(text).toContain('CMD ["worker"]');
-    for (const dir of ['bin', 'src', 'migrations']) expect(text).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
-    // No build step: Node 24 strips the types of src/ at run time.
-    expect(text).not.toMatch(/npm run build|tsc/);
+    // The runtime stage copies nothing from the checkout: only the package's content reaches it.
+    expect(text.slice(text.lastIndexOf('\nFROM '))).not.toMatch(/^COPY /m);
   });
 
   it('leaves PGlite out: an optional dependency, loaded only without DATABASE_URL', () => {
     // --omit=optional leaves PGlite out of the image along with the Node binary packages.
-    expect(text).toMatch(/^RUN npm ci --omit=dev --omit=optional --ignore-scripts /m);
+    expect(install).toMatch(/--omit=optional/);
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; optionalDependencies: Record<string, string> };
     expect(pkg.optionalDependencies['@electric-sql/pglite']).toBeDefined();
     expect(pkg.dependencies['@electric-sql/pglite']).toBeUndefined();
