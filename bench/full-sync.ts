@@ -5,6 +5,7 @@ import { targetId, targetsFor } from '../src/catalog/targets.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import type { Database } from '../src/db/database.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
+import type { ListBatch } from '../src/upstream/list-batch.ts';
 import type { PageSource, TargetOutcome } from '../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import type { UpstreamClient } from '../src/upstream/index.ts';
@@ -39,7 +40,7 @@ class TimedPages implements PageSource {
     this.#inner = inner;
   }
 
-  async *pages(request: Parameters<PageSource['pages']>[0]): AsyncIterable<unknown[]> {
+  async *pages(request: Parameters<PageSource['pages']>[0]): AsyncIterable<ListBatch> {
     const key = `${request.path}|${request.serviceVersion ?? ''}`;
     const started = performance.now();
     let consumer = 0;

@@ -5,7 +5,6 @@ import { loadConfig } from '../src/config/load.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect/collect.ts';
-import { continuesPage } from '../src/upstream/paging.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
 import type { TargetOutcome } from '../src/sync/outcome/target-outcome.ts';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
@@ -90,10 +89,10 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   });
   let pages = 0;
   let entries = 0;
-  for await (const page of client.pages(request)) {
-    if (!continuesPage(page)) pages += 1;
-    entries += page.length;
-    if (mode === 'collect') await collector.addPage(page);
+  for await (const batch of client.pages(request)) {
+    if (!batch.continuesPage) pages += 1;
+    entries += batch.entries.length;
+    if (mode === 'collect') await collector.addBatch(batch);
   }
   if (mode === 'collect') entries = (await collector.finish()).entryCount;
   const wallMs = performance.now() - started;

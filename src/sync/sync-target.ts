@@ -5,6 +5,7 @@ import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
+import type { PageSource } from '../upstream/list-batch.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } from './load/choose-loader.ts';
@@ -25,14 +26,7 @@ import type { FirstLoadsTogether } from './load/first-loads-together.ts';
 import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
-
-/**
- * What the pipeline needs of the upstream client: the entries of one list in batches, a page each
- * (a large page in several, marked as continuations; see continuesPage).
- */
-export interface PageSource {
-  pages(request: PagesRequest): AsyncIterable<unknown[]>;
-}
+export type { PageSource } from '../upstream/list-batch.ts';
 
 /** How far the fetch of one target is, for a terminal's progress line and BullMQ's job progress. */
 export interface TargetProgress extends PageProgress {
@@ -215,10 +209,10 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     });
     f.pages = 0;
     const memory = f.options.memory;
-    for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
-      // Asked before the page is taken in, so that neither its spill nor the index read comes first.
-      if (memory && !memory.admitted && collector.received + page.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
-      await collector.addPage(page);
+    for await (const batch of f.client.pages(pagesRequest(f.target, f.options))) {
+      // Asked before the batch is taken in, so that neither its spill nor the index read comes first.
+      if (memory && !memory.admitted && collector.received + batch.entries.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
+      await collector.addBatch(batch);
       check.observe(collector.received);
     }
     return await loadFetched(f, setup, collector, loader);

@@ -35,8 +35,8 @@ describe('no fixed body cap on a streamed list', () => {
       let entries = 0;
       let bytes = 0;
       for await (const batch of fx.client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) {
-        entries += batch.length;
-        for (const entry of batch) bytes += Buffer.byteLength(JSON.stringify(entry)) + 1;
+        entries += batch.entries.length;
+        for (const entry of batch.entries) bytes += Buffer.byteLength(JSON.stringify(entry)) + 1;
       }
       expect(entries).toBe(MILLION);
       expect(bytes, 'the body is larger than the old fixed cap').toBeGreaterThan(OLD_CAP);

@@ -40,7 +40,11 @@ function edited(edit: (entries: unknown[], page: number) => unknown[]): PageSour
     async *pages(request) {
       this.calls += 1;
       let page = 0;
-      for await (const entries of g.fx.client.pages(request)) yield edit(entries, page++);
+      for await (const batch of g.fx.client.pages(request)) {
+        const entries = edit(batch.entries, page++);
+        // Edited entries are no longer the text they were parsed from.
+        yield { ...batch, entries, servedText: entries === batch.entries ? batch.servedText : null };
+      }
     },
   };
 }

@@ -12,7 +12,7 @@ import { readLastOk, UnchangedLists, type LastOk } from '../../src/sync/load/unc
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { parseJsonText } from '../../src/upstream/body.ts';
-import { withServedText } from '../../src/upstream/served-text.ts';
+import { listBatch, type ListBatch } from '../../src/upstream/list-batch.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from './fixture.ts';
@@ -20,8 +20,8 @@ import { pipelineFixture } from './fixture.ts';
 const t = useTestDatabase();
 const shipmentModes = catalog.find((l) => l.key === 'shipment_modes')!;
 
-/** A batch as the client hands it over: the entries parsed from `text`, with the text noted. */
-const served = (text: string): unknown[] => withServedText(JSON.parse(text) as unknown[], text);
+/** A batch as the client hands it over: the entries parsed from `text`, with the text. */
+const served = (text: string): ListBatch => listBatch(JSON.parse(text) as unknown[], text);
 
 const collectorFor = (list: ListDefinition, bounds: { entries: number; chars: number; hold: boolean }, spilled: unknown[][] = []) =>
   new ListCollector(list, {
@@ -53,7 +53,7 @@ describe('the served digest of a small list', () => {
     for (const hold of [false, true]) {
       const collector = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold });
       const taken = (async () => {
-        for (const text of batches) await collector.addPage(served(text));
+        for (const text of batches) await collector.addBatch(served(text));
         return collector.finish();
       })();
       const err = await taken.catch((e: unknown) => e);
@@ -68,7 +68,7 @@ describe('the served digest of a small list', () => {
     const text = '[{"code":"A"},{"code":"B"}]';
     const held = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
     const normalised = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: false });
-    for (const c of [held, normalised]) await c.addPage(served(text));
+    for (const c of [held, normalised]) await c.addBatch(served(text));
     expect(held.heldDigest()).toMatch(/^[0-9a-f]{64}$/);
     expect(normalised.heldDigest()).toBeNull();
     expect(normalised.servedDigest()).toBe(held.servedDigest());
@@ -77,20 +77,20 @@ describe('the served digest of a small list', () => {
   it('is none once the list passes its bounds, whose batches are then normalised and spilled as they come', async () => {
     const spilled: unknown[][] = [];
     const collector = collectorFor(shipmentModes, { entries: 2, chars: 10_000, hold: true }, spilled);
-    await collector.addPage(served('[{"code":"A"},{"code":"B"}]'));
+    await collector.addBatch(served('[{"code":"A"},{"code":"B"}]'));
     expect(spilled).toEqual([]);
-    await collector.addPage(served('[{"code":"C"},{"code":"D"}]'));
+    await collector.addBatch(served('[{"code":"C"},{"code":"D"}]'));
     expect(spilled.flat()).toHaveLength(4);
     const collected = await collector.finish();
     expect(collected).toMatchObject({ servedDigest: null, entryCount: 4 });
 
     const long = collectorFor(shipmentModes, { entries: 100, chars: 20, hold: true });
-    await long.addPage(served('[{"code":"A","description":"longer than twenty characters"}]'));
+    await long.addBatch(served('[{"code":"A","description":"longer than twenty characters"}]'));
     expect((await long.finish()).servedDigest).toBeNull();
 
     // A batch not read from an answer has no text to digest.
     const unread = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
-    await unread.addPage([{ code: 'A' }]);
+    await unread.addBatch(listBatch([{ code: 'A' }]));
     expect((await unread.finish()).servedDigest).toBeNull();
   });
 
@@ -123,7 +123,7 @@ describe('what normalising makes of an answer, pinned', () => {
     const nmfc = catalog.find((l) => l.key === 'nmfc_codes')!;
     const entries = parseJsonText(PINNED_ANSWER, { where: 'pinned', endpoint: 'pinned' }, PINNED_ANSWER.length) as unknown[];
     const collector = collectorFor(nmfc, { entries: 100, chars: 10_000, hold: false });
-    await collector.addPage(entries);
+    await collector.addBatch(listBatch(entries));
     const { contentHash, entryCount, fields } = await collector.finish();
     // Should this fail after a change to normalize.ts, canonical.ts, content-hash.ts or what they use,
     // snapshots summed up by the old code would be taken for the new code's by their served digest.
