@@ -21,7 +21,7 @@ import type { Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
-import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
@@ -171,7 +171,7 @@ async function recordSetAside(
     }
     await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
     settled += 1;
-    if (outcome.asServedBefore) asServed += 1;
+    if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
   }
   return { settled, asServed, again, unsure };
 }
@@ -233,8 +233,9 @@ async function settleInline(
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
         // Every list of a run job stopped by one cause says so alike: once at a time.
-        const kind = [QUEUED, target.source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)];
-        deps.repeats.info(log, kind, { code: outcome.errorCode, err: outcome.error }, QUEUED);
+        const { error, errorCode } = outcomeError(outcome)!;
+        const kind = [QUEUED, target.source.name, errorCode, causeOf(error, errorCode)];
+        deps.repeats.info(log, kind, { code: errorCode, err: error }, QUEUED);
         return 'queued';
       }
       if (outcome.setAside) {

@@ -4,7 +4,7 @@ import { targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
-import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { outcomeError, type FailedOutcome, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -76,17 +76,18 @@ async function syncAdmitted(
   }
   if (verdict.kind === 'retry') {
     // Every job of a source stopped by one unreachable host fails alike: warned of once at a time.
+    const failed = outcome as FailedOutcome;
     deps.repeats.warn(
       log,
-      ['list failed; will retry', source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)],
-      { code: outcome.errorCode, err: outcome.error },
+      ['list failed; will retry', source.name, failed.errorCode, causeOf(failed.error, failed.errorCode)],
+      { code: failed.errorCode, err: failed.error },
       'list failed; will retry',
     );
-    throw outcome.failure;
+    throw failed.failure;
   }
   const settled = await settleOutcome(deps, outcome, runId, log, true);
   // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
-  if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
+  if (verdict.kind === 'fail') throw new UnrecoverableError(`${outcomeError(settled)?.errorCode ?? 'failed'}: ${outcomeError(settled)?.error ?? ''}`);
   const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
   if (settled.snapshotId !== undefined) result.snapshotId = settled.snapshotId;
   return result;

@@ -1,5 +1,5 @@
 import { isUnavailable } from '../../sync/outcome/failure.ts';
-import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
+import { isFailedOutcome, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 
 /** Times a job may be put back by a 429 before it is failed as rate limited. */
@@ -22,8 +22,8 @@ export type Verdict =
 
 /** The one policy for a target job's outcome. */
 export function verdictOn(outcome: TargetOutcome, attempt: { last: boolean; rateLimited: number }): Verdict {
+  if (!isFailedOutcome(outcome)) return { kind: 'done' };
   const { failure } = outcome;
-  if (!failure) return { kind: 'done' };
   const upstream = failure instanceof UpstreamError ? failure : undefined;
   if (upstream?.status === 429 && attempt.rateLimited < RATE_LIMIT_TIMES) {
     return { kind: 'wait', ms: upstream.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS };

@@ -16,6 +16,7 @@ import { FirstLoadsTogether } from '../load/first-loads-together.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
+import { isFailedOutcome } from '../outcome/target-outcome.ts';
 
 const DEFAULT_CONCURRENCY = 4;
 
@@ -194,7 +195,7 @@ async function settleOn(db: Database, options: RunOptions, plan: Plan, run: Star
   await recordSetAside(options, plan, run, outcomes, db);
   await applyFirstLoads(options, plan, run, outcomes);
   for (const [i, outcome] of outcomes.entries()) {
-    if (!outcome.failure || outcome.snapshotId !== undefined) continue;
+    if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
   }
   return refreshRun(db, run.runId, plan.source, true);
