@@ -1,4 +1,4 @@
-// Values real services emit and Postgres cannot store as they are (issue 15): NUL and lone
+// Values real services emit and Postgres cannot store as they are: NUL and lone
 // surrogates are stored as U+FFFD and the list syncs; numbers keep every digit; entries past a
 // limit, and data Postgres refuses, fail their own list only, recorded and never retried.
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';

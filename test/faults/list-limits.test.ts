@@ -1,4 +1,4 @@
-// Issue 36 item 3: a streamed list has no fixed body cap. What bounds it instead are bytes per
+// A streamed list has no fixed body cap. What bounds it instead are bytes per
 // entry, entries per list and bytes per list; the defaults admit a million-entry bare array (the
 // old 64 MiB cap failed it), and an endless or oversized body is still stopped with a list error
 // naming the limit and its setting, the list's last good data untouched.

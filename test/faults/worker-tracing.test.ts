@@ -1,4 +1,4 @@
-// OpenTelemetry tracing across processes (issue 35), with an OTLP/HTTP receiver of the test's own:
+// OpenTelemetry tracing across processes, with an OTLP/HTTP receiver of the test's own:
 // two `refsync worker` processes exporting http/json and one `refsync trigger` exporting the default
 // http/protobuf make one trace (a target job, here the large list's, carrying it in its data to
 // whichever worker takes it): the trigger's span, the run span under it, one target span per

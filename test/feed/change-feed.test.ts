@@ -1,7 +1,7 @@
 // refdata.change_feed serves every change exactly once to a job that passes back its last position,
 // however syncs overlap: a large apply that took its ids first and commits last, small syncs that
 // commit in between, readers polling all the while, directly and through PgBouncer in transaction
-// mode. `entry_changes.id` as a cursor skipped the large apply's changes (issue 55).
+// mode. `entry_changes.id` as a cursor skipped the large apply's changes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';

@@ -4,7 +4,7 @@
 // count and fields, and not one entry is normalised. Anything else is normalised as ever.
 import { describe, expect, it } from 'vitest';
 import { catalog, type ListDefinition } from '../../src/catalog/catalog.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { listVariant, targetsFor, type Target } from '../../src/catalog/targets.ts';
 import { ListCollector } from '../../src/sync/collect/collect.ts';
 import { EntryShapeError } from '../../src/sync/collect/normalize.ts';
 import { NORMALIZING, ServedDigest } from '../../src/sync/collect/served-digest.ts';
@@ -97,7 +97,7 @@ describe('the served digest of a small list', () => {
   it("is not used for a snapshot that replaced values (each fetch logs them again) nor one without fields; it must be the snapshot's own", () => {
     const target = { list: shipmentModes, variant: '' } as Target;
     const last: LastOk = { entryCount: 1, contentHash: 'h', fields: ['code:string'], servedDigest: 'd', replacedValues: 0 };
-    const lists = (over: Partial<LastOk>) => new UnchangedLists(new Map([[`shipment_modes\u0000`, { ...last, ...over }]]));
+    const lists = (over: Partial<LastOk>) => new UnchangedLists(new Map([[listVariant(target), { ...last, ...over }]]));
     expect(lists({}).servedBefore(target, 'd')).toEqual({ contentHash: 'h', entryCount: 1, fields: ['code:string'] });
     expect(lists({}).servedBefore(target, 'e')).toBeUndefined();
     expect(lists({}).servedBefore(target, null)).toBeUndefined();

@@ -3,16 +3,11 @@ import { isFailedOutcome, outcomeError, type FailedOutcome, type TargetOutcome }
 import { groupAlike } from '../../util/alike.ts';
 import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { terminalText } from './terminal.ts';
-
-/** `charge_codes 2024-06-11`, with its environment first when the run has several sources. */
-function targetLabel(o: TargetOutcome, withEnvironment: boolean): string {
-  const list = `${o.target.list.key}${o.target.variant ? ` ${o.target.variant}` : ''}`;
-  return withEnvironment ? `${o.target.source.environment} ${list}` : list;
-}
+import { targetLabel } from '../../catalog/targets.ts';
 
 /** One progress line per finished target, for a person watching a terminal. */
 export function progressLine(o: TargetOutcome, withEnvironment = false): string {
-  const name = targetLabel(o, withEnvironment);
+  const name = targetLabel(o.target, withEnvironment);
   const c = o.counts;
   const changes =
     o.status === 'changed' && o.baseline
@@ -45,7 +40,7 @@ export function failureLines(result: RunResult, withEnvironment = false): string
     if (group.length === 1) return [progressLine(first, withEnvironment)];
     const all = group.length === result.outcomes.length;
     const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(sharedMessage(group.map((o) => o.error)))}`;
-    return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o, withEnvironment))).join(', ')}`];
+    return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o.target, withEnvironment))).join(', ')}`];
   });
 }
 

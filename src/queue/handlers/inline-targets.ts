@@ -17,7 +17,7 @@
 // without stopping the others; a list large at its last sync goes to a target job from the start, so
 // large lists still spread over every worker and ask the memory budget before their fetch.
 import type { Job } from 'bullmq';
-import type { Target } from '../../catalog/targets.ts';
+import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
@@ -32,7 +32,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import type { SourceSlot } from '../admission/source-gate.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
-import { describeTarget, ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
 import { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
 
 export interface InlineResult {
@@ -208,7 +208,7 @@ async function settleInline(
   run: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether; smallOnly: boolean },
 ): Promise<'settled' | 'queued' | 'large' | SetAside> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
-  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
+  const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
   try {
     return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
       const outcome = await syncInWorker(deps, target, {

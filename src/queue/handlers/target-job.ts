@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { targetsFor, type Target } from '../../catalog/targets.ts';
+import { targetName, targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
@@ -12,7 +12,7 @@ import type { TargetJobData } from '../jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
-import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
 // (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
@@ -64,7 +64,7 @@ async function syncAdmitted(
 
   const attempts = job.opts.attempts ?? 1;
   const attempt = { last: job.attemptsMade + 1 >= attempts, rateLimited: job.data.rateLimited ?? 0 };
-  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
+  const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
   const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
   const verdict = verdictOn(outcome, attempt);
   span.setAttribute('refsync.status', verdict.kind === 'wait' ? 'rate_limited' : verdict.kind === 'retry' ? 'retrying' : outcome.status);
@@ -123,7 +123,7 @@ async function syncOrThrow(
   } catch (err) {
     if (signal.aborted) {
       // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.
-      throw new Error(`${describeTarget(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
+      throw new Error(`${targetName(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
     }
     if (lastAttempt) await failRun(deps.db, job.data.runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
     throw err;

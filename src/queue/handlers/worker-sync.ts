@@ -48,11 +48,6 @@ export class ProvedLarge extends Error {
   }
 }
 
-/** `source/list[/variant]`, as the worker's log lines name a target. */
-export function describeTarget(target: Target): string {
-  return `${target.source.name}/${target.list.key}${target.variant ? `/${target.variant}` : ''}`;
-}
-
 /**
  * Syncs the target inside its share of the worker's memory budget and one of its sync slots: a list
  * large at its last sync waits for its share before the fetch; a list that proves large asks during

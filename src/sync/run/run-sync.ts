@@ -104,8 +104,8 @@ interface StartedRun {
 
 /**
  * Each source's plan, its run started on `runConn` but not waited for: a list's fetch needs no run
- * (its apply does, and waits for it), so the fetches begin beside the starts, which took 2 ms before
- * the first request of an unchanged sync. No list is applied until every run has started, as when
+ * (its apply does, and waits for it), so the fetches begin beside the starts rather than after
+ * them, ahead of an unchanged sync's first request. No list is applied until every run has started, as when
  * they all came first; a start that fails stops the fetches (`signal`), and each list then throws its
  * error, neither applied nor recorded.
  */
