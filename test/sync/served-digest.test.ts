@@ -175,6 +175,7 @@ describe('an unchanged sync by its served digest', () => {
       const first = await fx.sync(t.db);
       expect(first.status).toBe('succeeded');
       const rowsBefore = await t.db.query("select count(*)::int as n from refdata.entries where environment = 'served-cli-env'");
+      const changesBefore = await t.db.query("select count(*)::int as n from refdata.entry_changes where environment = 'served-cli-env'");
       const again = await fx.sync(t.db);
       expect(again.status).toBe('succeeded');
       expect(again.outcomes.length).toBeGreaterThan(15);
@@ -187,6 +188,15 @@ describe('an unchanged sync by its served digest', () => {
       );
       expect(rows[0]!.same).toBe(true);
       expect(await t.db.query("select count(*)::int as n from refdata.entries where environment = 'served-cli-env'")).toMatchObject({ rows: rowsBefore.rows });
+      // Recorded without a diff: no change rows, and every snapshot of the second run unchanged.
+      expect(await t.db.query("select count(*)::int as n from refdata.entry_changes where environment = 'served-cli-env'")).toMatchObject({
+        rows: changesBefore.rows,
+      });
+      const { rows: second } = await t.db.query<{ status: string; changed: boolean }>(
+        'select distinct status, changed from refdata.snapshots where run_id = $1',
+        [again.runId],
+      );
+      expect(second).toEqual([{ status: 'ok', changed: false }]);
     } finally {
       await fx.client.close();
     }
