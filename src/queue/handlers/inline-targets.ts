@@ -21,7 +21,7 @@ import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
-import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
+import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
@@ -233,7 +233,7 @@ async function settleInline(
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
         // Every list of a run job stopped by one cause says so alike: once at a time.
-        const { error, errorCode } = outcomeError(outcome)!;
+        const { error, errorCode } = verdict.failed;
         const kind = [QUEUED, target.source.name, errorCode, causeOf(error, errorCode)];
         deps.repeats.info(log, kind, { code: errorCode, err: error }, QUEUED);
         return 'queued';

@@ -4,7 +4,7 @@ import { targetName, targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
-import { outcomeError, type FailedOutcome, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
+import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -76,7 +76,7 @@ async function syncAdmitted(
   }
   if (verdict.kind === 'retry') {
     // Every job of a source stopped by one unreachable host fails alike: warned of once at a time.
-    const failed = outcome as FailedOutcome;
+    const { failed } = verdict;
     deps.repeats.warn(
       log,
       ['list failed; will retry', source.name, failed.errorCode, causeOf(failed.error, failed.errorCode)],
