@@ -1,10 +1,11 @@
 // The full sync that P1 and P2 measure: every list and variant of one source, all targets at once,
 // from the sandbox at a fixed latency. Fetch time per target is measured from outside the pipeline
 // by wrapping the page source; database time is the target's total minus its fetch.
-import { targetId, targetsFor } from '../src/catalog/targets.ts';
+import { targetName, targetsFor } from '../src/catalog/targets.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import type { Database } from '../src/db/database.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
+import type { ListBatch } from '../src/upstream/list-batch.ts';
 import type { PageSource, TargetOutcome } from '../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import type { UpstreamClient } from '../src/upstream/index.ts';
@@ -39,7 +40,7 @@ class TimedPages implements PageSource {
     this.#inner = inner;
   }
 
-  async *pages(request: Parameters<PageSource['pages']>[0]): AsyncIterable<unknown[]> {
+  async *pages(request: Parameters<PageSource['pages']>[0]): AsyncIterable<ListBatch> {
     const key = `${request.path}|${request.serviceVersion ?? ''}`;
     const started = performance.now();
     let consumer = 0;
@@ -92,12 +93,12 @@ export async function timedFullSync(
     const log = await sandbox.requestLog();
     const outcomes = result!.outcomes;
     const failed = outcomes.filter((o) => o.status === 'failed' || o.status === 'unavailable' || o.status === 'held');
-    if (failed.length) throw new Error(`sync failed for ${failed.map((o) => `${targetId(o.target)}: ${o.error}`).join('; ')}`);
+    if (failed.length) throw new Error(`sync failed for ${failed.map((o) => `${targetName(o.target)}: ${o.error}`).join('; ')}`);
     const timings = outcomes.map((o): TargetTiming => {
       const key = `${o.target.path}|${o.target.serviceVersion ?? ''}`;
       const fetchMs = byPath.get(key)?.fetchMs.get(key) ?? 0;
       return {
-        target: targetId(o.target),
+        target: targetName(o.target),
         totalMs: o.durationMs,
         fetchMs,
         dbMs: o.durationMs - fetchMs,

@@ -61,7 +61,7 @@ export async function runP1(options: P1Options = {}): Promise<Figure[]> {
     const source = fullSource(sandbox);
     const targets = targetCount(source);
     // The measured case is the pool `refsync sync` has by default (REFSYNC_CONCURRENCY 4, plus its
-    // run's claim: at most 5 connections, issue 58's budget; a first sync opens 3): targets take a
+    // run's claim: at most 5 connections; a first sync opens 3): targets take a
     // connection only to apply. Each sync has a fresh database, pool and client (only the process is
     // warm): a first sync opens its connections, and a new backend's start and first catalog reads
     // are most of its Postgres CPU.

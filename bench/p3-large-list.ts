@@ -33,7 +33,7 @@ import {
 
 const run = promisify(execFile);
 const LIST = 'nmfc_codes';
-/** Peak RSS of one list's sync, on every path (issue 36): what a worker's memory budget counts per large list. */
+/** Peak RSS of one list's sync, on every path: what a worker's memory budget counts per large list. */
 const RSS_BUDGET_MIB = 256;
 /** Collect floors and resyncs measured in turn: the ratio is the median pair's, the resync time the median one. */
 const RESYNC_PAIRS = 5;
@@ -174,7 +174,7 @@ async function loadShape(
       databaseUrl: bench.url,
       lists: [LIST],
       pageSize: 1000,
-      // One bare array of a million entries is ~100 MB; the default list limits admit it (issue 36).
+      // One bare array of a million entries is ~100 MB; the default list limits admit it.
       ...(tuning ? { tuning } : {}),
     };
     const label = shape === 'next' ? 'pages of 1000' : 'one bare array';

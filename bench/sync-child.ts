@@ -3,11 +3,10 @@
 import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { openDatabase } from '../src/db/database.ts';
-import { targetsFor } from '../src/catalog/targets.ts';
+import { listVariant, targetsFor } from '../src/catalog/targets.ts';
 import { ListCollector } from '../src/sync/collect/collect.ts';
-import { continuesPage } from '../src/upstream/paging.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
-import type { TargetOutcome } from '../src/sync/outcome/target-outcome.ts';
+import { pino } from 'pino';
 import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
@@ -46,7 +45,8 @@ export interface SyncChildResult {
     pages: number;
     counts: Record<string, number>;
     error?: string;
-    load?: TargetOutcome['load'];
+    /** The way the list took to the database, from the sync's debug line (sync-target.ts#logLoad). */
+    load?: { loader: string; rowsWritten: number; fetches: number };
   }>;
 }
 
@@ -90,10 +90,10 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
   });
   let pages = 0;
   let entries = 0;
-  for await (const page of client.pages(request)) {
-    if (!continuesPage(page)) pages += 1;
-    entries += page.length;
-    if (mode === 'collect') await collector.addPage(page);
+  for await (const batch of client.pages(request)) {
+    if (!batch.continuesPage) pages += 1;
+    entries += batch.entries.length;
+    if (mode === 'collect') await collector.addBatch(batch);
   }
   if (mode === 'collect') entries = (await collector.finish()).entryCount;
   const wallMs = performance.now() - started;
@@ -108,8 +108,20 @@ async function floor(mode: 'fetch' | 'collect'): Promise<SyncChildResult> {
 async function sync(): Promise<SyncChildResult> {
   const started = performance.now();
   const cpuStarted = cpuMark();
+  const loads = new Map<string, { loader: string; rowsWritten: number; fetches: number }>();
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        if (!line.includes('"list loaded"')) return;
+        const { target, loader, rowsWritten, fetches } = JSON.parse(line) as { target: string; loader: string; rowsWritten: number; fetches: number };
+        loads.set(target, { loader, rowsWritten, fetches });
+      },
+    },
+  );
   const [run] = await runSync({
     db,
+    logger,
     sources: [source],
     clientFor: () => client,
     trigger: 'cli',
@@ -129,7 +141,7 @@ async function sync(): Promise<SyncChildResult> {
       pages: o.pages,
       counts: o.counts,
       ...(o.error ? { error: o.error } : {}),
-      ...(o.load ? { load: o.load } : {}),
+      ...(loads.has(listVariant(o.target)) ? { load: loads.get(listVariant(o.target))! } : {}),
     })),
   };
 }

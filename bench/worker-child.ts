@@ -1,7 +1,7 @@
 // A `refsync worker` for P4 and P6, in a process of its own: configuration from the environment
 // (with REFSYNC_CONFIG listing the sources), a Redis key prefix from argv[2]. Prints `ready` once it
 // takes jobs, and closes gracefully on SIGTERM. It runs with the default size limits (a million-
-// entry bare array, ~100 MB, is within them: issue 36 item 3). BENCH_TUNING (JSON) sets the sync's
+// entry bare array, ~100 MB, is within them). BENCH_TUNING (JSON) sets the sync's
 // tuning for the reduced runs. BENCH_WORKER_LOG=<file> writes the worker's debug log there (the
 // memory budget's admissions among it) with its memory every 250 ms, to see where a peak came from.
 import { loadConfig } from '../src/config/load.ts';

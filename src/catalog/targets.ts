@@ -14,13 +14,26 @@ export interface Target {
   serviceVersion?: string;
 }
 
-/** A target within its source, as log lines name it: `list:variant`. */
+// A target's names. Each is an output people read or match on (log fields, terminal lines), so
+// each keeps its form; there is one function per form, and all of them are here.
+
+/**
+ * A target within its source, as the sync's log lines name it and as a run keys its lists:
+ * `list:variant` (neither a list key nor a variant holds a colon).
+ */
 export function listVariant(t: Pick<Target, 'variant'> & { list: { key: string } }): string {
   return `${t.list.key}:${t.variant}`;
 }
 
-export function targetId(t: Pick<Target, 'variant'> & { source: { name: string }; list: { key: string } }): string {
-  return `${t.source.name}:${listVariant(t)}`;
+/** A target among every source's, as the worker's log lines and errors name it: `source/list[/variant]`. */
+export function targetName(t: Pick<Target, 'variant'> & { source: { name: string }; list: { key: string } }): string {
+  return `${t.source.name}/${t.list.key}${t.variant ? `/${t.variant}` : ''}`;
+}
+
+/** A target on a terminal line: `charge_codes 2024-06-11`, with its environment first when the run has several sources. */
+export function targetLabel(t: Pick<Target, 'variant'> & { source: { environment: string }; list: { key: string } }, withEnvironment: boolean): string {
+  const list = `${t.list.key}${t.variant ? ` ${t.variant}` : ''}`;
+  return withEnvironment ? `${t.source.environment} ${list}` : list;
 }
 
 /** The catalog entry with the source's overrides applied (base paths are a deployment fact, not code). */

@@ -1,7 +1,9 @@
 // The upstream's reference lists as the sandbox serves them: path, default paging shape, variants,
-// entry key, bundled data and the generator for large lists. The sandbox keeps its own table on
-// purpose: it simulates the service and must not share the client's catalog (a wrong path there
-// would then go unnoticed).
+// entry key, bundled data and the generator for large lists. Keyed by the catalog's list keys, so a
+// list in the catalog without its data here does not compile; its path and shape are the sandbox's
+// own on purpose: it simulates the service, and test/sandbox/lists.test.ts checks that the client's
+// catalog asks for the paths it serves (shared, a wrong path would go unnoticed).
+import { listKeys, type ListKey } from '../catalog/list-keys.ts';
 import type { Entry, PagingShape } from './types.ts';
 import { accessorials } from './data/accessorials.ts';
 import { chargeCodesByVersion } from './data/charge-codes.ts';
@@ -11,7 +13,7 @@ import * as data from './data/lists.ts';
 export type VariantKind = 'none' | 'version' | 'carrier';
 
 export interface SandboxList {
-  key: string;
+  key: ListKey;
   /** Absolute path; carrier_package_types has `{carrier}` in it. */
   path: string;
   variants: VariantKind;
@@ -49,19 +51,20 @@ function codedGenerator(prefix: string, extra?: (i: number) => Entry) {
   };
 }
 
-function coded(key: string, path: string, shape: PagingShape, entries: () => Entry[], extra?: (i: number) => Entry): SandboxList {
-  return { key, path, variants: 'none', shape, keyOf: byCode, bundled: single(entries), ...codedGenerator('G', extra) };
+type SandboxListData = Omit<SandboxList, 'key'>;
+
+function coded(path: string, shape: PagingShape, entries: () => Entry[], extra?: (i: number) => Entry): SandboxListData {
+  return { path, variants: 'none', shape, keyOf: byCode, bundled: single(entries), ...codedGenerator('G', extra) };
 }
 
-export const sandboxLists: readonly SandboxList[] = [
-  coded('accessorials', '/v2/shipments/accessorials/', 'envelope', accessorials, (i) => ({
+const listData: Record<ListKey, SandboxListData> = {
+  accessorials: coded('/v2/shipments/accessorials/', 'envelope', accessorials, (i) => ({
     id: 1_000_000 + i,
     long_description: `Generated accessorial ${i}`,
     is_charge_code: i % 2 === 0,
   })),
-  coded('appointment_types', '/v2/shipments/appointment-types/', 'envelope', data.appointmentTypes),
-  {
-    key: 'charge_codes',
+  appointment_types: coded('/v2/shipments/appointment-types/', 'envelope', data.appointmentTypes),
+  charge_codes: {
     path: '/reference-data/charge-codes/',
     variants: 'version',
     shape: 'envelope',
@@ -69,10 +72,9 @@ export const sandboxLists: readonly SandboxList[] = [
     bundled: chargeCodesByVersion,
     ...codedGenerator('G', () => ({ category: 'other' })),
   },
-  coded('charge_line_item_categories', '/v2/shipments/charge-line-item-categories/', 'next', data.chargeLineItemCategories),
-  coded('document_types', '/v2/documents/document-types/', 'array', data.documentTypes),
-  {
-    key: 'equipment_types',
+  charge_line_item_categories: coded('/v2/shipments/charge-line-item-categories/', 'next', data.chargeLineItemCategories),
+  document_types: coded('/v2/documents/document-types/', 'array', data.documentTypes),
+  equipment_types: {
     path: '/v2/shipments/equipment-types/',
     variants: 'none',
     shape: 'envelope',
@@ -84,10 +86,9 @@ export const sandboxLists: readonly SandboxList[] = [
       return m?.[1] ? Number(m[1]) : null;
     },
   },
-  coded('hazmat', '/v2/shipments/hazmat/', 'array', data.hazmat),
-  coded('location_types', '/v2/location-types/', 'array', data.locationTypes),
-  {
-    key: 'nmfc_codes',
+  hazmat: coded('/v2/shipments/hazmat/', 'array', data.hazmat),
+  location_types: coded('/v2/location-types/', 'array', data.locationTypes),
+  nmfc_codes: {
     path: '/v2/shipments/nmfc/',
     variants: 'none',
     shape: 'next',
@@ -102,9 +103,8 @@ export const sandboxLists: readonly SandboxList[] = [
       return item >= 0 && (m[2] === '' || sub > 0) ? item * 10 + sub : null;
     },
   },
-  coded('package_types', '/v2/shipments/package-types/', 'envelope', data.packageTypes),
-  {
-    key: 'carrier_package_types',
+  package_types: coded('/v2/shipments/package-types/', 'envelope', data.packageTypes),
+  carrier_package_types: {
     path: '/v2/quoting/{carrier}/package-types/',
     variants: 'carrier',
     shape: 'envelope',
@@ -112,14 +112,17 @@ export const sandboxLists: readonly SandboxList[] = [
     bundled: data.carrierPackageTypes,
     ...codedGenerator('G'),
   },
-  coded('piece_types', '/v2/shipments/piece-types/', 'array', data.pieceTypes),
-  coded('vendor_poc_roles', '/v2/vendors/vendor-poc-roles/', 'array', data.vendorPocRoles),
-  coded('service_levels', '/v2/shipments/service-levels/', 'envelope', data.serviceLevels),
-  coded('shipment_modes', '/v2/shipments/shipment-modes/', 'envelope', data.shipmentModes),
-  coded('shipment_rep_roles', '/v2/shipments/shipment-rep-roles/', 'array', data.shipmentRepRoles),
-  coded('stop_status_reason_codes', '/v2/shipments/stop-status-reason-codes/', 'envelope', data.stopStatusReasonCodes),
-  coded('shipment_statuses', '/v2/shipments/statuses/', 'envelope', data.shipmentStatuses),
-];
+  piece_types: coded('/v2/shipments/piece-types/', 'array', data.pieceTypes),
+  vendor_poc_roles: coded('/v2/vendors/vendor-poc-roles/', 'array', data.vendorPocRoles),
+  service_levels: coded('/v2/shipments/service-levels/', 'envelope', data.serviceLevels),
+  shipment_modes: coded('/v2/shipments/shipment-modes/', 'envelope', data.shipmentModes),
+  shipment_rep_roles: coded('/v2/shipments/shipment-rep-roles/', 'array', data.shipmentRepRoles),
+  stop_status_reason_codes: coded('/v2/shipments/stop-status-reason-codes/', 'envelope', data.stopStatusReasonCodes),
+  shipment_statuses: coded('/v2/shipments/statuses/', 'envelope', data.shipmentStatuses),
+};
+
+/** Every list the sandbox serves, in the catalog's order. */
+export const sandboxLists: readonly SandboxList[] = listKeys.map((key) => ({ key, ...listData[key] }));
 
 export function findList(key: string): SandboxList | undefined {
   return sandboxLists.find((l) => l.key === key);

@@ -5,6 +5,7 @@ import { capabilitiesOf } from '../db/capabilities.ts';
 import type { Database } from '../db/database.ts';
 import { LazyConnection } from '../db/lazy-connection.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
+import type { PageSource } from '../upstream/list-batch.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } from './load/choose-loader.ts';
@@ -25,14 +26,7 @@ import type { FirstLoadsTogether } from './load/first-loads-together.ts';
 import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
-
-/**
- * What the pipeline needs of the upstream client: the entries of one list in batches, a page each
- * (a large page in several, marked as continuations; see continuesPage).
- */
-export interface PageSource {
-  pages(request: PagesRequest): AsyncIterable<unknown[]>;
-}
+export type { PageSource } from '../upstream/list-batch.ts';
 
 /** How far the fetch of one target is, for a terminal's progress line and BullMQ's job progress. */
 export interface TargetProgress extends PageProgress {
@@ -130,11 +124,20 @@ export async function syncTarget(db: Database, client: PageSource, target: Targe
     // Past the deadline, whatever broke off the work (an aborted read, a refused statement) is the deadline.
     const failure = deadline.expired ? deadline.error : listFailureOf(thrown, target.list.key);
     if (!failure) throw thrown;
-    const status = isUnavailable(failure) ? 'unavailable' : 'failed';
-    const outcome: TargetOutcome = { target, status, counts: zeroCounts(), baseline: false, entryCount: 0, pages: f.pages, durationMs: f.elapsed() };
     // What a load wrote before the failure was rolled back; told for the record.
-    if (f.loader) outcome.load = { loader: f.loader.kind, rowsWritten: f.loader.rowsWritten, fetches: f.fetches };
-    return { ...outcome, error: failure.message, errorCode: failure.code, failure };
+    if (f.loader) logLoad(f, f.loader, 'list load rolled back');
+    return {
+      target,
+      status: isUnavailable(failure) ? 'unavailable' : 'failed',
+      counts: zeroCounts(),
+      baseline: false,
+      entryCount: 0,
+      pages: f.pages,
+      durationMs: f.elapsed(),
+      error: failure.message,
+      errorCode: failure.code,
+      failure,
+    };
   } finally {
     deadline.clear();
   }
@@ -215,10 +218,10 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     });
     f.pages = 0;
     const memory = f.options.memory;
-    for await (const page of f.client.pages(pagesRequest(f.target, f.options))) {
-      // Asked before the page is taken in, so that neither its spill nor the index read comes first.
-      if (memory && !memory.admitted && collector.received + page.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
-      await collector.addPage(page);
+    for await (const batch of f.client.pages(pagesRequest(f.target, f.options))) {
+      // Asked before the batch is taken in, so that neither its spill nor the index read comes first.
+      if (memory && !memory.admitted && collector.received + batch.entries.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
+      await collector.addBatch(batch);
       check.observe(collector.received);
     }
     return await loadFetched(f, setup, collector, loader);
@@ -317,24 +320,24 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
   // Only the plain path is left after a refetch, and it never backs out.
   if ('fetchAgain' in result) throw new Error(`${listVariant(target)}: ${result.fetchAgain}, on the plain path`);
   const applied: Omit<ApplyResult, 'snapshotId'> & { snapshotId?: number } = 'setAside' in result ? setAsideResult(result, collected) : result.applied;
-  const outcome: TargetOutcome = {
+  logLoad(f, loader, 'list loaded');
+  const facts = {
     target,
-    status: applied.status,
     counts: applied.counts,
     baseline: applied.baseline,
     entryCount: collected.entryCount,
     pages: collected.pages,
     durationMs: f.elapsed(),
-    load: { loader: loader.kind, rowsWritten: loader.rowsWritten, fetches: f.fetches },
   };
+  const outcome: TargetOutcome =
+    applied.status === 'held'
+      ? { ...facts, status: 'held', error: applied.error ?? 'held', errorCode: applied.errorCode ?? REMOVALS_HELD }
+      : applied.status === 'unchanged' && fetched.asServedBefore
+        ? { ...facts, status: 'unchanged', asServedBefore: true }
+        : { ...facts, status: applied.status };
   if (applied.snapshotId !== undefined) outcome.snapshotId = applied.snapshotId;
   if ('setAside' in result) outcome.setAside = true;
-  if (fetched.asServedBefore) outcome.asServedBefore = true;
   if (applied.runAdvanced) outcome.runAdvanced = true;
-  if (applied.error) {
-    outcome.error = applied.error;
-    outcome.errorCode = applied.errorCode ?? REMOVALS_HELD;
-  }
   if (collected.replacedValues > 0) {
     const replaced = { replacedValues: collected.replacedValues, replacedEntries: collected.replacedEntries, entries: collected.replacedKeys };
     // entries: the first few keys, enough to find them, bounded for a million-entry list.
@@ -348,6 +351,17 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
     logger.warn({ target: listVariant(target), err: applied.impactError }, 'impact on the usage columns not computed');
   }
   return outcome;
+}
+
+/**
+ * Which way the list took to the database, the rows that way wrote and the fetches it took: for a
+ * maintainer reading a debug log, and for the tests of a fast path, which count the rows it spared.
+ */
+function logLoad(f: Fetch, loader: Loader, message: string): void {
+  (f.options.logger ?? silentLogger).debug(
+    { target: listVariant(f.target), loader: loader.kind, rowsWritten: loader.rowsWritten, fetches: f.fetches },
+    message,
+  );
 }
 
 /** What a fetch set aside will be once its run records it: unchanged, or a first load's baseline. */

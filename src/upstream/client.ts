@@ -10,7 +10,7 @@ import { readListBody, type PageInfo } from './list-body.ts';
 import { ListBudget, type ListLimits } from './list-budget.ts';
 import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
 import { PageSequence, type PageProgress } from './page-sequence.ts';
-import { markContinuation } from './paging.ts';
+import { listBatch, type ListBatch } from './list-batch.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
 import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
 import { secretScrubber } from './scrub.ts';
@@ -66,8 +66,8 @@ export interface PagesRequest {
 
 /** One list answer being read: its first batch (read within the retries) and the rest to come. */
 interface ListPageStream {
-  batches: AsyncGenerator<unknown[], PageInfo>;
-  first: IteratorResult<unknown[], PageInfo>;
+  batches: AsyncGenerator<ListBatch, PageInfo>;
+  first: IteratorResult<ListBatch, PageInfo>;
 }
 
 interface Exchange {
@@ -210,15 +210,15 @@ export class UpstreamClient {
   }
 
   /**
-   * Streams the pages of one list; each yielded value is that page's entries, or for a page larger
+   * Streams the pages of one list; each yielded batch is that page's entries, or for a page larger
    * than a batch (a bare array of the whole list: batches of at least page-size entries) the
-   * next batch of them, marked by markContinuation when it is not the page's first: no page is
+   * next batch of them, which says it continues the page when it is not the page's first: no page is
    * ever held whole as text. The shape is decided per response (bare array, `results` envelope by
    * page number, `next` link; see PageSequence). The generator only completes once the list is
    * whole: a stated total that does not add up throws after the last page, so a consumer must not
    * apply what it received before the generator returned.
    */
-  async *pages(request: PagesRequest): AsyncGenerator<unknown[], void, undefined> {
+  async *pages(request: PagesRequest): AsyncGenerator<ListBatch, void, undefined> {
     const sequence = new PageSequence(listEndpoint(request), { origin: this.#origin, pageSize: this.#pageSize, maxPages: this.#maxPages }, request.onPage);
     const budget = new ListBudget(this.#listLimits);
     let pending = this.#requestPage(request, sequence, budget, sequence.url, 1);
@@ -326,18 +326,18 @@ export class UpstreamClient {
   async *#handOverPage(
     { batches, first }: ListPageStream,
     sequence: PageSequence,
-  ): AsyncGenerator<unknown[], { last: unknown[]; pageEntries: number; page: PageInfo }> {
+  ): AsyncGenerator<ListBatch, { last: ListBatch; pageEntries: number; page: PageInfo }> {
     let step = first;
-    let held: unknown[] | undefined;
+    let held: ListBatch | undefined;
     let pageEntries = 0;
     while (!step.done) {
       if (held) yield held;
-      held = pageEntries > 0 ? markContinuation(step.value) : step.value;
-      pageEntries += step.value.length;
-      if (pageEntries > step.value.length) sequence.partlyRead(pageEntries);
+      held = step.value;
+      pageEntries += held.entries.length;
+      if (pageEntries > held.entries.length) sequence.partlyRead(pageEntries);
       step = await batches.next();
     }
-    return { last: held ?? [], pageEntries, page: step.value };
+    return { last: held ?? listBatch([]), pageEntries, page: step.value };
   }
 
   /**
@@ -476,7 +476,7 @@ export class UpstreamClient {
 }
 
 /** The batches of a list page, its request deadline cleared once they end, are dropped or fail. */
-async function* clearedAtEnd(batches: AsyncGenerator<unknown[], PageInfo>, deadline: RequestDeadline): AsyncGenerator<unknown[], PageInfo> {
+async function* clearedAtEnd(batches: AsyncGenerator<ListBatch, PageInfo>, deadline: RequestDeadline): AsyncGenerator<ListBatch, PageInfo> {
   try {
     return yield* batches;
   } finally {

@@ -2,9 +2,9 @@
 // fail at once with it:
 // - a login that failed for a reason every list shares: the host cannot be reached (refused, not
 //   resolved, reset, a connect timeout), its certificate is not trusted, or the service refused the
-//   email and password. Each list used to log in again once the one before it had given up, each
-//   with its own retries: 21 lists against an unreachable host were 6 logins, 18 retry warnings and
-//   10 s before the run failed;
+//   email and password. Otherwise each list would log in again once the one before it had given
+//   up, each with its own retries, and a run against an unreachable host would take a login and a
+//   round of retry warnings per list before it failed;
 // - a request that gave up on the host with a token in hand (a worker whose host went away between
 //   runs): each list retried on its own, one lane after another.
 import { withoutRequest } from '../util/failure-cause.ts';

@@ -1,4 +1,5 @@
 export { UpstreamClient, type UpstreamClientOptions, type PagesRequest } from './client.ts';
+export { listBatch, type ListBatch, type PageSource } from './list-batch.ts';
 export { createUpstreamClient } from './factory.ts';
 export type { ApiKeyScheme, AuthScheme, Credentials } from './auth.ts';
 export {

@@ -5,14 +5,15 @@ import { UpstreamError } from './errors.ts';
 import type { ListBudget } from './list-budget.ts';
 import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from './list-splitter.ts';
 import { checkEntries, interpretPage, type ListPage } from './paging.ts';
-import { withServedText } from './served-text.ts';
+import type { ListBatch } from './list-batch.ts';
 
 /** A page once its body has been read: its shape and the envelope's members, without the entries. */
 export type PageInfo = Omit<ListPage, 'entries'>;
 
 /**
  * Reads one 2xx list answer as a stream: yields its entries in batches as the bytes arrive (each
- * batch checked and parsed on its own), and returns the page's shape and envelope members once the
+ * batch checked and parsed on its own, with the text it was parsed from; every batch but the first
+ * continues the page), and returns the page's shape and envelope members once the
  * body has ended. Holds at most one batch of text at a time, whatever the size of the answer; the
  * list's budget counts every byte and entry, and no entry may be longer than its limit. Errors of
  * the transport go through `transportError`.
@@ -24,7 +25,7 @@ export async function* readListBody(
   batch: BatchLimits,
   ctx: BodyContext,
   transportError: (err: unknown) => unknown,
-): AsyncGenerator<unknown[], PageInfo, undefined> {
+): AsyncGenerator<ListBatch, PageInfo, undefined> {
   const declared = declaredLength(headers);
   let done = false;
   try {
@@ -33,12 +34,13 @@ export async function* readListBody(
     const splitter = new ListSplitter({ ...batch, maxEntryBytes: budget.limits.maxEntryBytes });
     let size = 0;
     let received = 0;
-    const parseBatch = (text: string): unknown[] => {
+    const parseBatch = (text: string): ListBatch => {
       const entries = parseJsonText(text, ctx, size) as unknown[];
       checkEntries(entries, ctx, received);
+      const continuesPage = received > 0;
       received += entries.length;
       budget.parsed(entries.length, ctx);
-      return withServedText(entries, text);
+      return { entries, servedText: text, continuesPage };
     };
     for await (const chunk of readChunks(body, transportError)) {
       size += chunk.length;

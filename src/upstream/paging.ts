@@ -36,20 +36,6 @@ export function checkEntries(entries: unknown[], ctx: PageContext, offset = 0): 
   }
 }
 
-/** Batches of entries that continue the page of the batch before them (a large page comes in several). */
-const continuations = new WeakSet<readonly unknown[]>();
-
-/** Marks a batch as the continuation of the page before it. */
-export function markContinuation(entries: unknown[]): unknown[] {
-  continuations.add(entries);
-  return entries;
-}
-
-/** Whether a batch of entries continues the page of the batch before it, rather than starting a page. */
-export function continuesPage(entries: readonly unknown[]): boolean {
-  return continuations.has(entries);
-}
-
 /** Decides the shape of one response: a bare array (the whole list) or a `results` envelope. */
 export function interpretPage(json: unknown, ctx: PageContext): ListPage {
   if (Array.isArray(json)) {

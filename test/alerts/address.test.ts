@@ -1,4 +1,4 @@
-// Issue 31, item 7: the webhook guard classifies by ipaddr.js's ranges, and every IPv6 form that
+// The webhook guard classifies by ipaddr.js's ranges, and every IPv6 form that
 // carries an IPv4 address is judged by the address it reaches. Each private IPv4 target below is
 // written in every such form; the guard refuses each, and lets the same forms of a public one pass
 // (but the deprecated IPv4-compatible form, which no real endpoint uses). allowedAddresses is what

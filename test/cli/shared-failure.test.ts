@@ -1,6 +1,6 @@
 // A first failure that leaves no mess: when every list fails for one reason (here the certificate
 // the sandbox serves, untrusted without REFSYNC_CA_FILE), `refsync sync` says it once, in its report
-// and in its log, where it used to print a row, a warning and an alert line per list.
+// and in its log, rather than a row, a warning and an alert line per list.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RUN_REASON } from '../../src/cli/status/status-lines.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -62,7 +62,7 @@ describe('refsync sync when every list fails for one reason', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    // Each list used to log in again once the one before it had given up: 3 retry warnings a login, 6 logins.
+    // One login for the source, not one per list after the one before it gave up, each with its retry warnings.
     expect(logLines).toEqual([
       expect.objectContaining({
         level: 40,

@@ -1,4 +1,4 @@
-// REFSYNC_DB_MAX_CONNECTIONS (issue 56): the contract's defaults per kind of process, the setting
+// REFSYNC_DB_MAX_CONNECTIONS: the contract's defaults per kind of process, the setting
 // over them, and one-line errors naming it.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';

@@ -1,4 +1,4 @@
-// The deadlines and list limits (issue 31.4, issue 36.3): defaults, the environment, a source of
+// The deadlines and list limits: defaults, the environment, a source of
 // REFSYNC_CONFIG of its own, and one-line errors naming the setting.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

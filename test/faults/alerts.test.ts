@@ -1,4 +1,4 @@
-// Alert delivery under faults and a skewed clock (case 20 of issue 8), from a real sync to the
+// Alert delivery under faults and a skewed clock, from a real sync to the
 // receiver: at-least-once with one stable id, never redirected, stopped by 410, private addresses
 // refused, and history times taken from the database clock, not the process's.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 31 item 4: an upstream that sends its headers and then one byte at a time (never silent for
+// An upstream that sends its headers and then one byte at a time (never silent for
 // long enough to trip an idle timeout) is stopped by REFSYNC_REQUEST_DEADLINE_S and by
 // REFSYNC_TARGET_DEADLINE_S in `refsync sync`: that list fails with an error naming the deadline,
 // the other lists are written, the dripped list keeps its last good data, and the next run heals.

@@ -1,4 +1,4 @@
-// Stalls, huge answers, foreign links and bad data (cases 11, 15, 17, 18 of issue 8), through the
+// Stalls, huge answers, foreign links and bad data, through the
 // pipeline: refused or timed out, nothing leaked (sockets, memory, credentials), data untouched.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:net';

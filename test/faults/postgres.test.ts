@@ -1,4 +1,4 @@
-// Postgres faults (cases 7, 8, 9 of issue 8): connections killed, the server restarted or gone for
+// Postgres faults: connections killed, the server restarted or gone for
 // a whole run, a table locked by another session. No crash, nothing partial, the next run heals.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

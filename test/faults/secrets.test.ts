@@ -1,4 +1,4 @@
-// Secrets (case 21 of issue 8). Every faults file checks, after its last test, that its captured
+// Secrets. Every faults file checks, after its last test, that its captured
 // logs (every client and dispatcher it made, trace level, no redaction) hold no password, token,
 // API key or webhook secret (harness.ts). Here: a whole CLI sync at trace level through faults,
 // and the settings refused up front.

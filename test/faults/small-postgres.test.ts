@@ -1,4 +1,4 @@
-// A small Postgres shared with other applications (issue 56): a private cluster with
+// A small Postgres shared with other applications: a private cluster with
 // max_connections = 10, 3 of them reserved for superusers, refsync as an ordinary role, and another
 // application's role taking every slot left. A refused connection fails the list that needed it,
 // never the run; the worker says so on /readyz and /metrics; nothing is lost once slots free.

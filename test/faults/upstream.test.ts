@@ -1,4 +1,4 @@
-// Upstream faults through the whole pipeline (cases 10, 12, 13, 14, 16 of issue 8): the failing
+// Upstream faults through the whole pipeline: the failing
 // list keeps its last good data, the other lists sync, nothing is half-applied, and the next run
 // after the fault heals applies the whole new state once.
 import { beforeAll, describe, expect, it } from 'vitest';

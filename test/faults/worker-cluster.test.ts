@@ -1,4 +1,4 @@
-// refsync on a real Redis Cluster (issue 35): six redis-server processes of the test's own, three
+// refsync on a real Redis Cluster: six redis-server processes of the test's own, three
 // primaries with one replica each, a password that only REDIS_URL gives (its host is not used).
 // A `refsync worker` process and `refsync trigger` run a sync through it (its scheduler installed,
 // the source gate's slots held); status, the dashboard, readiness and metrics answer; the queue's

@@ -1,4 +1,4 @@
-// Issue 31 item 4 in the worker: with one slot (REFSYNC_CONCURRENCY=1), a target whose upstream
+// In the worker: with one slot (REFSYNC_CONCURRENCY=1), a target whose upstream
 // drips its body one byte at a time is failed at its deadline, naming it, and the slot goes on to
 // the other lists; the run ends partial, the dripped list keeps its last good data.
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Worker fault (case 19 of issue 8): a scheduled run and a manual trigger at once, across two
+// Worker fault: a scheduled run and a manual trigger at once, across two
 // `refsync worker` processes. The test makes "at once" certain instead of hoping for it: it holds
 // every target's advisory lock (the one the pipeline takes in the apply transaction) until both
 // runs have fetched every list and wait on it, then lets them go together.

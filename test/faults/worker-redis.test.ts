@@ -1,4 +1,4 @@
-// Worker faults around Redis (cases 4, 5, 6 of issue 8), each on a private redis-server (the shared
+// Worker faults around Redis, each on a private redis-server (the shared
 // one is never stopped, flushed or reconfigured) and `refsync worker` as a child process:
 //  4. Redis stopped for 5 s and for 15 s (its data kept: append-only file) while a list is in
 //     flight: the worker resumes by itself, the in-flight run and a run triggered afterwards complete;

@@ -1,4 +1,4 @@
-// Worker fault (case 3 of issue 8): a job that stalls past its BullMQ lock while it is inside the
+// Worker fault: a job that stalls past its BullMQ lock while it is inside the
 // list's transaction. The worker takes no lockDuration/stalledInterval option, so the first worker
 // process is frozen with SIGSTOP (no lock renewal) inside its transaction; a second worker process
 // recovers the job as stalled and takes it; then the first is resumed with SIGCONT. The pipeline's

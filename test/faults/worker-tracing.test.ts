@@ -1,4 +1,4 @@
-// OpenTelemetry tracing across processes (issue 35), with an OTLP/HTTP receiver of the test's own:
+// OpenTelemetry tracing across processes, with an OTLP/HTTP receiver of the test's own:
 // two `refsync worker` processes exporting http/json and one `refsync trigger` exporting the default
 // http/protobuf make one trace (a target job, here the large list's, carrying it in its data to
 // whichever worker takes it): the trigger's span, the run span under it, one target span per
@@ -18,6 +18,7 @@ import { sandboxSource } from '../helpers/source.ts';
 import { runCli, startRedisServer, waitFor } from '../queue/helpers.ts';
 import { uniqueEnvironment, workerEnv, workerProbes } from './harness.ts';
 import { startWorkerProcess } from './servers.ts';
+import { everySandboxTarget } from '../helpers/targets.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
@@ -43,7 +44,7 @@ afterAll(async () => {
 
 const COLLECTOR_TOKEN = `collector-token-${process.pid}-${Math.random().toString(16).slice(2)}`;
 
-/** The three charge-code versions the sandbox serves: with every list, a run of 23 targets. */
+/** The charge-code versions the sandbox serves and the unpinned one: with every list, a run of every target the sandbox serves. */
 const ALL_CHARGE_CODE_VERSIONS = '2024-06-11,2025-09-01,unpinned';
 
 /** A source on the sandbox with every list, logging in with the keyed account (its API key as fallback). */
@@ -89,7 +90,7 @@ describe('tracing', () => {
     const workerEnvJson = { ...env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', REFSYNC_CONCURRENCY: '2' };
     const workers = [await startWorkerProcess(workerEnvJson), await startWorkerProcess(workerEnvJson)];
     const targets = targetsFor(source).length;
-    expect(targets).toBe(23);
+    expect(targets).toBe(everySandboxTarget());
     // Past 5,000 entries: its run job stops it once it proves large and leaves it to a target job,
     // which carries the run's trace in its data to whichever worker takes it.
     sb.control.setGenerated(LARGE, 6000);

@@ -1,4 +1,4 @@
-// A worker whose source cannot be reached (issue 59, item 2): every target job of the run fails
+// A worker whose source cannot be reached: every target job of the run fails
 // alike, each attempt. The jobs still retry and fail one by one as before; the log says each kind
 // of failure once (the source's retries, a list that will retry, a job that will, a list that
 // failed, a job that failed), where it said each one per job and per attempt, and the run's error

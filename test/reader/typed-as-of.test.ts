@@ -3,6 +3,7 @@ import { entriesAsOf } from '../../src/db/functions.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { syncSandbox, V2024 } from './fixture.ts';
+import { listKeys } from '../../src/catalog/list-keys.ts';
 
 type Row = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ describe('typed as-of functions', () => {
     );
     expect(fns.map((f) => f.proname)).toContain('equipment_types_as_of');
     // One per list (charge_codes_as_of among them) and the untyped entries_as_of.
-    expect(fns.length).toBe(18 + 1);
+    expect(fns.length).toBe(listKeys.length + 1);
     const then = await asOf('equipment_types', afterFirst);
     const key = (sb.control.getEntries('equipment_types')[0] as { machine_readable: string }).machine_readable;
     const row = then.find((r) => r.entry_key === key)!;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxControlHttp, sandboxRequest, useLoggedInSandbox, type Sandbox } from '../helpers/sandbox.ts';
+import { listKeys } from '../../src/catalog/list-keys.ts';
 
 let sb: Sandbox;
 let auth: Record<string, string>;
@@ -157,7 +158,7 @@ describe('control API over HTTP', () => {
     expect(await ok('getEntries', { listKey: 'charge_codes', version: '2024-06-11' })).toEqual([{ code: 'A', description: 'A' }]);
     await ok('setGenerated', { listKey: 'nmfc_codes', count: 10 });
     await ok('changeGenerated', { listKey: 'nmfc_codes', everyNth: 5 });
-    expect(await ok('listKeys')).toHaveLength(18);
+    expect(await ok('listKeys')).toEqual([...listKeys]);
     expect(await ok('chargeCodeVersions')).toEqual(['2024-06-11', '2025-09-01']);
     const page = (await sandboxRequest(sb, '/v2/shipments/hazmat/', { headers: auth })).json<{
       page_size: number;

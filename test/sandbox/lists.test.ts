@@ -1,35 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { catalog } from '../../src/catalog/catalog.ts';
+import { listKeys } from '../../src/catalog/list-keys.ts';
 import { SANDBOX_CARRIERS, listPath, sandboxLists, type PagingShape } from '../../src/sandbox/index.ts';
 import { SANDBOX_KEYED_ACCOUNT, sandboxRequest, useLoggedInSandbox, useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 
-const expectedPaths: Record<string, string> = {
-  accessorials: '/v2/shipments/accessorials/',
-  appointment_types: '/v2/shipments/appointment-types/',
-  charge_codes: '/reference-data/charge-codes/',
-  charge_line_item_categories: '/v2/shipments/charge-line-item-categories/',
-  document_types: '/v2/documents/document-types/',
-  equipment_types: '/v2/shipments/equipment-types/',
-  hazmat: '/v2/shipments/hazmat/',
-  location_types: '/v2/location-types/',
-  nmfc_codes: '/v2/shipments/nmfc/',
-  package_types: '/v2/shipments/package-types/',
-  carrier_package_types: '/v2/quoting/{carrier}/package-types/',
-  piece_types: '/v2/shipments/piece-types/',
-  vendor_poc_roles: '/v2/vendors/vendor-poc-roles/',
-  service_levels: '/v2/shipments/service-levels/',
-  shipment_modes: '/v2/shipments/shipment-modes/',
-  shipment_rep_roles: '/v2/shipments/shipment-rep-roles/',
-  stop_status_reason_codes: '/v2/shipments/stop-status-reason-codes/',
-  shipment_statuses: '/v2/shipments/statuses/',
-};
 const bareArray = ['location_types', 'document_types', 'vendor_poc_roles', 'shipment_rep_roles', 'hazmat', 'piece_types'];
 const withNext = ['nmfc_codes', 'charge_line_item_categories'];
 
 /** Every (list, variant) the sandbox serves, with its request path. */
-const targets = sandboxLists.flatMap((l) =>
-  l.key === 'carrier_package_types'
-    ? SANDBOX_CARRIERS.map((carrier) => ({ key: l.key, path: listPath(l, carrier), variant: { carrier } }))
-    : [{ key: l.key, path: l.path, variant: {} }],
+const targets = sandboxLists.flatMap(
+  (l): Array<{ key: string; path: string; variant: { carrier?: string } }> =>
+    l.key === 'carrier_package_types'
+      ? SANDBOX_CARRIERS.map((carrier) => ({ key: l.key, path: listPath(l, carrier), variant: { carrier } }))
+      : [{ key: l.key, path: l.path, variant: {} }],
 );
 
 let sb: Sandbox;
@@ -70,9 +53,9 @@ async function fetchAll(path: string, pageSize: number): Promise<{ entries: unkn
 }
 
 describe('reference lists', () => {
-  it('serves exactly the eighteen list keys at the paths of the spec', () => {
-    expect(sb.control.listKeys().sort()).toEqual(Object.keys(expectedPaths).sort());
-    for (const l of sandboxLists) expect(l.path).toBe(expectedPaths[l.key]);
+  it("serves every list of the catalog, and only those, at the path the client's catalog asks for", () => {
+    expect(sb.control.listKeys()).toEqual([...listKeys]);
+    expect(sandboxLists.map((l) => [l.key, l.path])).toEqual(catalog.map((l) => [l.key, `${l.basePath}${l.path}`]));
   });
 
   it.each(targets)('$path answers in its default shape with realistic entries', async ({ key, path, variant }) => {

@@ -1,4 +1,4 @@
-// Issue 31, item 1: text from the upstream is bounded in bytes wherever refsync stores or sends it,
+// Text from the upstream is bounded in bytes wherever refsync stores or sends it,
 // and a run whose every list fails with a long hostile error body still closes: the run row leaves
 // `running`, the refdata_runs NOTIFY arrives (with the run id and what fits under Postgres's
 // 8000-byte limit), and the run_completed alert is written and delivered (to the log, the channel of a command without a webhook). The bodies are those that

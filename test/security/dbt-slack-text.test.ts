@@ -1,4 +1,4 @@
-// Issue 31, item 6: upstream strings reach two renderers that would act on them. dbt renders the
+// Upstream strings reach two renderers that would act on them. dbt renders the
 // strings of a sources file as Jinja: a field named {{ env_var('PGPASSWORD') }} must print as that
 // text, never run (checked with Jinja itself, Python's jinja2 as dbt uses it, with dbt's `do`
 // extension). Slack renders mrkdwn: an upstream string must land where Slack neither formats nor

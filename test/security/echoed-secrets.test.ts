@@ -1,4 +1,4 @@
-// Issue 31, item 5: a service that quotes the password back in its login error, in any spelling
+// A service that quotes the password back in its login error, in any spelling
 // (JSON-escaped tabs, whitespace collapsed, plain text) and at any length (one that straddles the
 // 200-character cut of the summary), never gets a piece of it into what refsync prints, logs or
 // stores. `refsync sync` runs as a user would, at trace level, with the sandbox's echoLogin switch;

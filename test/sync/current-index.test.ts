@@ -8,6 +8,7 @@ import { CurrentRowsCheck } from '../../src/sync/load/current-rows-check.ts';
 import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
+import { captureLogs, loadLines } from '../helpers/logs.ts';
 import { count, servedAndStored, useGeneratedList } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -17,9 +18,11 @@ const g = useGeneratedList(LIST, ENTRIES);
 
 /** Syncs the list with spills every 2,000 rows: the outcome, and the rows staged (after the index check). */
 async function sync(client: PageSource = g.fx.client) {
-  const outcome = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 } });
-  const staged = outcome.load?.loader === 'resync' ? outcome.load.rowsWritten : 0;
-  return { outcome, staged };
+  const logs = captureLogs('debug');
+  const outcome = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 }, logger: logs.logger });
+  const load = loadLines(logs).at(-1);
+  const staged = load?.loader === 'resync' ? load.rowsWritten : 0;
+  return { outcome, staged, load };
 }
 
 const currentRows = () => servedAndStored(t.db, g.sb, g.target);
@@ -28,7 +31,7 @@ describe('the current-row index', () => {
   it('loads a large list, then resyncs it staging only what changed', async () => {
     const first = await sync();
     expect(first.outcome.status).toBe('changed');
-    expect(first.outcome.load?.loader).toBe('first-load');
+    expect(first.load?.loader).toBe('first-load');
     // A first load is written straight into the entries (direct-load.test.ts): nothing staged.
     expect(first.staged).toBe(0);
 
@@ -79,7 +82,7 @@ describe('the current-row index', () => {
     };
     const raced = await sync(racing);
     expect(calls).toBe(2);
-    expect(raced.outcome.load).toMatchObject({ loader: 'resync', fetches: 2 });
+    expect(raced.load).toMatchObject({ loader: 'resync', fetches: 2 });
     expect(raced.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
@@ -111,13 +114,18 @@ describe('the current-row index', () => {
           }
         },
       };
-      const outcome = await syncTarget(t.db, waiting, g.target, { runId: null, tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 } });
+      const logs = captureLogs('debug');
+      const outcome = await syncTarget(t.db, waiting, g.target, {
+        runId: null,
+        tuning: { spillThreshold: 20_000, indexAfterEntries: 5_000 },
+        logger: logs.logger,
+      });
       expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
       // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
       expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);
       expect(keeps).toHaveBeenCalledTimes(g.sb.control.getEntries(LIST).length);
       // Of those, only the modified entry was staged.
-      expect(outcome.load).toMatchObject({ loader: 'resync', rowsWritten: 1, fetches: 1 });
+      expect(loadLines(logs)).toEqual([{ loader: 'resync', rowsWritten: 1, fetches: 1 }]);
     } finally {
       read.mockRestore();
       unmatched.mockRestore();

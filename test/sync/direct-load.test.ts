@@ -9,6 +9,7 @@ import { lockTarget } from '../../src/sync/target/target-lock.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { useTestDatabase } from '../helpers/db.ts';
+import { captureLogs, loadLines } from '../helpers/logs.ts';
 import { count, servedAndStored, useGeneratedList } from './fixture.ts';
 
 const t = useTestDatabase();
@@ -27,10 +28,12 @@ beforeEach(async () => {
  * counts the rows written each way: straight into the entries (the first load) or into staging.
  */
 async function sync(client: PageSource = g.fx.client) {
-  const synced = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 } });
+  const logs = captureLogs('debug');
+  const synced = await syncTarget(t.db, client, g.target, { runId: null, tuning: { spillThreshold: 2_000 }, logger: logs.logger });
   const outcome = await recordOutcomeFailure(t.db, synced, null, eachFailureLog(silentLogger));
-  const written = (loader: string) => (outcome.load?.loader === loader ? outcome.load.rowsWritten : 0);
-  return { outcome, direct: written('first-load'), staged: written('resync'), fetches: outcome.load?.fetches };
+  const load = loadLines(logs).at(-1);
+  const written = (loader: string) => (load?.loader === loader ? load.rowsWritten : 0);
+  return { outcome, direct: written('first-load'), staged: written('resync'), fetches: load?.fetches };
 }
 
 /** The list as served, with `edit` applied to each page of entries before it is handed on. */
@@ -40,7 +43,11 @@ function edited(edit: (entries: unknown[], page: number) => unknown[]): PageSour
     async *pages(request) {
       this.calls += 1;
       let page = 0;
-      for await (const entries of g.fx.client.pages(request)) yield edit(entries, page++);
+      for await (const batch of g.fx.client.pages(request)) {
+        const entries = edit(batch.entries, page++);
+        // Edited entries are no longer the text they were parsed from.
+        yield { ...batch, entries, servedText: entries === batch.entries ? batch.servedText : null };
+      }
     },
   };
 }

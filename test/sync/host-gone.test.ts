@@ -1,6 +1,6 @@
 // The host goes away while the client holds a token (a worker between two runs, the sandbox stopped):
 // each list's request fails on its own, its message naming its own path. The run still says the
-// cause once (issue 59, item 2): the messages differ by their request only, and are grouped without it.
+// cause once: the messages differ by their request only, and are grouped without it.
 import { describe, expect, it } from 'vitest';
 import { failureLines } from '../../src/cli/output/sync-report.ts';
 import { useTestDatabase } from '../helpers/db.ts';

@@ -4,7 +4,7 @@
 // count and fields, and not one entry is normalised. Anything else is normalised as ever.
 import { describe, expect, it } from 'vitest';
 import { catalog, type ListDefinition } from '../../src/catalog/catalog.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { listVariant, targetsFor, type Target } from '../../src/catalog/targets.ts';
 import { ListCollector } from '../../src/sync/collect/collect.ts';
 import { EntryShapeError } from '../../src/sync/collect/normalize.ts';
 import { NORMALIZING, ServedDigest } from '../../src/sync/collect/served-digest.ts';
@@ -12,7 +12,7 @@ import { readLastOk, UnchangedLists, type LastOk } from '../../src/sync/load/unc
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { parseJsonText } from '../../src/upstream/body.ts';
-import { withServedText } from '../../src/upstream/served-text.ts';
+import { listBatch, type ListBatch } from '../../src/upstream/list-batch.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from './fixture.ts';
@@ -20,8 +20,8 @@ import { pipelineFixture } from './fixture.ts';
 const t = useTestDatabase();
 const shipmentModes = catalog.find((l) => l.key === 'shipment_modes')!;
 
-/** A batch as the client hands it over: the entries parsed from `text`, with the text noted. */
-const served = (text: string): unknown[] => withServedText(JSON.parse(text) as unknown[], text);
+/** A batch as the client hands it over: the entries parsed from `text`, with the text. */
+const served = (text: string): ListBatch => listBatch(JSON.parse(text) as unknown[], text);
 
 const collectorFor = (list: ListDefinition, bounds: { entries: number; chars: number; hold: boolean }, spilled: unknown[][] = []) =>
   new ListCollector(list, {
@@ -53,7 +53,7 @@ describe('the served digest of a small list', () => {
     for (const hold of [false, true]) {
       const collector = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold });
       const taken = (async () => {
-        for (const text of batches) await collector.addPage(served(text));
+        for (const text of batches) await collector.addBatch(served(text));
         return collector.finish();
       })();
       const err = await taken.catch((e: unknown) => e);
@@ -68,7 +68,7 @@ describe('the served digest of a small list', () => {
     const text = '[{"code":"A"},{"code":"B"}]';
     const held = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
     const normalised = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: false });
-    for (const c of [held, normalised]) await c.addPage(served(text));
+    for (const c of [held, normalised]) await c.addBatch(served(text));
     expect(held.heldDigest()).toMatch(/^[0-9a-f]{64}$/);
     expect(normalised.heldDigest()).toBeNull();
     expect(normalised.servedDigest()).toBe(held.servedDigest());
@@ -77,27 +77,27 @@ describe('the served digest of a small list', () => {
   it('is none once the list passes its bounds, whose batches are then normalised and spilled as they come', async () => {
     const spilled: unknown[][] = [];
     const collector = collectorFor(shipmentModes, { entries: 2, chars: 10_000, hold: true }, spilled);
-    await collector.addPage(served('[{"code":"A"},{"code":"B"}]'));
+    await collector.addBatch(served('[{"code":"A"},{"code":"B"}]'));
     expect(spilled).toEqual([]);
-    await collector.addPage(served('[{"code":"C"},{"code":"D"}]'));
+    await collector.addBatch(served('[{"code":"C"},{"code":"D"}]'));
     expect(spilled.flat()).toHaveLength(4);
     const collected = await collector.finish();
     expect(collected).toMatchObject({ servedDigest: null, entryCount: 4 });
 
     const long = collectorFor(shipmentModes, { entries: 100, chars: 20, hold: true });
-    await long.addPage(served('[{"code":"A","description":"longer than twenty characters"}]'));
+    await long.addBatch(served('[{"code":"A","description":"longer than twenty characters"}]'));
     expect((await long.finish()).servedDigest).toBeNull();
 
     // A batch not read from an answer has no text to digest.
     const unread = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
-    await unread.addPage([{ code: 'A' }]);
+    await unread.addBatch(listBatch([{ code: 'A' }]));
     expect((await unread.finish()).servedDigest).toBeNull();
   });
 
   it("is not used for a snapshot that replaced values (each fetch logs them again) nor one without fields; it must be the snapshot's own", () => {
     const target = { list: shipmentModes, variant: '' } as Target;
     const last: LastOk = { entryCount: 1, contentHash: 'h', fields: ['code:string'], servedDigest: 'd', replacedValues: 0 };
-    const lists = (over: Partial<LastOk>) => new UnchangedLists(new Map([[`shipment_modes\u0000`, { ...last, ...over }]]));
+    const lists = (over: Partial<LastOk>) => new UnchangedLists(new Map([[listVariant(target), { ...last, ...over }]]));
     expect(lists({}).servedBefore(target, 'd')).toEqual({ contentHash: 'h', entryCount: 1, fields: ['code:string'] });
     expect(lists({}).servedBefore(target, 'e')).toBeUndefined();
     expect(lists({}).servedBefore(target, null)).toBeUndefined();
@@ -123,7 +123,7 @@ describe('what normalising makes of an answer, pinned', () => {
     const nmfc = catalog.find((l) => l.key === 'nmfc_codes')!;
     const entries = parseJsonText(PINNED_ANSWER, { where: 'pinned', endpoint: 'pinned' }, PINNED_ANSWER.length) as unknown[];
     const collector = collectorFor(nmfc, { entries: 100, chars: 10_000, hold: false });
-    await collector.addPage(entries);
+    await collector.addBatch(listBatch(entries));
     const { contentHash, entryCount, fields } = await collector.finish();
     // Should this fail after a change to normalize.ts, canonical.ts, content-hash.ts or what they use,
     // snapshots summed up by the old code would be taken for the new code's by their served digest.
@@ -175,6 +175,7 @@ describe('an unchanged sync by its served digest', () => {
       const first = await fx.sync(t.db);
       expect(first.status).toBe('succeeded');
       const rowsBefore = await t.db.query("select count(*)::int as n from refdata.entries where environment = 'served-cli-env'");
+      const changesBefore = await t.db.query("select count(*)::int as n from refdata.entry_changes where environment = 'served-cli-env'");
       const again = await fx.sync(t.db);
       expect(again.status).toBe('succeeded');
       expect(again.outcomes.length).toBeGreaterThan(15);
@@ -187,6 +188,15 @@ describe('an unchanged sync by its served digest', () => {
       );
       expect(rows[0]!.same).toBe(true);
       expect(await t.db.query("select count(*)::int as n from refdata.entries where environment = 'served-cli-env'")).toMatchObject({ rows: rowsBefore.rows });
+      // Recorded without a diff: no change rows, and every snapshot of the second run unchanged.
+      expect(await t.db.query("select count(*)::int as n from refdata.entry_changes where environment = 'served-cli-env'")).toMatchObject({
+        rows: changesBefore.rows,
+      });
+      const { rows: second } = await t.db.query<{ status: string; changed: boolean }>(
+        'select distinct status, changed from refdata.snapshots where run_id = $1',
+        [again.runId],
+      );
+      expect(second).toEqual([{ status: 'ok', changed: false }]);
     } finally {
       await fx.client.close();
     }

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/types.ts';
-import { UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
+import { UpstreamClient, type ListBatch, type UpstreamClientOptions } from '../../src/upstream/index.ts';
 import type { Logger } from '../../src/util/logger.ts';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 
@@ -35,9 +35,9 @@ export function client(sb: Sandbox, options: Partial<UpstreamClientOptions> = {}
 }
 
 /** Every page of a list, concatenated (tests only: the client itself never holds a whole list). */
-export async function collect(pages: AsyncIterable<unknown[]>): Promise<unknown[]> {
+export async function collect(pages: AsyncIterable<ListBatch>): Promise<unknown[]> {
   const all: unknown[] = [];
-  for await (const page of pages) all.push(...page);
+  for await (const batch of pages) all.push(...batch.entries);
   return all;
 }
 

@@ -47,7 +47,7 @@ describe('every catalog list, whole, in every paging shape', () => {
     const c = client(sb, { pageSize: 1000 });
     try {
       const sizes: number[] = [];
-      for await (const page of c.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) sizes.push(page.length);
+      for await (const batch of c.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) sizes.push(batch.entries.length);
       expect(sizes).toEqual([1000, 1000, 1000, 1000, 1000]);
     } finally {
       await c.close();

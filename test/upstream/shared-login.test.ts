@@ -1,6 +1,6 @@
 // A login that fails for a reason every list of the source shares (an unreachable host, a refused
 // password) fails the source's other lists at once with the same error, and its retries are one
-// warning (issue 59, item 2): 21 lists against an unreachable host were 6 logins and 18 warnings.
+// warning, not a login and a round of retry warnings per list.
 // A token refused on a list still logs in again (auth.test.ts), and a stalled login does not stop
 // the next one. A host gone while the token is in hand is kept the same way, once a list's request
 // has given up on it.

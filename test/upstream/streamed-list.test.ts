@@ -5,7 +5,7 @@ import { ListCollector } from '../../src/sync/collect/collect.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { ProtocolError, SizeError, PagingError, UpstreamClient } from '../../src/upstream/index.ts';
 import { parseKeepingNumbers } from '../../src/upstream/lossless-json.ts';
-import { continuesPage } from '../../src/upstream/paging.ts';
+import type { ListBatch } from '../../src/upstream/list-batch.ts';
 import { failure, fast, tinyServer, type TinyServer } from './fixtures.ts';
 
 // A list answer larger than a page is read and parsed as it arrives; these answers are written
@@ -54,8 +54,8 @@ async function serve(answer: (page: number, res: ServerResponse) => void, option
   return c;
 }
 
-async function batches(client: UpstreamClient): Promise<unknown[][]> {
-  const all: unknown[][] = [];
+async function batches(client: UpstreamClient): Promise<ListBatch[]> {
+  const all: ListBatch[] = [];
   for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) all.push(batch);
   return all;
 }
@@ -72,9 +72,11 @@ function sameAsWholeParse(entries: unknown[], text: string): boolean {
 describe('a list answer larger than a page streams in batches', () => {
   it('a bare array: exactly the entries as served, in batches of the page size, all of one page', async () => {
     const got = await batches(await serve((_page, res) => writeInPieces(res, arrayText)));
-    expect(got.map((b) => b.length)).toEqual(Array.from({ length: 12 }, () => 1000));
-    expect(got.map((b) => continuesPage(b))).toEqual([false, ...got.slice(1).map(() => true)]);
-    const entries = got.flat();
+    expect(got.map((b) => b.entries.length)).toEqual(Array.from({ length: 12 }, () => 1000));
+    expect(got.map((b) => b.continuesPage)).toEqual([false, ...got.slice(1).map(() => true)]);
+    // Each batch's served text is the text its entries were parsed from.
+    expect(got.every((b) => b.servedText !== null && sameAsWholeParse(b.entries, b.servedText))).toBe(true);
+    const entries = got.flatMap((b) => b.entries);
     expect(entries).toHaveLength(ENTRIES);
     expect(sameAsWholeParse(entries, arrayText)).toBe(true);
     expect(JSON.stringify((entries[7] as { weight: unknown }).weight)).toBe('12345678901234567891');
@@ -84,7 +86,7 @@ describe('a list answer larger than a page streams in batches', () => {
   it('the collector counts the batches of one bare array as one page', async () => {
     const client = await serve((_page, res) => writeInPieces(res, arrayText));
     const collector = new ListCollector(catalog.find((l) => l.key === 'shipment_modes')!, { spillThreshold: 100_000, spill: async () => undefined });
-    for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addPage(batch);
+    for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addBatch(batch);
     expect(await collector.finish()).toMatchObject({ pages: 1, entryCount: ENTRIES });
   });
 
@@ -100,7 +102,7 @@ describe('a list answer larger than a page streams in batches', () => {
         spill: async () => undefined,
         served: { entries: 100_000, chars: 2 ** 26, hold },
       });
-      for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addPage(batch);
+      for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addBatch(batch);
       await c!.close();
       await server!.close();
       return collector.finish();
@@ -127,8 +129,13 @@ describe('a list answer larger than a page streams in batches', () => {
       else writeInPieces(res, `{"next":null,"results":[{"code":"LAST"}],"total_count":${ENTRIES + 1}}`);
     });
     const got = await batches(client);
-    expect(got.filter((b) => !continuesPage(b))).toHaveLength(2);
-    expect(sameAsWholeParse(got.flat(), `${arrayText.slice(0, -1)},{"code":"LAST"}]`)).toBe(true);
+    expect(got.filter((b) => !b.continuesPage)).toHaveLength(2);
+    expect(
+      sameAsWholeParse(
+        got.flatMap((b) => b.entries),
+        `${arrayText.slice(0, -1)},{"code":"LAST"}]`,
+      ),
+    ).toBe(true);
     expect(server!.requests.map((r) => r.url)).toEqual(['/v2/shipments/nmfc/?page=1&page-size=1000', '/v2/shipments/nmfc/?page=2&page-size=1000']);
   });
 
@@ -177,6 +184,6 @@ describe('a list answer larger than a page streams in batches', () => {
 
   it('a list of exactly the entries-per-list limit is read whole, far past the whole-answer cap', async () => {
     const all = await batches(await serve((_page, res) => writeInPieces(res, arrayText), { maxResponseBytes: 1024, listLimits: { maxListEntries: ENTRIES } }));
-    expect(all.flat()).toHaveLength(ENTRIES);
+    expect(all.flatMap((b) => b.entries)).toHaveLength(ENTRIES);
   });
 });

@@ -7,7 +7,8 @@ import { parseListArgs } from '../list-args.ts';
 import { openCliDatabase } from '../database.ts';
 import { syncPool } from '../../db/connection-budget.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
-import { labelOf, progressLine as liveProgress } from '../output/progress.ts';
+import { progressLine as liveProgress } from '../output/progress.ts';
+import { targetLabel } from '../../catalog/targets.ts';
 import { failureLines, isGroupedFailure, progressLine, runJson, summaryLine } from '../output/sync-report.ts';
 import { jsonText } from '../output/terminal.ts';
 import { warnUnindexedUsage } from '../../impact/usage-index.ts';
@@ -40,7 +41,7 @@ export async function run(argv: string[]): Promise<number> {
       concurrency: pool.concurrency,
       logger,
       onTarget: (outcome) => {
-        live.done(labelOf(outcome));
+        live.done(targetLabel(outcome.target, true));
         // A failure's line waits for the run's end, where the lists that failed alike are one line.
         if (!values.json && !isGroupedFailure(outcome)) live.print(process.stdout, `${progressLine(outcome, config.sources.length > 1)}\n`);
         else live.clear();

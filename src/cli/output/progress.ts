@@ -5,6 +5,7 @@
 // NO_COLOR or TERM=dumb, or with --json: logs, pipes and plain terminals get no control characters.
 // The label and figures are the program's own (configured environment, catalog list key, counts).
 import type { TargetProgress } from '../../sync/sync-target.ts';
+import { targetLabel } from '../../catalog/targets.ts';
 
 interface Running {
   label: string;
@@ -39,10 +40,6 @@ const REDRAW_MS = 100;
 const BAR = 16;
 
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
-
-export function labelOf(p: { target: TargetProgress['target'] }): string {
-  return `${p.target.source.environment} ${p.target.list.key}${p.target.variant ? ` ${p.target.variant}` : ''}`;
-}
 
 /** The text of the line, cut to `width`. */
 export function progressText(running: Running, others: number, now: number, width: number): string {
@@ -87,7 +84,7 @@ export function progressLine(
   };
   return {
     update(progress) {
-      const label = labelOf(progress);
+      const label = targetLabel(progress.target, true);
       const entry = running.get(label);
       if (entry) entry.progress = progress;
       else running.set(label, { label, progress, started: now(), startEntries: progress.entries });

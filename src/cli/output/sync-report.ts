@@ -1,24 +1,19 @@
 import type { RunResult } from '../../sync/run/run-sync.ts';
-import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { isFailedOutcome, outcomeError, type FailedOutcome, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { groupAlike } from '../../util/alike.ts';
 import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { terminalText } from './terminal.ts';
-
-/** `charge_codes 2024-06-11`, with its environment first when the run has several sources. */
-function targetLabel(o: TargetOutcome, withEnvironment: boolean): string {
-  const list = `${o.target.list.key}${o.target.variant ? ` ${o.target.variant}` : ''}`;
-  return withEnvironment ? `${o.target.source.environment} ${list}` : list;
-}
+import { targetLabel } from '../../catalog/targets.ts';
 
 /** One progress line per finished target, for a person watching a terminal. */
 export function progressLine(o: TargetOutcome, withEnvironment = false): string {
-  const name = targetLabel(o, withEnvironment);
+  const name = targetLabel(o.target, withEnvironment);
   const c = o.counts;
   const changes =
     o.status === 'changed' && o.baseline
       ? `first load`
       : `+${c.added} -${c.removed} ~${c.modified}${c.reappeared ? ` ↺${c.reappeared}` : ''}${c.reshaped ? ` ≈${c.reshaped}` : ''}`;
-  const tail = [o.error, o.impactError]
+  const tail = [outcomeError(o)?.error, o.impactError]
     .filter(Boolean)
     .map((e) => `  ${terminalText(e)}`)
     .join('');
@@ -29,8 +24,8 @@ export function progressLine(o: TargetOutcome, withEnvironment = false): string 
  * Whether a finished target's line waits for the end of its run, where failures are grouped by
  * their error (failureLines).
  */
-export function isGroupedFailure(o: TargetOutcome): boolean {
-  return (o.status === 'failed' || o.status === 'unavailable') && o.error !== undefined;
+export function isGroupedFailure(o: TargetOutcome): o is FailedOutcome {
+  return isFailedOutcome(o);
 }
 
 /**
@@ -39,13 +34,13 @@ export function isGroupedFailure(o: TargetOutcome): boolean {
  * list ending in the same message; a failure of its own keeps its ordinary line.
  */
 export function failureLines(result: RunResult, withEnvironment = false): string[] {
-  const groups = groupAlike(result.outcomes.filter(isGroupedFailure), (o) => [o.status, causeOf(o.error!, o.errorCode)]);
+  const groups = groupAlike(result.outcomes.filter(isGroupedFailure), (o) => [o.status, causeOf(o.error, o.errorCode)]);
   return groups.flatMap((group) => {
     const first = group[0]!;
     if (group.length === 1) return [progressLine(first, withEnvironment)];
     const all = group.length === result.outcomes.length;
-    const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(sharedMessage(group.map((o) => o.error!)))}`;
-    return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o, withEnvironment))).join(', ')}`];
+    const head = `${first.status.padEnd(11)} ${all ? `all ${group.length} lists` : `${group.length} lists`}: ${terminalText(sharedMessage(group.map((o) => o.error)))}`;
+    return all ? [head] : [head, `${' '.repeat(12)}${group.map((o) => terminalText(targetLabel(o.target, withEnvironment))).join(', ')}`];
   });
 }
 
@@ -76,8 +71,8 @@ export function runJson(results: RunResult[]): unknown {
         reappeared: o.counts.reappeared,
         reshaped: o.counts.reshaped,
         duration_ms: Math.round(o.durationMs),
-        error: o.error ?? null,
-        error_code: o.errorCode ?? null,
+        error: outcomeError(o)?.error ?? null,
+        error_code: outcomeError(o)?.errorCode ?? null,
         impact_error: o.impactError ?? null,
       })),
     })),

@@ -17,11 +17,11 @@
 // without stopping the others; a list large at its last sync goes to a target job from the start, so
 // large lists still spread over every worker and ask the memory budget before their fetch.
 import type { Job } from 'bullmq';
-import type { Target } from '../../catalog/targets.ts';
+import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
-import type { TargetOutcome } from '../../sync/sync-target.ts';
+import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
@@ -32,7 +32,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import type { SourceSlot } from '../admission/source-gate.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
-import { describeTarget, ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
 import { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
 
 export interface InlineResult {
@@ -171,7 +171,7 @@ async function recordSetAside(
     }
     await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
     settled += 1;
-    if (outcome.asServedBefore) asServed += 1;
+    if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
   }
   return { settled, asServed, again, unsure };
 }
@@ -208,7 +208,7 @@ async function settleInline(
   run: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether; smallOnly: boolean },
 ): Promise<'settled' | 'queued' | 'large' | SetAside> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
-  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, inRunJob: true });
+  const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
   try {
     return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
       const outcome = await syncInWorker(deps, target, {
@@ -233,8 +233,9 @@ async function settleInline(
       if (verdict.kind !== 'done' && verdict.kind !== 'record') {
         span.setAttribute('refsync.status', 'queued');
         // Every list of a run job stopped by one cause says so alike: once at a time.
-        const kind = [QUEUED, target.source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)];
-        deps.repeats.info(log, kind, { code: outcome.errorCode, err: outcome.error }, QUEUED);
+        const { error, errorCode } = verdict.failed;
+        const kind = [QUEUED, target.source.name, errorCode, causeOf(error, errorCode)];
+        deps.repeats.info(log, kind, { code: errorCode, err: error }, QUEUED);
         return 'queued';
       }
       if (outcome.setAside) {

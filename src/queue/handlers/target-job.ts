@@ -1,10 +1,10 @@
 import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { targetsFor, type Target } from '../../catalog/targets.ts';
+import { targetName, targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
-import type { TargetOutcome } from '../../sync/sync-target.ts';
+import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -12,7 +12,7 @@ import type { TargetJobData } from '../jobs.ts';
 import { jobProgressReporter } from './job-progress.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
-import { describeTarget, settleOutcome, syncInWorker } from './worker-sync.ts';
+import { settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
 // (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
@@ -64,7 +64,7 @@ async function syncAdmitted(
 
   const attempts = job.opts.attempts ?? 1;
   const attempt = { last: job.attemptsMade + 1 >= attempts, rateLimited: job.data.rateLimited ?? 0 };
-  const log = deps.logger.child({ target: describeTarget(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
+  const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
   const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
   const verdict = verdictOn(outcome, attempt);
   span.setAttribute('refsync.status', verdict.kind === 'wait' ? 'rate_limited' : verdict.kind === 'retry' ? 'retrying' : outcome.status);
@@ -76,17 +76,18 @@ async function syncAdmitted(
   }
   if (verdict.kind === 'retry') {
     // Every job of a source stopped by one unreachable host fails alike: warned of once at a time.
+    const { failed } = verdict;
     deps.repeats.warn(
       log,
-      ['list failed; will retry', source.name, outcome.errorCode, causeOf(outcome.error ?? '', outcome.errorCode)],
-      { code: outcome.errorCode, err: outcome.error },
+      ['list failed; will retry', source.name, failed.errorCode, causeOf(failed.error, failed.errorCode)],
+      { code: failed.errorCode, err: failed.error },
       'list failed; will retry',
     );
-    throw outcome.failure;
+    throw failed.failure;
   }
   const settled = await settleOutcome(deps, outcome, runId, log, true);
   // A failed job shows in the dashboard; a 404 records the list as unavailable and completes.
-  if (verdict.kind === 'fail') throw new UnrecoverableError(`${settled.errorCode ?? 'failed'}: ${settled.error ?? ''}`);
+  if (verdict.kind === 'fail') throw new UnrecoverableError(`${outcomeError(settled)?.errorCode ?? 'failed'}: ${outcomeError(settled)?.error ?? ''}`);
   const result: JobResult = { kind: 'target', runId, status: settled.status, counts: settled.counts };
   if (settled.snapshotId !== undefined) result.snapshotId = settled.snapshotId;
   return result;
@@ -122,7 +123,7 @@ async function syncOrThrow(
   } catch (err) {
     if (signal.aborted) {
       // Stopped by shutdown: nothing was applied (one transaction), so a later attempt starts clean.
-      throw new Error(`${describeTarget(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
+      throw new Error(`${targetName(target)}: aborted (${String((signal.reason as Error)?.message ?? signal.reason)})`);
     }
     if (lastAttempt) await failRun(deps.db, job.data.runId, `database error: ${(err as Error).message}`, source).catch(() => undefined);
     throw err;

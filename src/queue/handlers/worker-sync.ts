@@ -10,6 +10,7 @@ import { refreshRun } from '../../sync/run/runs.ts';
 import type { UnchangedLists } from '../../sync/load/unchanged-lists.ts';
 import type { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
 import { syncTarget, type TargetOutcome } from '../../sync/sync-target.ts';
+import { outcomeError } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
 import type { PageProgress } from '../../upstream/client.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -45,11 +46,6 @@ export class ProvedLarge extends Error {
     super('the list proved large: left to a target job');
     this.name = 'ProvedLarge';
   }
-}
-
-/** `source/list[/variant]`, as the worker's log lines name a target. */
-export function describeTarget(target: Target): string {
-  return `${target.source.name}/${target.list.key}${target.variant ? `/${target.variant}` : ''}`;
 }
 
 /**
@@ -93,7 +89,10 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;
-    request.log.debug({ status: outcome.status, entries: outcome.entryCount, ...(outcome.asServedBefore ? { asServedBefore: true } : {}) }, 'target synced');
+    request.log.debug(
+      { status: outcome.status, entries: outcome.entryCount, ...(outcome.status === 'unchanged' && outcome.asServedBefore ? { asServedBefore: true } : {}) },
+      'target synced',
+    );
     return outcome;
   } finally {
     release?.();
@@ -123,5 +122,6 @@ function observe(deps: ProcessorDeps, outcome: TargetOutcome): void {
     durationMs: outcome.durationMs,
     counts: outcome.counts,
   };
-  deps.metrics?.target(outcome.errorCode ? { ...input, errorCode: outcome.errorCode } : input);
+  const errorCode = outcomeError(outcome)?.errorCode;
+  deps.metrics?.target(errorCode ? { ...input, errorCode } : input);
 }

@@ -1,7 +1,6 @@
 import type { ListDefinition } from '../../catalog/catalog.ts';
 import type { FieldValues } from '../../columns/conformance.ts';
-import { continuesPage } from '../../upstream/paging.ts';
-import { servedTextOf } from '../../upstream/served-text.ts';
+import type { ListBatch } from '../../upstream/list-batch.ts';
 import { ContentHasher, type HasherOptions } from './content-hash.ts';
 import type { IndexMatch } from '../load/current-index.ts';
 import { FieldTracker } from '../../columns/field-tracker.ts';
@@ -108,25 +107,25 @@ export class ListCollector {
     return this.#received;
   }
 
-  /** Takes the next batch of entries: a page, or the continuation of a large one (which counts no page). */
-  async addPage(entries: readonly unknown[]): Promise<void> {
-    if (!continuesPage(entries)) this.#pages += 1;
+  /** Takes the next batch: a page, or the continuation of a large one (which counts no page). */
+  async addBatch(batch: ListBatch): Promise<void> {
+    const { entries } = batch;
+    if (!batch.continuesPage) this.#pages += 1;
     this.#received += entries.length;
-    if (this.#digest) this.#digestServed(entries);
+    if (this.#digest) this.#digestServed(batch.servedText);
     if (this.#digest && this.#options.served!.hold) {
-      this.#held.push(entries as unknown[]);
+      this.#held.push(entries);
       return;
     }
     await this.#releaseHeld();
     await this.#normalize(entries);
   }
 
-  /** Adds the batch's served text to the digest while the list stays small; past that, the list has none. */
-  #digestServed(entries: readonly unknown[]): void {
+  /** Adds a batch's served text to the digest while the list stays small; past that, or without it, the list has none. */
+  #digestServed(text: string | null): void {
     const digest = this.#digest!;
     const bounds = this.#options.served!;
-    const text = servedTextOf(entries);
-    if (text === undefined || this.#received > bounds.entries || digest.chars + text.length > bounds.chars) this.#digest = null;
+    if (text === null || this.#received > bounds.entries || digest.chars + text.length > bounds.chars) this.#digest = null;
     else digest.add(text);
   }
 

@@ -23,7 +23,7 @@ import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges
 import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
 import { onePerKey } from './first-load.ts';
 import { snapshotOf } from './snapshot-row.ts';
-import { keyOf, lastOkOf, type LastOk } from './unchanged-lists.ts';
+import { lastOkOf, type LastOk } from './unchanged-lists.ts';
 
 /** A small first load held until its run applies it. */
 interface HeldLoad {
@@ -228,8 +228,10 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
   return db.withConnection((conn) =>
     conn.transaction(
       async (tx, opened) => {
-        const free = new Set(opened.filter((r) => r.locked === true).map((r) => keyOf(String(r.list_key), String(r.variant))));
-        const locked = group.filter((h) => free.has(keyOf(h.target.list.key, h.target.variant)));
+        const free = new Set(
+          opened.filter((r) => r.locked === true).map((r) => listVariant({ list: { key: String(r.list_key) }, variant: String(r.variant) })),
+        );
+        const locked = group.filter((h) => free.has(listVariant(h.target)));
         if (locked.length === 0) return new Map<Target, number>();
         const { now, states } = await firstLoadStates(
           tx,

@@ -1,4 +1,4 @@
-import type { Target } from '../../catalog/targets.ts';
+import { listVariant, type Target } from '../../catalog/targets.ts';
 import type { Database } from '../../db/database.ts';
 import type { SummedUp } from '../collect/collect.ts';
 import type { TargetOutcome } from '../outcome/target-outcome.ts';
@@ -21,11 +21,6 @@ export interface LastOk {
  */
 export type SetAsideAnswer = 'set-aside' | 'other-hash';
 
-/** A target's key in a run's maps of its lists: list key and variant. */
-export function keyOf(listKey: string, variant: string): string {
-  return `${listKey}\u0000${variant}`;
-}
-
 /** The last ok snapshot of each target of the environment, in one read (refdata.target_last_ok). */
 export async function readLastOk(db: Database, environment: string): Promise<Map<string, LastOk>> {
   const { rows } = await db.query<{
@@ -39,7 +34,7 @@ export async function readLastOk(db: Database, environment: string): Promise<Map
   }>(lastOkOfSource, [environment]);
   return new Map(
     rows.map((r) => [
-      keyOf(r.list_key, r.variant),
+      listVariant({ list: { key: r.list_key }, variant: r.variant }),
       { entryCount: r.entry_count, contentHash: r.content_hash, fields: r.fields, servedDigest: r.served_digest, replacedValues: r.replaced_values },
     ]),
   );
@@ -47,7 +42,7 @@ export async function readLastOk(db: Database, environment: string): Promise<Map
 
 /** The target's entry in readLastOk's map. */
 export function lastOkOf(lastOk: ReadonlyMap<string, LastOk>, target: Target): LastOk | undefined {
-  return lastOk.get(keyOf(target.list.key, target.variant));
+  return lastOk.get(listVariant(target));
 }
 
 /**
@@ -101,8 +96,10 @@ export class UnchangedLists {
     if (this.#aside.length === 0) return recorded;
     const environment = this.#aside[0]!.target.source.environment;
     const rows = await db.withConnection((conn) => conn.alone(recordUnchangedListsStatement(environment, runId, this.#aside)));
-    const ids = new Map(rows.map((r) => [keyOf(String(r.list_key), String(r.variant)), r.snapshot_id === null ? null : Number(r.snapshot_id)]));
-    for (const { target } of this.#aside) recorded.set(target, ids.get(keyOf(target.list.key, target.variant)) ?? null);
+    const ids = new Map(
+      rows.map((r) => [listVariant({ list: { key: String(r.list_key) }, variant: String(r.variant) }), r.snapshot_id === null ? null : Number(r.snapshot_id)]),
+    );
+    for (const { target } of this.#aside) recorded.set(target, ids.get(listVariant(target)) ?? null);
     return recorded;
   }
 }

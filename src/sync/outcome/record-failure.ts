@@ -8,7 +8,7 @@ import { clockAndLastSnapshots, insertSnapshot, SNAPSHOT_ERROR_BYTES, snapshotIn
 import { storableText } from '../collect/storable-text.ts';
 import { cutToBytes } from '../../util/bounded-text.ts';
 import { lockTarget } from '../target/target-lock.ts';
-import type { TargetOutcome } from './target-outcome.ts';
+import { isFailedOutcome, type TargetOutcome } from './target-outcome.ts';
 import type { FailureLog } from './failure-log.ts';
 
 /**
@@ -16,8 +16,8 @@ import type { FailureLog } from './failure-log.ts';
  * returns the outcome with the snapshot's id. An outcome without a failure is returned as it is.
  */
 export async function recordOutcomeFailure(db: Database, outcome: TargetOutcome, runId: number | null, failures: FailureLog): Promise<TargetOutcome> {
+  if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) return outcome;
   const { failure, target } = outcome;
-  if (!failure || outcome.snapshotId !== undefined) return outcome;
   failures.failed(target, failure);
   return { ...outcome, snapshotId: await recordFailure(db, target, runId, failure, outcome.durationMs) };
 }

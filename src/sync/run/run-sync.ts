@@ -16,6 +16,7 @@ import { FirstLoadsTogether } from '../load/first-loads-together.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
+import { isFailedOutcome } from '../outcome/target-outcome.ts';
 
 const DEFAULT_CONCURRENCY = 4;
 
@@ -103,8 +104,8 @@ interface StartedRun {
 
 /**
  * Each source's plan, its run started on `runConn` but not waited for: a list's fetch needs no run
- * (its apply does, and waits for it), so the fetches begin beside the starts, which took 2 ms before
- * the first request of an unchanged sync. No list is applied until every run has started, as when
+ * (its apply does, and waits for it), so the fetches begin beside the starts rather than after
+ * them, ahead of an unchanged sync's first request. No list is applied until every run has started, as when
  * they all came first; a start that fails stops the fetches (`signal`), and each list then throws its
  * error, neither applied nor recorded.
  */
@@ -194,7 +195,7 @@ async function settleOn(db: Database, options: RunOptions, plan: Plan, run: Star
   await recordSetAside(options, plan, run, outcomes, db);
   await applyFirstLoads(options, plan, run, outcomes);
   for (const [i, outcome] of outcomes.entries()) {
-    if (!outcome.failure || outcome.snapshotId !== undefined) continue;
+    if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
   }
   return refreshRun(db, run.runId, plan.source, true);
