@@ -35,4 +35,13 @@ if (major < 24) {
 // write first. Where it cannot be written (the image's read-only /app), Node goes on without it and
 // says nothing. NODE_COMPILE_CACHE, when set, is used instead; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/refsync-compile/', import.meta.url)));
+// `refsync changes` ends with exit 0 on SIGINT or SIGTERM whenever they come: one that arrives while
+// the command is still loading is held here, and honoured as soon as the command can stop cleanly
+// (src/cli/feed/stop-signals.ts).
+if (process.argv[2] === 'changes') {
+  const early = { signal: null, handler: (signal) => (early.signal ??= signal) };
+  process.on('SIGINT', early.handler);
+  process.on('SIGTERM', early.handler);
+  globalThis[Symbol.for('refsync.earlyStop')] = early;
+}
 await import('../src/cli/main.ts');
