@@ -31,6 +31,7 @@ CREATE INDEX "entry_changes_feed_order_idx" ON "refdata"."entry_changes" USING b
 DROP FUNCTION refdata.change_feed(text, integer);--> statement-breakpoint
 COMMENT ON COLUMN refdata.entry_changes.feed_epoch IS 'The change feed epoch the change was written in (refdata.change_feed_epochs): 0 until the database is first restored. With txid and id, the order of refdata.change_feed.';--> statement-breakpoint
 COMMENT ON TABLE refdata.change_feed_epochs IS 'The histories the change feed has served from: epoch 0 is the database as migrated; refsync adds one when it finds the database restored into another cluster, onto another timeline, or behind its own transaction ids.';--> statement-breakpoint
+COMMENT ON COLUMN refdata.change_feed_epochs.epoch IS 'The epoch: 0 for the database as migrated, one more for each restore refsync recorded. Positions of epoch 1 on start with E and the epoch.';--> statement-breakpoint
 COMMENT ON COLUMN refdata.change_feed_epochs.system_identifier IS 'pg_control_system().system_identifier of the cluster the epoch began on (NULL where it could not be read).';--> statement-breakpoint
 COMMENT ON COLUMN refdata.change_feed_epochs.timeline IS 'The WAL timeline the epoch began on (NULL where it could not be read).';--> statement-breakpoint
 COMMENT ON COLUMN refdata.change_feed_epochs.previous_end IS 'The last position of the epoch before, as this database holds it: a position of that epoch past it is from a history the restore discarded, and is refused.';--> statement-breakpoint

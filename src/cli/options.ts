@@ -60,7 +60,7 @@ export const commandOptions = {
       value: 'POSITION',
       help: 'read the change feed oldest first, after this position (that of the last change you processed)',
     },
-    'from-start': { type: 'boolean', default: false, help: 'read the change feed from the start of history (a new --consumer needs this or --after)' },
+    'from-start': { type: 'boolean', default: false, help: 'read the change feed from the start of history (or start a new consumer there)' },
     follow: {
       type: 'boolean',
       default: false,
@@ -69,7 +69,7 @@ export const commandOptions = {
     consumer: {
       type: 'string',
       value: 'NAME',
-      help: 'read the feed after the position committed under NAME (one process at a time per name); the position moves only by --commit or --exec',
+      help: 'read the feed after the position committed under NAME, one process at a time; it moves only when committed (see below)',
     },
     commit: {
       type: 'string',
@@ -79,9 +79,9 @@ export const commandOptions = {
     exec: {
       type: 'string',
       value: 'CMD',
-      help: "with --consumer: pipe each batch of lines to a run of CMD (sh -c), committing the batch's last position when CMD exits 0",
+      help: "with a consumer: pipe each batch of lines to a run of CMD (sh -c), committing the batch's last position when CMD exits 0",
     },
-    batch: { type: 'string', value: 'N', help: 'with --exec: at most N changes per batch (default 1000)' },
+    batch: { type: 'string', value: 'N', help: 'at most N changes in each batch piped to CMD (default 1000)' },
     limit: {
       type: 'string',
       value: 'N',
