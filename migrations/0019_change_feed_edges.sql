@@ -108,6 +108,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT split_part(right(refdata.change_feed_after(p_after), 41), '-', 2)::bigint
 $$;
 --> statement-breakpoint
+COMMENT ON FUNCTION refdata.change_feed_epoch_of(text) IS 'The feed epoch of a checked change feed position (0 for the 20-20 form).';--> statement-breakpoint
+COMMENT ON FUNCTION refdata.change_feed_txid_of(text) IS 'The transaction id of a checked change feed position.';--> statement-breakpoint
+COMMENT ON FUNCTION refdata.change_feed_id_of(text) IS 'The change id of a checked change feed position.';--> statement-breakpoint
 CREATE FUNCTION refdata.change_feed_current_epoch() RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT coalesce(max(epoch), 0) FROM refdata.change_feed_epochs
@@ -220,8 +223,8 @@ COMMENT ON FUNCTION refdata.change_feed_end() IS 'The position of the last chang
 -- control file, one index probe); otherwise it adds an epoch and raises entry_changes.feed_epoch's
 -- default, under the table's lock: the ALTER waits for every open writer, and every later one writes
 -- the new epoch. The epoch's previous_end is the last row of the epoch before as this database holds
--- it. Runs as the owner of refdata (SECURITY DEFINER): only the owner may alter the table, and any
--- role refsync writes as may call it (it changes nothing unless the database was restored).
+-- it. Runs as the owner of refdata (SECURITY DEFINER): only the owner may alter the table. Not for
+-- readers: like refdata.advance_run, it is refsync's own (the role that migrates and writes).
 CREATE FUNCTION refdata.change_feed_follow_restore() RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -308,7 +311,7 @@ COMMENT ON FUNCTION refdata.change_feed_held() IS 'How long refdata.change_feed 
 GRANT SELECT ON refdata.change_feed_epochs TO refdata_reader;--> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.change_feed_timeline(), refdata.change_feed_position(integer, xid8, bigint), refdata.change_feed_epoch_of(text),
   refdata.change_feed_txid_of(text), refdata.change_feed_id_of(text), refdata.change_feed_current_epoch(), refdata.change_feed_check(text),
-  refdata.change_feed(text, integer), refdata.change_feed_end() FROM PUBLIC;--> statement-breakpoint
+  refdata.change_feed(text, integer), refdata.change_feed_end(), refdata.change_feed_follow_restore() FROM PUBLIC;--> statement-breakpoint
 GRANT EXECUTE ON FUNCTION refdata.change_feed_timeline(), refdata.change_feed_position(integer, xid8, bigint), refdata.change_feed_epoch_of(text),
   refdata.change_feed_txid_of(text), refdata.change_feed_id_of(text), refdata.change_feed_current_epoch(), refdata.change_feed_check(text),
   refdata.change_feed(text, integer), refdata.change_feed_end() TO refdata_reader;
