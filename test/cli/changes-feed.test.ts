@@ -1,7 +1,7 @@
 // `refsync changes --after / --consumer / --follow` as a user runs it: a real process against a real
 // Postgres, changes written by real syncs of the sandbox, real signals, a reader that goes away.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -174,6 +174,52 @@ describe('refsync changes --consumer', () => {
       expect(again.code, again.stderr).toBe(0);
       expect(printedPositions(readFileSync(join(dir, 'again'), 'utf8'))).toEqual(expected.slice(2000));
       expect(await consumerPosition(t.db, 'batches')).toBe(expected.at(-1));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--exec: SIGKILL of refsync or of its loader at any moment loses nothing, and repeats at most the batch in flight', async () => {
+    const expected = await allPositions(t.db);
+    const dir = mkdtempSync(join(tmpdir(), 'refsync-exec-kill-'));
+    const out = join(dir, 'loaded');
+    const killLoader = join(dir, 'kill-loader');
+    // The loader appends its batch, then (when told to) is killed before it can exit 0.
+    const loader = `cat >> ${out}; sleep 0.05; if [ -e ${killLoader} ]; then rm ${killLoader}; kill -9 $$; fi`;
+    const args = ['changes', '--consumer', 'killed', '--json', '--batch', '200', '--exec', loader];
+    const loaded = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).length : 0);
+    try {
+      expect((await runCli(['changes', '--consumer', 'killed', '--commit', START], env)).code).toBe(0);
+      let kills = 0;
+      for (let round = 0; round < 6; round++) {
+        if (round % 2 === 1) {
+          writeFileSync(killLoader, '');
+          const res = await runCli(args, env, 120_000);
+          expect(res.code).toBe(1);
+          expect(res.stderr).toMatch(
+            /^refsync: changes: --exec command was ended by SIGKILL on its batch of 200 change\(s\) after [^\n]*; nothing committed past [^\n]*\n$/,
+          );
+        } else {
+          const before = loaded();
+          const proc = spawnCli(args, env);
+          await waitFor(() => loaded() > before, 'a batch to be loading', 60_000, 5);
+          await new Promise((resolve) => setTimeout(resolve, (round * 37) % 150));
+          proc.child.kill('SIGKILL');
+          await proc.exited;
+          // Its lease would lapse in 30 s; the test does not wait for it.
+          await t.db.query("update refdata.change_feed_consumers set lease_until = now() where name = 'killed'");
+        }
+        kills++;
+      }
+      const last = await runCli(args, env, 120_000);
+      expect(last.code, last.stderr).toBe(0);
+      const positions = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { position: string }).position);
+      expect([...new Set(positions)].sort()).toEqual(expected);
+      expect(positions.length - expected.length).toBeLessThanOrEqual(kills * 200);
+      expect(await consumerPosition(t.db, 'killed')).toBe(expected.at(-1));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
