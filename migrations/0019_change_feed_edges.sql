@@ -52,8 +52,6 @@ LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
 $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.change_feed_timeline() IS 'The WAL timeline this server is on (a point-in-time restore or a promotion starts a new one).';--> statement-breakpoint
-INSERT INTO refdata.change_feed_epochs (epoch, system_identifier, timeline, previous_end, reason)
-  SELECT 0, (SELECT system_identifier::text FROM pg_control_system()), refdata.change_feed_timeline(), NULL, 'installed';--> statement-breakpoint
 CREATE FUNCTION refdata.change_feed_position(p_epoch integer, p_txid xid8, p_id bigint) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
   SELECT CASE WHEN p_epoch = 0 THEN '' ELSE 'E' || lpad(p_epoch::text, 10, '0') || '-' END
@@ -140,8 +138,13 @@ DECLARE
   timeline integer;
 BEGIN
   SELECT * INTO cur FROM refdata.change_feed_epochs ORDER BY epoch DESC LIMIT 1;
-  SELECT system_identifier::text INTO sysid FROM pg_control_system();
-  timeline := refdata.change_feed_timeline();
+  -- Read only where they were recorded: a platform that hides them recorded NULL.
+  IF cur.system_identifier IS NOT NULL THEN
+    SELECT system_identifier::text INTO sysid FROM pg_control_system();
+  END IF;
+  IF cur.timeline IS NOT NULL THEN
+    timeline := refdata.change_feed_timeline();
+  END IF;
   IF (cur.system_identifier IS NOT NULL AND cur.system_identifier IS DISTINCT FROM sysid)
      OR (cur.timeline IS NOT NULL AND cur.timeline IS DISTINCT FROM timeline)
      OR EXISTS (SELECT 1 FROM refdata.entry_changes c
@@ -260,8 +263,10 @@ BEGIN
     RETURN 0;
   END IF;
   reason := CASE
-    WHEN cur.system_identifier IS DISTINCT FROM sysid THEN format('into another cluster (system identifier %s, was %s)', sysid, cur.system_identifier)
-    WHEN cur.timeline IS DISTINCT FROM timeline THEN format('onto timeline %s (was %s): a point-in-time restore or a promotion', timeline, cur.timeline)
+    WHEN sysid IS NOT NULL AND cur.system_identifier IS NOT NULL AND cur.system_identifier <> sysid
+      THEN format('into another cluster (system identifier %s, was %s)', sysid, cur.system_identifier)
+    WHEN timeline IS NOT NULL AND cur.timeline IS NOT NULL AND cur.timeline <> timeline
+      THEN format('onto timeline %s (was %s): a point-in-time restore or a promotion', timeline, cur.timeline)
     ELSE 'behind this server''s transaction ids' END;
   EXECUTE format('ALTER TABLE refdata.entry_changes ALTER COLUMN feed_epoch SET DEFAULT %s', cur.epoch + 1);
   SELECT refdata.change_feed_position(c.feed_epoch, c.txid, c.id) INTO last_position FROM refdata.entry_changes c
@@ -273,6 +278,9 @@ BEGIN
 END;
 $$;
 --> statement-breakpoint
+-- Epoch 0: the database as it is now, its cluster's identity and timeline recorded (NULL where the
+-- platform will not tell them: then only the transaction ids are compared).
+SELECT refdata.change_feed_follow_restore();--> statement-breakpoint
 COMMENT ON FUNCTION refdata.change_feed_follow_restore() IS 'Records a restore of the database (another cluster, another timeline, transaction ids behind its rows) as a new change feed epoch, before anything is written after it; returns the current epoch. Called by refsync before it writes.';--> statement-breakpoint
 -- How long the feed is held back, and by whom. An open write transaction is one with a transaction
 -- id, in pg_stat_activity (every database of the server) or pg_prepared_xacts; the one holding the
