@@ -30,8 +30,8 @@ export class FeedPositionError extends Error {}
 /** A restore refsync has not recorded yet (SQLSTATE 55000 from refdata.change_feed_check): its one-line message. */
 export class FeedRestoredError extends Error {}
 
-/** The feed's own refusals as their errors; anything else as it came. */
-async function feedQuery<T>(query: () => Promise<T>): Promise<T> {
+/** The feed's own refusals (refdata.change_feed_check, wherever a statement calls it) as their errors; anything else as it came. */
+export async function feedQuery<T>(query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (err) {

@@ -185,19 +185,21 @@ describe('refsync changes --consumer', () => {
     const out = join(dir, 'loaded');
     const killLoader = join(dir, 'kill-loader');
     // The loader appends its batch, then (when told to) is killed before it can exit 0.
-    const loader = `cat >> ${out}; sleep 0.05; if [ -e ${killLoader} ]; then rm ${killLoader}; kill -9 $$; fi`;
-    const args = ['changes', '--consumer', 'killed', '--json', '--batch', '200', '--exec', loader];
+    const loader = `cat >> ${out}; sleep 0.1; if [ -e ${killLoader} ]; then rm ${killLoader}; kill -9 $$; fi`;
+    const args = ['changes', '--consumer', 'killed', '--json', '--batch', '50', '--exec', loader];
     const loaded = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).length : 0);
     try {
       expect((await runCli(['changes', '--consumer', 'killed', '--commit', START], env)).code).toBe(0);
       let kills = 0;
       for (let round = 0; round < 6; round++) {
+        // A slow machine may have let a run read everything before its kill: nothing is left to kill.
+        if ((await consumerPosition(t.db, 'killed')) === expected.at(-1)) break;
         if (round % 2 === 1) {
           writeFileSync(killLoader, '');
           const res = await runCli(args, env, 120_000);
-          expect(res.code).toBe(1);
+          expect(res.code, `${res.stderr} / loaded ${loaded()}`).toBe(1);
           expect(res.stderr).toMatch(
-            /^refsync: changes: --exec command was ended by SIGKILL on its batch of 200 change\(s\) after [^\n]*; nothing committed past [^\n]*\n$/,
+            /^refsync: changes: --exec command was ended by SIGKILL on its batch of \d+ change\(s\) after [^\n]*; nothing committed past [^\n]*\n$/,
           );
         } else {
           const before = loaded();
@@ -206,6 +208,9 @@ describe('refsync changes --consumer', () => {
           await new Promise((resolve) => setTimeout(resolve, (round * 37) % 150));
           proc.child.kill('SIGKILL');
           await proc.exited;
+          // Its loader, orphaned, finishes its batch meanwhile (what a killed pipeline's loader does):
+          // let it end before the next round tells a loader to die.
+          await new Promise((resolve) => setTimeout(resolve, 500));
           // Its lease would lapse in 30 s; the test does not wait for it.
           await t.db.query("update refdata.change_feed_consumers set lease_until = now() where name = 'killed'");
         }
@@ -218,7 +223,8 @@ describe('refsync changes --consumer', () => {
         .filter(Boolean)
         .map((line) => (JSON.parse(line) as { position: string }).position);
       expect([...new Set(positions)].sort()).toEqual(expected);
-      expect(positions.length - expected.length).toBeLessThanOrEqual(kills * 200);
+      expect(kills).toBeGreaterThanOrEqual(2);
+      expect(positions.length - expected.length).toBeLessThanOrEqual(kills * 50);
       expect(await consumerPosition(t.db, 'killed')).toBe(expected.at(-1));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { ConfigError } from '../../config/errors.ts';
 import type { Queryable } from '../../db/database.ts';
 import { formatTime } from '../../read/format-time.ts';
 import { claimConsumer, commitConsumerPosition, consumerRow, mayWriteConsumers } from '../../read/change-feed-sql.ts';
-import { FeedPositionError } from '../../read/change-feed.ts';
+import { feedQuery } from '../../read/change-feed.ts';
 
 export interface ConsumerRow {
   position: string;
@@ -36,7 +36,7 @@ function heldLine(name: string, row: ConsumerRow | null): string {
  * process holds a lease that has not lapsed.
  */
 export async function claimLease(q: Queryable, name: string, start: string | null, token: string, holder: string, seconds: number): Promise<string> {
-  const { rows } = await positionQuery(() => q.query<{ position: string }>(claimConsumer, [name, start, token, holder, seconds]));
+  const { rows } = await feedQuery(() => q.query<{ position: string }>(claimConsumer, [name, start, token, holder, seconds]));
   if (rows[0]) return rows[0].position;
   throw new ConsumerRefused(`changes: ${heldLine(name, await consumerState(q, name))}`);
 }
@@ -47,7 +47,7 @@ export async function claimLease(q: Queryable, name: string, start: string | nul
  * process still holds the lease. Returns the stored position.
  */
 export async function commitPosition(q: Queryable, name: string, position: string, token: string | null): Promise<string> {
-  const { rows } = await positionQuery(() => q.query<{ position: string }>(commitConsumerPosition, [name, position, token]));
+  const { rows } = await feedQuery(() => q.query<{ position: string }>(commitConsumerPosition, [name, position, token]));
   if (rows[0]) return rows[0].position;
   const row = await consumerState(q, name);
   if (token !== null && row?.lease_token !== token) {
@@ -56,16 +56,6 @@ export async function commitPosition(q: Queryable, name: string, position: strin
   throw new ConsumerRefused(
     `changes: consumer '${name}' has committed ${row?.position ?? '?'}, past ${position}: a consumer's position never moves back (read again under another name to replay)`,
   );
-}
-
-/** A position the feed refuses (22023) as a FeedPositionError, whatever statement checked it. */
-async function positionQuery<T>(query: () => Promise<T>): Promise<T> {
-  try {
-    return await query();
-  } catch (err) {
-    if ((err as { code?: unknown }).code === '22023') throw new FeedPositionError((err as Error).message);
-    throw err;
-  }
 }
 
 /**
