@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../config/errors.ts';
 import type { Queryable } from './database.ts';
 import { journalPresent, appliedMigrations } from './migrations-sql.ts';
-import { appliedMigrationsFollowingRestore } from './feed-epoch.ts';
+import { appliedMigrationsFollowingRestore } from './feed-epoch-sql.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 

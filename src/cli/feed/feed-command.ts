@@ -167,7 +167,7 @@ function execSink(exec: string, lease: ConsumerLease, after: string | null): Bat
   return {
     async deliver(lines, lastPosition) {
       if (lines.length > 0) {
-        const outcome = await runBatch(exec, lines, { ...process.env, REFSYNC_CONSUMER: lease.name });
+        const outcome = await runBatch(exec, lines, process.env);
         if (!outcome.ok) {
           throw new BatchFailed(
             `changes: --exec command ${outcome.why} on its batch of ${lines.length} change(s) after ${committed}; nothing committed past ${committed}`,
