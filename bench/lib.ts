@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { arch, cpus, release, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -89,25 +89,52 @@ export function printFigures(figures: Figure[]): void {
 // ---------------------------------------------------------------------------------------------
 // The machine
 
-export async function machineLine(db: Queryable, withRedis = true): Promise<string> {
+/** The machine a run measured on, as `npm run bench -- --save` records it (bench/run-record.ts). */
+export interface MachineInfo {
+  cpu: string | null;
+  cores: number | null;
+  memoryGiB: number | null;
+  os: string | null;
+  node: string | null;
+  postgres: string | null;
+  redis: string | null;
+  /** What else is known of it (a converted run's speed, the processes that shared its cores). */
+  note?: string;
+}
+
+export async function machineInfo(db: Queryable, withRedis = true): Promise<MachineInfo> {
   const { rows } = await db.query<{ v: string }>("select current_setting('server_version') as v");
-  let redis = 'n/a';
+  let redis: string | null = null;
   if (withRedis) {
     const client = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     try {
       await client.connect();
-      redis = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown';
+      redis = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? null;
     } catch {
-      redis = 'unreachable';
+      redis = null;
     } finally {
       client.disconnect();
     }
   }
   const cpu = cpus();
-  return `machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, Postgres ${rows[0]!.v}, Redis ${redis}`;
+  return {
+    cpu: cpu[0]?.model.trim() || null,
+    cores: cpu.length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    os: `${type()} ${release()} ${arch()}`,
+    node: process.version,
+    postgres: rows[0]!.v,
+    redis,
+  };
 }
 
-interface Queryable {
+export async function machineLine(db: Queryable, withRedis = true): Promise<string> {
+  const m = await machineInfo(db, withRedis);
+  const redis = withRedis ? (m.redis ?? 'unreachable') : 'n/a';
+  return `machine: ${m.cores} cores (${m.cpu ?? 'unknown'}), ${m.memoryGiB?.toFixed(1)} GiB, Node ${m.node}, Postgres ${m.postgres}, Redis ${redis}`;
+}
+
+export interface Queryable {
   query<R>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
 }
 
@@ -353,10 +380,17 @@ export function median(values: number[]): number {
 }
 
 /** Runs a script's main when the file is executed directly, printing errors without a stack. */
+/** A bad argument to a bench script: one line, exit 2, no stack. */
+export class BenchUsageError extends Error {}
+
 export function runMain(main: () => Promise<unknown>): void {
   main().then(
     () => process.exit(0),
     (err: unknown) => {
+      if (err instanceof BenchUsageError) {
+        console.error(`bench: ${err.message}`);
+        process.exit(2);
+      }
       console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
       process.exit(1);
     },

@@ -213,8 +213,9 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
     return withConnections(bench, [
       figure('P5 impact of one sync, no index', noIndex, 'ms', 'count(*) group by code', baseline, { notes: about }),
       figure('P5 impact of one sync, index on (code, shipped_at)', withIndex, 'ms', 'count(*) group by code', groupByIndexed, { notes: about }),
+      // Without an index the resync reads every fact in its transaction, so its target is its
+      // floor (below), not 3x the resync: the figure against the resync alone is reported.
       figure('P5 resync 1% changed, with impact (no index)', unindexed.with, 'ms', 'the same resync without usage columns', unindexed.without, {
-        target: { ratio: 3, better: 'lower' },
         notes: `${codes} entries, ${facts} facts; ${unindexed.notes}`,
       }),
       figure(
@@ -225,6 +226,16 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
         unindexed.without,
         {
           notes: `a filtered count(*) of the ${facts} facts, ${Math.round(scan)} ms (median of ${repeats}), after the resync without usage columns: no impact read of an unindexed table costs less`,
+        },
+      ),
+      figure(
+        'P5 resync 1% changed, with impact (no index) vs its floor',
+        unindexed.with,
+        'ms',
+        'the resync + one scan of the facts',
+        unindexed.without + scan,
+        {
+          target: { ratio: 1.1, better: 'lower' },
         },
       ),
       figure('P5 resync 1% changed, with impact (index on (code, shipped_at))', indexed.with, 'ms', 'the same resync without usage columns', indexed.without, {

@@ -3,7 +3,11 @@
 //
 //   npm run bench                 every benchmark
 //   npm run bench -- p1 p3        some of them
-import { formatFigure, runMain, type Figure } from './lib.ts';
+//   npm run bench -- --save       and the run as one JSON file under bench/results/ (machine,
+//                                 commit, date, every figure with its baseline), which
+//                                 `node scripts/render-bench-results.ts` renders into docs/performance.md
+import pg from 'pg';
+import { BenchUsageError, formatFigure, machineInfo, runMain, serverUrl, type Figure } from './lib.ts';
 import { runP1 } from './p1-full-sync.ts';
 import { runP2 } from './p2-unchanged-sync.ts';
 import { runP3 } from './p3-large-list.ts';
@@ -12,6 +16,7 @@ import { runP4 } from './p4-many-sources.ts';
 import { runP5 } from './p5-impact.ts';
 import { runP6 } from './p6-worker-memory.ts';
 import { runP7 } from './p7-change-feed.ts';
+import { runRecord, saveRunRecord } from './run-record.ts';
 
 const benchmarks: Record<string, () => Promise<Figure[]>> = {
   p1: () => runP1(),
@@ -25,10 +30,15 @@ const benchmarks: Record<string, () => Promise<Figure[]>> = {
 };
 
 runMain(async () => {
-  const wanted = process.argv.slice(2).map((a) => a.toLowerCase());
+  const args = process.argv.slice(2).map((a) => a.toLowerCase());
+  const save = args.includes('--save');
+  const wanted = args.filter((a) => a !== '--save');
+  const unknownFlags = wanted.filter((a) => a.startsWith('-'));
+  if (unknownFlags.length) throw new BenchUsageError(`unknown option(s): ${unknownFlags.join(', ')} (have --save)`);
+  const startedAt = new Date();
   const names = wanted.length ? wanted : Object.keys(benchmarks);
   const unknown = names.filter((n) => !benchmarks[n]);
-  if (unknown.length) throw new Error(`unknown benchmark(s): ${unknown.join(', ')} (have ${Object.keys(benchmarks).join(', ')})`);
+  if (unknown.length) throw new BenchUsageError(`unknown benchmark(s): ${unknown.join(', ')} (have ${Object.keys(benchmarks).join(', ')})`);
   const all: Figure[] = [];
   for (const name of names) {
     console.log(`--- ${name}`);
@@ -38,4 +48,15 @@ runMain(async () => {
   }
   console.log('--- summary');
   for (const f of all) console.log(formatFigure(f));
+  if (save) console.log(`saved ${await saveRun(startedAt, names, all)}`);
 });
+
+async function saveRun(startedAt: Date, names: string[], figures: Figure[]): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    return saveRunRecord(runRecord(startedAt, names, await machineInfo(client), figures));
+  } finally {
+    await client.end();
+  }
+}

@@ -1,6 +1,6 @@
 // BENCH_TRACE_SQL and BENCH_EXPLAIN for a bench's database: every statement of 5 ms or more timed
-// from outside, and EXPLAIN (ANALYZE) in place of the statements named (docs/performance.md, "To see
-// where the time goes"). The sync children use it, and P5, which syncs in its own process.
+// from outside, and EXPLAIN (ANALYZE) in place of the statements named (docs/performance.md, "Where
+// the time goes"). The sync children use it, and P5, which syncs in its own process.
 import type { Database, Queryable } from '../src/db/database.ts';
 
 /**

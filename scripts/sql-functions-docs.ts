@@ -17,7 +17,30 @@ interface FunctionDefinition {
   name: string;
   signature: string;
   definition: string;
+  /** Whether refdata_reader, the data teams' role, may call it. */
+  reader: boolean;
 }
+
+/** The data teams' pages: a function they call, and the reader role may call, is public. */
+export const userPages = ['docs/data-teams.md', 'docs/querying.md', 'docs/impact.md', 'docs/operating.md'];
+
+export type Audience = 'public' | 'helper' | 'internal';
+
+/**
+ * public: part of the contract, called in the data teams' pages, and the reader may call it.
+ * helper: the reader may call it because the views and public functions do; not for direct use.
+ * internal: refsync's own (the reader may not call it).
+ */
+export function audienceOf(f: Pick<FunctionDefinition, 'name' | 'reader'>, userDocs: string): Audience {
+  if (!f.reader) return 'internal';
+  return new RegExp(`\\brefdata\\.${f.name}\\(`).test(userDocs) ? 'public' : 'helper';
+}
+
+const audienceLine: Record<Audience, string> = {
+  public: '**Public**: part of the contract; the reader role (`refdata_reader`) may call it.',
+  helper: '**Internal helper**: the reader role may call it, since the views and public functions do; not for direct use, and it may change in any release.',
+  internal: "**Internal**: refsync's own; the reader role may not call it, and it may change in any release.",
+};
 
 /** Every function of schema refdata on a freshly migrated embedded database, by name then signature. */
 async function migratedFunctions(): Promise<FunctionDefinition[]> {
@@ -25,7 +48,8 @@ async function migratedFunctions(): Promise<FunctionDefinition[]> {
   try {
     await migrateSchema(db);
     const { rows } = await db.query<FunctionDefinition>(
-      `select p.proname as name, p.oid::regprocedure::text as signature, pg_get_functiondef(p.oid) as definition
+      `select p.proname as name, p.oid::regprocedure::text as signature, pg_get_functiondef(p.oid) as definition,
+              has_function_privilege('refdata_reader', p.oid, 'EXECUTE') as reader
          from pg_proc p join pg_namespace n on n.oid = p.pronamespace
         where n.nspname = 'refdata'
         order by p.proname, p.oid::regprocedure::text`,
@@ -54,9 +78,14 @@ export async function sqlFunctionsMarkdown(): Promise<string> {
   const files = migrationFiles();
   const texts = readMigrationFiles({ migrationsFolder }).map((m) => m.sql.join('\n'));
   const functions = await migratedFunctions();
+  const userDocs = userPages.map((page) => readFileSync(resolve(root, page), 'utf8')).join('\n');
+  const audience = (f: FunctionDefinition) => audienceOf(f, userDocs);
+  const index = (kind: Audience) => [...new Set(functions.filter((f) => audience(f) === kind).map((f) => `\`refdata.${f.name}\``))].join(', ');
   const sections = functions.map((f) =>
     [
       `## \`refdata.${f.signature.replace(/^refdata\./, '')}\``,
+      '',
+      audienceLine[audience(f)],
       '',
       `Defined last in \`${lastDefinedIn(f.name, files, texts)}\`.`,
       '',
@@ -75,7 +104,15 @@ export async function sqlFunctionsMarkdown(): Promise<string> {
     'Migrations replace a function by a later `CREATE OR REPLACE`; this page is what they add up to.',
     'The per-list functions (`refdata.<list>_as_of`, `refdata.<list>_diff`) are made from each',
     "list's columns at migrate and sync time by `src/columns/list-functions-sql.ts`, and are not listed",
-    'here. Where the code keeps its own statements: [architecture.md](architecture.md#where-sql-lives).',
+    'here; they are public. Where the code keeps its own statements: [architecture.md](architecture.md#where-sql-lives).',
+    '',
+    "Each function is marked: **public** (part of the contract: the data teams' pages call it and the",
+    'reader role may), **internal helper** (the reader may call it because the views and public',
+    "functions do, but it is not for direct use) or **internal** (refsync's own).",
+    '',
+    `- Public: ${index('public')}.`,
+    `- Internal helpers: ${index('helper')}.`,
+    `- Internal: ${index('internal')}.`,
     '',
     sections.join('\n\n'),
   ].join('\n')}\n`;

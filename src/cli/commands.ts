@@ -131,10 +131,11 @@ export const commands: CommandEntry[] = [
   {
     name: 'sql',
     positionals: '["SQL"]',
-    summary: 'run SQL against DATABASE_URL or the embedded database in ./.refsync/pgdata',
+    summary: 'run SQL (read-only unless --write) against DATABASE_URL or the embedded database',
     notes: [
       'Example: refsync sql "select list_key, variant, last_synced_at from refdata.list_sync_times"',
       'Several statements separated by ; print one table each. Without SQL it reads stdin, or on a terminal opens a prompt (\\q to quit).',
+      'Read-only unless --write: with it the SQL runs as the DATABASE_URL role (on the embedded database, its owner), which may change or drop anything refsync keeps.',
     ],
     load: () => import('./commands/sql.ts'),
   },

@@ -4,6 +4,7 @@ import { readSecret } from '../config/secrets.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
 import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
 import { connectFailure } from '../db/refused.ts';
+import { EmbeddedDatabaseBusyError } from '../db/embedded-lock.ts';
 import { connectionBudget } from '../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../config/db-connections.ts';
 import { migrateDatabase } from '../columns/migrate-views.ts';
@@ -26,6 +27,17 @@ export interface CliDatabaseOptions {
   readOnly?: boolean;
   /** The pool's size (connection-budget.ts); default REFSYNC_DB_MAX_CONNECTIONS, else 2. */
   poolSize?: number;
+}
+
+/**
+ * REFSYNC_EMBEDDED_WAIT_SECONDS: how long a command waits for another that holds the embedded
+ * database (db/embedded-lock.ts) before it gives up; unset waits as long as it takes, 0 refuses at once.
+ */
+export function embeddedWaitMsFromEnv(env: Record<string, string | undefined> = process.env): number | undefined {
+  const value = env.REFSYNC_EMBEDDED_WAIT_SECONDS;
+  if (value === undefined || value.trim() === '') return undefined;
+  if (!/^\s*\d{1,7}\s*$/.test(value)) throw new ConfigError(`REFSYNC_EMBEDDED_WAIT_SECONDS: expected a whole number of seconds, got '${value}'`);
+  return Number(value) * 1000;
 }
 
 async function schemaExists(db: Database): Promise<boolean> {
@@ -52,7 +64,10 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
     poolSize: options.poolSize ?? connectionBudget('other', dbMaxConnectionsFromEnv(), 0),
   };
   if (options.databaseUrl) openOptions.url = options.databaseUrl;
-  else openOptions.dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
+  else {
+    openOptions.dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
+    openOptions.embeddedLock = { waitMs: embeddedWaitMsFromEnv() };
+  }
   if (options.readOnly && openOptions.dataDir && !existsSync(openOptions.dataDir)) {
     throw new ConfigError(
       `DATABASE_URL: not set, and there is no embedded database in ${openOptions.dataDir} yet; set DATABASE_URL or run refsync sync (or refsync demo) first`,
@@ -64,6 +79,7 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
     db = await openDatabase(openOptions);
     if (!capabilitiesOf(db).embedded) await db.query('select 1');
   } catch (err) {
+    if (err instanceof EmbeddedDatabaseBusyError) throw err;
     throw connectFailure(err, 'cannot reach the database');
   }
   try {

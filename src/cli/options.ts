@@ -139,6 +139,7 @@ export const commandOptions = {
   sql: {
     command: { type: 'string', short: 'c', value: 'SQL', help: 'the SQL to run, as psql -c takes it (or give it as the argument)' },
     json: { ...json, help: "print each statement's rows as JSON" },
+    write: { type: 'boolean', default: false, help: 'let the SQL change data (read-only without it); it runs as the DATABASE_URL role' },
   },
   demo: {},
 } as const satisfies Record<string, Record<string, OptionSpec>>;

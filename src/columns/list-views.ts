@@ -126,7 +126,7 @@ function stepStatements(key: ListKey, typed: readonly TypedColumn[], step: ViewS
   const commented = (c: { name: string; description: string }) => commentOnColumn(view, c.name, c.description);
   // CREATE OR REPLACE keeps the view's comments and grants, so a replace describes only the columns
   // it appends: re-writing the rest was about a tenth of a first sync's views' DDL (docs/performance.md,
-  // round fourteen).
+  // P1).
   return replace
     ? [definition, ...step.relation.columns.slice(step.kept).map(commented)]
     : [

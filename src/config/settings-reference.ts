@@ -61,6 +61,13 @@ const storage: Setting[] = [
     default: '`REFSYNC_CONCURRENCY` + 1 for `sync` and `demo`, + 2 for `worker`, 2 for any other command',
   },
   {
+    name: 'REFSYNC_EMBEDDED_WAIT_SECONDS',
+    section: 'storage',
+    meaning:
+      'without `DATABASE_URL`: how long a command waits for another that has the embedded database open (one process at a time; it says on stderr whom it waits for) before it gives up with exit 1; `0` gives up at once',
+    default: 'waits as long as the other command runs',
+  },
+  {
     name: 'POSTGRES_PASSWORD',
     section: 'storage',
     meaning: 'password of the compose Postgres (docker-compose.yml only; refsync does not read it)',
@@ -382,7 +389,7 @@ const alerts: Setting[] = [
     name: 'REFSYNC_ALERT_ON',
     section: 'alerts',
     meaning:
-      'events that alert: `added`, `removed`, `modified`, `reappeared`, `nonconforming`, `schema_changed`, `held`, `failed`, `used_code_changed` ([Impact on your data](data-teams.md#impact-on-your-data)), and `run_completed` ([data-teams.md](data-teams.md#running-the-next-job-run_completed-and-listen-refdata_runs))',
+      'events that alert: `added`, `removed`, `modified`, `reappeared`, `nonconforming`, `schema_changed`, `held`, `failed`, `used_code_changed` ([Impact on your data](impact.md)), and `run_completed` ([querying.md](querying.md#running-the-next-job-run_completed-and-listen-refdata_runs))',
     default: '`added,nonconforming,held,failed`',
     unsetEquals: 'added,nonconforming,held,failed',
   },

@@ -30,7 +30,7 @@ export type CopyDataHandler = (buf: Buffer, start: number, end: number) => void;
  * message's bytes go to `onData` where they lie in the socket's chunk, with no Buffer made for them.
  * pg-copy-streams (and node-postgres's own parser) make a Buffer per message, and Postgres sends a
  * message per row: a million-row read made a million Buffers, about a third of the client's time
- * reading the current-row index (docs/performance.md, round eight).
+ * reading the current-row index (docs/performance.md, P3).
  *
  * As pg-copy-streams does, it takes the socket's data from node-postgres's parser once submitted, and
  * gives it back after CopyDone, or at an ErrorResponse (or any message a COPY does not send), which

@@ -6,6 +6,11 @@ import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
 import { connectWithin } from './refused-wait.ts';
+import { sharedAnswer } from '../util/shared-answer.ts';
+import { lockEmbeddedDatabase, type EmbeddedLockOptions } from './embedded-lock.ts';
+import { pgliteSqlSession, pgSqlSession, type SqlSession, type SqlSessionOptions } from './sql-session.ts';
+
+export type { SqlResult } from './sql-session.ts';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -20,7 +25,7 @@ export interface Queryable {
    * order; the first failure stops the rest and is thrown. Inside a transaction they are part of
    * it; outside one, Postgres runs them as one transaction of their own. For DDL: the same
    * statements in a DO block cost Postgres about twice the time, since PL/pgSQL compiles the block
-   * and prepares each statement again (docs/performance.md, round sixteen).
+   * and prepares each statement again (docs/performance.md, P1).
    */
   script(statements: readonly string[]): Promise<void>;
 }
@@ -63,29 +68,22 @@ export interface Connection extends Queryable {
   alone(statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
-/** One statement's answer to SQL typed by a person (`refsync sql`): its columns and rows, in order. */
-export interface SqlResult {
-  columns: string[];
-  rows: unknown[][];
-  /** Rows a write changed, where the driver says. */
-  affectedRows: number | null;
-}
-
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /**
-   * Runs SQL as typed, one statement or several in one simple-protocol message, and returns every
-   * statement's columns and rows (rows as arrays: `select 1, 1` has two columns of the same name).
+   * A session for SQL typed by a person (`refsync sql`): one connection held until it is closed,
+   * read-only unless `write` (sql-session.ts).
    */
-  runSql(text: string): Promise<SqlResult[]>;
+  sqlSession(options: SqlSessionOptions): Promise<SqlSession>;
   /** Runs fn in one transaction on one connection, as Connection#transaction does. */
   transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T>;
   /** Holds one connection for fn (session state such as LISTEN or temp tables stays on it). */
   withConnection<T>(fn: (conn: Connection) => Promise<T>): Promise<T>;
   /**
-   * Whether Postgres gives a new connection now, for readiness: one of its own, opened and closed,
-   * while the pool has room for it within its size (so the budget holds); a query on a pooled one
-   * when every slot of the pool is open. Throws what the server answered, a refusal at once.
+   * Whether the pool gives a working connection now, for readiness and the database gauge: a
+   * `select 1` on a connection of the pool, so it counts in the pool's size (the budget holds
+   * however many ask). One probe at a time, its answer reused for a second: callers at once share
+   * it. Throws what the server answered, a refusal at once.
    */
   probe(): Promise<void>;
   close(): Promise<void>;
@@ -97,6 +95,8 @@ export interface OpenDatabaseOptions {
   /** PGlite data folder; default ./.refsync/pgdata. 'memory://' keeps it in memory. */
   dataDir?: string;
   poolSize?: number;
+  /** How long an idle pooled connection stays open before the pool closes it. Default 30 s. */
+  idleTimeoutMs?: number;
   /**
    * Per-statement limit inside every transaction, so a locked table cannot hang a sync forever. Set
    * with SET LOCAL when a transaction begins, not as a startup parameter, which poolers refuse.
@@ -110,6 +110,11 @@ export interface OpenDatabaseOptions {
    * again before the work that needed it fails with a DatabaseRefusedError. Default 10 s.
    */
   refusedWaitMs?: number;
+  /**
+   * The embedded folder's lock (embedded-lock.ts): how long to wait for the process that holds it
+   * (default: as long as it takes) and how to say so.
+   */
+  embeddedLock?: EmbeddedLockOptions;
 }
 
 /** Where the embedded database lives when DATABASE_URL is unset (docs/contract.md). */
@@ -145,7 +150,7 @@ function clientConfig(options: OpenDatabaseOptions & { url: string }): pg.Client
 
 /** The node-postgres pool, and a listener for connections lost while idle. */
 function createPool(options: OpenDatabaseOptions & { url: string }): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: options.idleTimeoutMs ?? 30_000 });
   // A connection terminated while idle in the pool (Postgres restart, pg_terminate_backend) emits an
   // error on the pool; without a listener that error would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'idle Postgres connection lost'));
@@ -164,16 +169,6 @@ function pgQueryable(client: pg.PoolClient): Queryable {
       if (statements.length) await client.query(scriptText(statements));
     },
   };
-}
-
-/** node-postgres answers one Result for one statement and an array for several. */
-async function pgRunSql(client: pg.PoolClient, text: string): Promise<SqlResult[]> {
-  const answer = (await client.query({ text, rowMode: 'array' })) as pg.QueryArrayResult | pg.QueryArrayResult[];
-  return (Array.isArray(answer) ? answer : [answer]).map((r) => ({
-    columns: (r.fields ?? []).map((f) => f.name),
-    rows: r.rows,
-    affectedRows: r.fields?.length ? null : r.rowCount,
-  }));
 }
 
 /** A checked-out client as a Connection; `timeouts` are the transaction's SET LOCAL statements. */
@@ -234,6 +229,9 @@ async function withPgClient<T>(pool: pg.Pool, options: OpenDatabaseOptions, fn: 
   }
 }
 
+/** How long a probe's answer is reused (sharedAnswer). */
+const PROBE_REUSE_MS = 1_000;
+
 function openPg(options: OpenDatabaseOptions & { url: string }): Database {
   const pool = createPool(options);
   const timeouts = transactionTimeouts(options);
@@ -243,24 +241,31 @@ function openPg(options: OpenDatabaseOptions & { url: string }): Database {
     kind: 'pg',
     query: (text, params) => held((client) => pgQueryable(client).query(text, params)),
     script: (statements) => held((client) => pgQueryable(client).script(statements)),
-    runSql: (text) => held((client) => pgRunSql(client, text)),
+    sqlSession: async (sessionOptions) => pgSqlSession(() => connectWithin(pool, options.refusedWaitMs ?? 10_000), sessionOptions),
     async withConnection(fn) {
       return held((client) => fn(pgConnection(client, timeouts)));
     },
     async transaction(fn, opening) {
       return this.withConnection((conn) => conn.transaction(fn, opening));
     },
-    async probe() {
-      if (pool.totalCount >= (options.poolSize ?? 10)) return void (await pool.query('select 1'));
-      const client = new pg.Client(clientConfig(options));
-      client.on('error', () => undefined);
+    probe: sharedAnswer(async () => {
+      // pool.connect, not connectWithin: a refusal is the answer, not something to wait out. An idle
+      // connection that broke is dropped (release with the error), so the next probe opens a new one.
+      const client = await pool.connect();
+      // A checked-out client whose connection dies emits 'error', which unheard would end the
+      // process; the failure reaches the probe through its query.
+      const ignore = () => undefined;
+      client.on('error', ignore);
       try {
-        await client.connect();
         await client.query('select 1');
-      } finally {
-        await client.end().catch(() => undefined);
+        client.off('error', ignore);
+        client.release();
+      } catch (err) {
+        client.off('error', ignore);
+        client.release(err as Error);
+        throw err;
       }
-    },
+    }, PROBE_REUSE_MS),
     async close() {
       if (closed) return;
       closed = true;
@@ -286,8 +291,17 @@ async function loadPglite(): Promise<typeof PGlite> {
 
 async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const dataDir = options.dataDir ?? EMBEDDED_DATA_DIR;
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const client = await (await loadPglite()).create(dataDir);
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  // Taken before PGlite reads a file of the folder, given back after it wrote its last.
+  const lock = inMemory ? undefined : await lockEmbeddedDatabase(dataDir, options.embeddedLock);
+  let client: PGlite;
+  try {
+    client = await (await loadPglite()).create(dataDir);
+  } catch (err) {
+    await lock?.release();
+    throw err;
+  }
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<R>(text: string, params?: unknown[]) {
       const res = await q.query<R>(text, params);
@@ -316,21 +330,18 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   return {
     kind: 'pglite',
     ...wrap(client),
-    async runSql(text) {
-      const results = await client.exec(text, { rowMode: 'array' });
-      return results.map((r) => ({
-        columns: r.fields.map((f) => f.name),
-        rows: r.rows as unknown[][],
-        affectedRows: r.fields.length ? null : (r.affectedRows ?? null),
-      }));
-    },
+    sqlSession: async (sessionOptions) => pgliteSqlSession(client, sessionOptions),
     withConnection: (fn) => fn({ ...wrap(client), transaction, begin: () => client.exec(begin).then(() => undefined), alone }),
     transaction,
     probe: () => client.query('select 1').then(() => undefined),
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        await lock?.release();
+      }
     },
   };
 }

@@ -3,6 +3,7 @@
 // fault: the operator looks at max_connections and who holds the slots, not at the route to the
 // server, so it has an error code and words of its own (docs/production.md, "Managed Postgres").
 import { describeConnectError } from './tls.ts';
+import { isConnectionLost } from './connection-lost.ts';
 
 /**
  * SQLSTATEs of a refused connection: 53300 too_many_connections (reserved slots included), 53000
@@ -42,4 +43,18 @@ export function connectFailure(err: unknown, unreachable: string): Error {
   if (err instanceof DatabaseRefusedError) return err;
   if (isConnectionRefusal(err)) return new Error(describeRefusal(err));
   return new Error(`${unreachable}: ${describeConnectError(err)}`);
+}
+
+/**
+ * Why the database failed a readiness probe, in words of refsync's own for a caller that gave no
+ * credentials (/readyz): never the server's text, which can name roles, databases and settings.
+ */
+export function databaseProbeFailure(err: unknown): string {
+  if (isConnectionRefusal(err)) {
+    return (err as { code?: string }).code === '57P03'
+      ? 'database refused a connection: the server is starting up or shutting down'
+      : "database refused a connection: the server's connection limit (max_connections) is reached";
+  }
+  if (isConnectionLost(err) || /no answer within/.test(String((err as Error)?.message))) return 'database unreachable';
+  return 'database error';
 }

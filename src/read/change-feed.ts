@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.ts';
 import { changeFeedPage, feedEndPosition } from './change-feed-sql.ts';
 
-/** One row of refdata.change_feed: an entry change and its feed position (docs/contract.md, "The change feed"). */
+/** One row of refdata.change_feed: an entry change and its feed position (docs/change-feed.md). */
 export interface FeedRow {
   /** Sorts as text in feed order; pass the last one processed back as `after`. */
   position: string;

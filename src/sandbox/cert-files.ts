@@ -3,7 +3,7 @@
 // to trust, and a running worker keeps connecting. New ones are made when the folder has none, when
 // the host names changed, or when the certificate has less than a day left.
 import { X509Certificate } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateCertificates, type SandboxCertificates } from './certificates.ts';
 
@@ -27,15 +27,24 @@ async function kept(dir: string, hosts: string[]): Promise<SandboxCertificates |
   }
 }
 
+/**
+ * Writes a file readable by its owner only. writeFile's mode applies only to a file it creates: one
+ * an older sandbox (or a user) left with a looser mode keeps it, so the mode is set after writing.
+ */
+export async function ownerOnly(file: string, text: string): Promise<void> {
+  await writeFile(file, text, { mode: 0o600 });
+  await chmod(file, 0o600);
+}
+
 /** The certificates kept in `dir` for these host names, else new ones written there. */
 export async function certificatesIn(dir: string, hosts: string[]): Promise<SandboxCertificates> {
   const found = await kept(dir, hosts);
   if (found) return found;
   const certs = await generateCertificates(hosts);
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, files.keyPem), certs.keyPem, { mode: 0o600 });
-  await writeFile(join(dir, files.certPem), certs.certPem, { mode: 0o644 });
-  await writeFile(caFileIn(dir), certs.caPem, { mode: 0o644 });
-  await writeFile(join(dir, files.hosts), hosts.join('\n'), { mode: 0o644 });
+  await ownerOnly(join(dir, files.keyPem), certs.keyPem);
+  await ownerOnly(join(dir, files.certPem), certs.certPem);
+  await ownerOnly(caFileIn(dir), certs.caPem);
+  await ownerOnly(join(dir, files.hosts), hosts.join('\n'));
   return certs;
 }

@@ -3,7 +3,7 @@
 // were, so the next sync records no removals and reappearances that never happened upstream.
 // `reset` empties it; `refsync sandbox --reset` starts from the bundled data. Faults, latency and
 // token switches are not data: they last until the sandbox stops.
-import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 
 export interface DataChange {
   method: string;
@@ -12,6 +12,8 @@ export interface DataChange {
 
 export class DataJournal {
   readonly file: string;
+  /** Whether this journal set the file's mode yet: an older file keeps whatever mode it was made with. */
+  #private = false;
 
   constructor(file: string) {
     this.file = file;
@@ -28,6 +30,8 @@ export class DataJournal {
 
   append(change: DataChange): void {
     appendFileSync(this.file, `${JSON.stringify(change)}\n`, { mode: 0o600 });
+    if (!this.#private) chmodSync(this.file, 0o600);
+    this.#private = true;
   }
 
   clear(): void {

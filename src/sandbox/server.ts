@@ -20,6 +20,11 @@ function formatOrigin(host: string, port: number): string {
   return host.includes(':') ? `https://[${host}]:${port}` : `https://${host}:${port}`;
 }
 
+/** Whether a bound address answers this machine only: 127.0.0.0/8, ::1, or an IPv4-mapped 127.x. */
+export function isLoopbackAddress(address: string): boolean {
+  return /^(::ffff:)?127\./i.test(address) || address === '::1';
+}
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? silentLogger;
@@ -51,7 +56,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const bound = server.address() as AddressInfo;
+  const port = bound.port;
   const urlHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   origin = formatOrigin(urlHost, port);
   logger.info({ url: origin, caFile }, 'sandbox listening');
@@ -60,6 +66,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     url: origin,
     port,
+    listening: { address: bound.address, port, loopback: isLoopbackAddress(bound.address) },
     caPem: certs.caPem,
     caFile,
     controlSecret,

@@ -45,9 +45,11 @@ export interface SandboxOptions {
 }
 
 export interface Sandbox {
-  /** 'https://127.0.0.1:PORT': the origin, no path. */
+  /** 'https://127.0.0.1:PORT': the origin, no path (on a wildcard host, the loopback address of its family). */
   url: string;
   port: number;
+  /** The address the server is bound to, as the operating system reports it, and whether it is loopback only. */
+  listening: { address: string; port: number; loopback: boolean };
   /** PEM of the throwaway CA that signed the server certificate. */
   caPem: string;
   /** Path of that PEM on disk. */

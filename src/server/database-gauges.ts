@@ -10,14 +10,14 @@ export interface DatabaseGauges {
 }
 
 /**
- * refsync_database_up (1 while a new connection can be had: `probe`, as /readyz asks it) and
+ * refsync_database_up (1 while the pool gives a working connection: `probe`, shared with /readyz) and
  * refsync_database_read_timestamp_seconds (when the gauges' last read of Postgres succeeded).
  */
 export function registerDatabaseGauges(registry: Registry, probe: () => Promise<void>): DatabaseGauges {
   let lastRead: number | undefined;
   new Gauge({
     name: 'refsync_database_up',
-    help: '1 while this worker can open a new Postgres connection, 0 while the server refuses (connection limit, restart) or does not answer.',
+    help: '1 while this worker gets a working Postgres connection from its pool, 0 while the server refuses (connection limit, restart) or does not answer.',
     registers: [registry],
     async collect() {
       this.set(

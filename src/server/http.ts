@@ -19,6 +19,7 @@ import { dashboardPage } from './dashboard-page.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { StatusPage } from './status-pages.ts';
 import { hostGuard, readOnly, writeGuard } from './request-guards.ts';
+import { sharedAnswer } from '../util/shared-answer.ts';
 
 export const DASHBOARD_PATH = '/admin/queues';
 export const DASHBOARD_USER = 'admin';
@@ -61,8 +62,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const writable = options.dashboardWrite === true;
   app.use('*', hostGuard(new Set(options.allowedHosts ?? []), PROBES), writeGuard);
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // One readiness check at a time, its answer reused for a second: a burst of probes costs one.
+  const readiness = sharedAnswer(options.readiness, 1_000);
   app.get('/readyz', async (c) => {
-    const report = await options.readiness();
+    const report = await readiness();
     return c.json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks }, report.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {

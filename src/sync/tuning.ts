@@ -10,7 +10,7 @@ export interface SyncTuning {
    * Rows per spill once a list streams (after its first spill). Smaller than spillThreshold: each
    * row held until its spill outlives V8's young generation, and the old one is let grow to about
    * four times what is live before it is collected; at a million entries, 5,000 rather than 20,000
-   * took ~50 MiB off a first load's peak RSS for ~7% more CPU (docs/performance.md, issue 36).
+   * took ~50 MiB off a first load's peak RSS for ~7% more CPU (docs/performance.md, P3 and P6).
    */
   spillEvery: number;
   /**

@@ -81,6 +81,15 @@ describe('refsync sql', () => {
     expect(empty.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('is read-only unless --write, on the embedded database and on DATABASE_URL alike', () => {
+    for (const env of [embeddedEnv, { ...embeddedEnv, DATABASE_URL: t.url }]) {
+      const refused = shell(`refsync sql "delete from refdata.entry_changes"`, env);
+      expect([refused.status, refused.stderr]).toEqual([1, 'refsync: sql: cannot execute DELETE in a read-only transaction\n']);
+      const written = shell(`refsync sql --write "create table public.written (a int); drop table public.written"`, env);
+      expect([written.status, written.stderr]).toEqual([0, '']);
+    }
+  });
+
   it('on a terminal opens a prompt: a statement over two lines, an error that keeps the prompt, \\q', async () => {
     const { PATH: _path, ...env } = embeddedEnv;
     const pane = await refsyncInPane(['sql'], { columns: 120, env, cwd: dir });
@@ -90,7 +99,7 @@ describe('refsync sql', () => {
         await expect.poll(async () => (await pane.screen()).join('\n'), { timeout: 30_000 }).toContain(text);
       };
       await screenHas('refdata=>');
-      expect((await pane.screen()).join('\n')).toContain('refsync sql on the embedded database in ./.refsync/pgdata.');
+      expect((await pane.screen()).join('\n')).toContain('refsync sql on the embedded database in ./.refsync/pgdata, read-only (--write to change data).');
       await pane.type('select list_key, entry_count');
       await screenHas('refdata->');
       await pane.type("from refdata.list_sync_times where list_key = 'shipment_modes';");
@@ -100,6 +109,48 @@ describe('refsync sql', () => {
       expect(screen.slice(header, header + 4)).toEqual(['list_key        entry_count', '--------------  -----------', 'shipment_modes  10', '(1 row)']);
       await pane.type('select nope;');
       await screenHas('ERROR: column "nope" does not exist');
+      await pane.type('\\q');
+      expect(await pane.exited()).toBe(0);
+    } finally {
+      await pane.close();
+    }
+  });
+
+  it('the prompt keeps a transaction across statements, and says so when its connection is lost inside one', async () => {
+    const serverEnv: Record<string, string> = { ...embeddedEnv, DATABASE_URL: t.url };
+    const { PATH: _path, ...env } = serverEnv;
+    await t.db.query('create table public.prompt_tx (a int)');
+    const pane = await refsyncInPane(['sql', '--write'], { columns: 160, env, cwd: dir });
+    try {
+      const screenHas = async (text: string) => {
+        await expect.poll(async () => (await pane.screen()).join('\n'), { timeout: 30_000 }).toContain(text);
+      };
+      await screenHas('changes allowed (--write)');
+      await pane.type('begin;');
+      await pane.type('insert into public.prompt_tx values (1);');
+      await screenHas('1 row affected');
+      await pane.type('rollback;');
+      await expect.poll(async () => (await pane.screen()).includes('ok'), { timeout: 30_000 }).toBe(true);
+      expect((await t.db.query<{ n: number }>('select count(*)::int as n from public.prompt_tx')).rows[0]!.n).toBe(0);
+
+      await pane.type('begin;');
+      await pane.type('insert into public.prompt_tx values (2);');
+      // The prompt's one connection, idle inside the transaction it holds open.
+      const holder = async () =>
+        (
+          await t.db.query<{ pid: number }>(
+            "select pid from pg_stat_activity where datname = $1 and application_name = 'refsync-cli' and state = 'idle in transaction'",
+            [t.name],
+          )
+        ).rows[0]?.pid;
+      await expect.poll(holder, { timeout: 30_000 }).toBeTypeOf('number');
+      await t.db.query('select pg_terminate_backend($1)', [await holder()]);
+      await pane.type('insert into public.prompt_tx values (3);');
+      await screenHas('lost inside a transaction');
+      await pane.type('insert into public.prompt_tx values (4);');
+      await screenHas('ERROR: the transaction was lost with its connection and nothing of it was committed; type ROLLBACK to go on');
+      expect((await t.db.query<{ n: number }>('select count(*)::int as n from public.prompt_tx')).rows[0]!.n).toBe(0);
+      await pane.type('rollback;');
       await pane.type('\\q');
       expect(await pane.exited()).toBe(0);
     } finally {

@@ -66,7 +66,7 @@ describe('refsync status', () => {
     const lines = ok(await runCli(['status'], { env })).split('\n');
     expect(lines.find((l) => l.startsWith('list '))).toMatch(/^list\s+status\s+fetched\s+entries\s+changed\s+last ok\s+reason$/);
     expect(lines.find((l) => l.startsWith('hazmat '))).toMatch(
-      /held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --accept-removals to apply it$/,
+      /held: the fetch would remove 20 of 20 entries \(more than 50%\); run refsync sync --list hazmat --accept-removals to apply it$/,
     );
   });
 
@@ -75,7 +75,7 @@ describe('refsync status', () => {
     for (const line of out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(out).toMatch(/^hazmat: source status-cli, environment status-cli\n {2}status {7}held, fetched /);
     expect(out.replace(/\n {15}/g, ' ')).toContain(
-      '  reason       held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --accept-removals to apply it\n',
+      '  reason       held: the fetch would remove 20 of 20 entries (more than 50%); run refsync sync --list hazmat --accept-removals to apply it\n',
     );
     expect(out).toContain('  resolve      refsync sync --list hazmat --accept-removals\n');
     expect(out).toMatch(/^ {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}held {4}1 {8}\+1 -20 ~0 {2}held: the fetch would remov…$/m);

@@ -1,5 +1,5 @@
 // What one page says that another page, or the code, also says: held equal here so they cannot
-// contradict each other (issue 59). The settings are in settings.test.ts, links in links.test.ts.
+// contradict each other. The settings are in settings.test.ts, links in links.test.ts.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,19 +21,19 @@ function section(page: string, heading: string): string {
 }
 
 describe('docs agree with the code and with each other', () => {
-  it('data-teams.md and the contract name every change kind of refdata.entry_changes', () => {
-    const guide = section('docs/data-teams.md', '### Changes: `refdata.entry_changes`');
+  it('querying.md and the contract name every change kind of refdata.entry_changes', () => {
+    const guide = section('docs/querying.md', '## Changes: `refdata.entry_changes`');
     const contract = read('docs/contract.md')
       .split('\n')
-      .find((line) => line.startsWith('- `entry_changes`'))!;
+      .find((line) => line.startsWith('- Change kinds of `refdata.entry_changes`'))!;
     for (const kind of changeKinds) {
       expect(guide, kind).toContain(`\`${kind}\``);
       expect(contract, kind).toContain(`\`${kind}\``);
     }
   });
 
-  it('data-teams.md names the nonconforming column and says an odd value reads NULL, as schema-changes.md does', () => {
-    const guide = section('docs/data-teams.md', '### The views: what is current, with a typed column per field');
+  it('querying.md names the nonconforming column and says an odd value reads NULL, as schema-changes.md does', () => {
+    const guide = section('docs/querying.md', '## The views: what is current, with a typed column per field');
     expect(guide).toMatch(/`nonconforming` \(`jsonb`/);
     expect(guide).toMatch(/ nonconforming +\| jsonb/);
     expect(guide).toMatch(/column stays `bigint`,[\s\S]*reads \*\*NULL\*\*/);
@@ -49,10 +49,12 @@ describe('docs agree with the code and with each other', () => {
     for (const [symbol, kind] of symbols) expect(page, `${symbol} (${kind})`).toContain(`| \`${symbol}N\` | entries ${kind}`);
   });
 
-  it("README's documentation list names every page of docs/", () => {
-    const list = section('README.md', '## Documentation');
-    const pages = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
-    expect(pages.filter((page) => !list.includes(`](docs/${page})`))).toEqual([]);
+  it("the docs index names every page of docs/, and README's Documentation section leads to it", () => {
+    const index = read('docs/README.md');
+    const pages = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+    expect(pages.filter((page) => !index.includes(`](${page})`))).toEqual([]);
+    expect(index).toContain('](../CONTRIBUTING.md)');
+    expect(section('README.md', '## Documentation')).toContain('](docs/README.md)');
   });
 
   it("the README's secret files (./secrets/...) are git-ignored", () => {

@@ -1,4 +1,5 @@
-// Every SQL block of docs/data-teams.md runs against a synced database, so the guide cannot rot:
+// Every SQL block of the data teams' pages (docs/data-teams.md, the tutorial; docs/querying.md and
+// docs/impact.md, the reference; docs/operating.md's) runs against a synced database, so the guide cannot rot:
 // a renamed column, function or argument fails here. Each block runs in a transaction rolled back
 // afterwards (roles and grants included), with the fact tables its examples name.
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { useSandbox } from '../helpers/sandbox.ts';
 import { syncSandbox, V2024 } from '../reader/fixture.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const guide = readFileSync(`${root}docs/data-teams.md`, 'utf8');
+const guide = ['data-teams', 'querying', 'impact', 'operating'].map((page) => readFileSync(`${root}docs/${page}.md`, 'utf8')).join('\n');
 const blocks = [...guide.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 /** The relation an incremental model's `{{ this }}` names in these tests. */
@@ -40,7 +41,7 @@ const facts = `
   insert into public.shipments values ('SOC', now(), 'acme'), ('GONE', now(), 'acme');
 `;
 
-describe('docs/data-teams.md: every SQL block runs', () => {
+describe('docs/data-teams.md, querying.md and impact.md: every SQL block runs', () => {
   const t = useTestDatabase();
 
   beforeAll(async () => {

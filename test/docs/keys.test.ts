@@ -1,4 +1,4 @@
-// docs/data-teams.md's "Keys per list" table is what people join on: it must name every list, its
+// docs/querying.md's "Keys per list" table is what people join on: it must name every list, its
 // key fields as the catalog has them, and say code is unique exactly where the key is one field.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { catalog } from '../../src/catalog/catalog.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const doc = readFileSync(`${root}docs/data-teams.md`, 'utf8');
-const section = doc.slice(doc.indexOf('### Keys per list'), doc.indexOf('\n### ', doc.indexOf('### Keys per list') + 1));
+const doc = readFileSync(`${root}docs/querying.md`, 'utf8');
+const section = doc.slice(doc.indexOf('## Keys per list'), doc.indexOf('\n## ', doc.indexOf('## Keys per list') + 1));
 const rows = [...section.matchAll(/^\| `(\w+)` \| (.+?) \| (yes|no)\b.*? \| (.+) \|$/gm)].map((m) => ({
   list: m[1]!,
   keyFields: [...m[2]!.split(', per ')[0]!.matchAll(/`(\w+)`/g)].map((k) => k[1]!),

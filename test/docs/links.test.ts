@@ -1,4 +1,4 @@
-// Every relative link in README.md and docs/*.md must lead somewhere: the file (or folder) exists,
+// Every relative link in README.md, CONTRIBUTING.md and docs/*.md must lead somewhere: the file (or folder) exists,
 // and a #fragment names a heading of the Markdown file it points to (GitHub's anchors: lower case,
 // punctuation dropped, spaces as hyphens, a repeated heading suffixed -1, -2, ...). Links inside
 // code blocks and code spans are text, not links; absolute URLs are left to the reader.
@@ -6,10 +6,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { anchorsOf, slug } from './markdown.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pages = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
@@ -18,29 +20,6 @@ const pages = [
 /** The text outside fenced code blocks and inline code spans. */
 function prose(markdown: string): string {
   return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/(`+)[^`]*?\1/g, '');
-}
-
-/** GitHub's anchor of a heading. */
-function slug(heading: string): string {
-  const text = heading
-    .replace(/`([^`]*)`/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .trim()
-    .toLowerCase();
-  return text.replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/\s/g, '-');
-}
-
-function anchorsOf(file: string): Set<string> {
-  const withoutCode = readFileSync(file, 'utf8').replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
-  const seen = new Map<string, number>();
-  const anchors = new Set<string>();
-  for (const [, title] of withoutCode.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = slug(title!);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return anchors;
 }
 
 /** Inline links [text](target) and reference definitions [label]: target. */
@@ -73,6 +52,22 @@ describe('relative links in README.md and docs/', () => {
   it('every relative link leads to a file that exists, and every #anchor to a heading of it', () => {
     const broken = pages.flatMap((page) => linksOf(readFileSync(join(root, page), 'utf8')).map((link) => brokenLink(page, link))).filter(Boolean);
     expect(broken).toEqual([]);
+  });
+
+  it('a page named in prose is a link, so this test can check it', () => {
+    const prose = (markdown: string) =>
+      markdown
+        .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, ''))
+        .replace(/(`+)[\s\S]*?\1/g, (span) => span.replace(/[^\n]/g, ''))
+        .replace(/\[[^\]]*\]\([^)]*\)/g, '');
+    const unlinked = pages
+      .filter((page) => page !== 'docs/sql-functions.md')
+      .flatMap((page) =>
+        prose(readFileSync(join(root, page), 'utf8'))
+          .split('\n')
+          .flatMap((line, i) => [...line.matchAll(/\b(?:docs\/)?[\w-]+\.md\b|"[A-Z][^"]{3,60}" (?:above|below)/g)].map((m) => `${page}:${i + 1}: ${m[0]}`)),
+      );
+    expect(unlinked).toEqual([]);
   });
 
   it('reads anchors as GitHub makes them', () => {

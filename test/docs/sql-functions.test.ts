@@ -2,7 +2,7 @@
 // what scripts/sql-functions-docs.ts prints from a database the migrations of migrations/ made.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sqlFunctionsMarkdown, sqlFunctionsPath } from '../../scripts/sql-functions-docs.ts';
+import { sqlFunctionsMarkdown, sqlFunctionsPath, userPages } from '../../scripts/sql-functions-docs.ts';
 
 describe('docs/sql-functions.md', () => {
   it('holds the body in force of every refdata function, as the migrations leave it', async () => {
@@ -16,5 +16,23 @@ describe('docs/sql-functions.md', () => {
     expect(section).toContain('Defined last in `migrations/0012_unchanged_in_one_statement.sql`.');
     const migration = readFileSync(new URL('../../migrations/0012_unchanged_in_one_statement.sql', import.meta.url), 'utf8');
     expect(migration).toMatch(/CREATE OR REPLACE FUNCTION refdata\.run_progress/);
+  });
+
+  it("marks every function public, internal helper or internal, and the data teams' pages call only public ones", () => {
+    const page = readFileSync(sqlFunctionsPath, 'utf8');
+    const sections = page.split('\n## ').slice(1);
+    expect(sections.length).toBeGreaterThan(20);
+    for (const section of sections) expect(section.split('\n')[2], section.split('\n')[0]).toMatch(/^\*\*(Public|Internal helper|Internal)\*\*: /);
+    const listed = (label: string) => [...(page.match(new RegExp(`^- ${label}: (.*)$`, 'm'))?.[1] ?? '').matchAll(/`refdata\.(\w+)`/g)].map((m) => m[1]!);
+    const notPublic = [...listed('Internal helpers'), ...listed('Internal')];
+    expect(listed('Internal')).toContain('track_last_ok');
+    const root = new URL('../../', import.meta.url);
+    for (const doc of userPages) {
+      const called = [...readFileSync(new URL(doc, root), 'utf8').matchAll(/\brefdata\.(\w+)\(/g)].map((m) => m[1]!);
+      expect(
+        called.filter((name) => notPublic.includes(name)),
+        doc,
+      ).toEqual([]);
+    }
   });
 });

@@ -185,9 +185,14 @@ describe.skipIf(!canStartPrivatePostgres)('a Postgres whose slots other applicat
     await dropPooledSessions('refsync-worker');
     const slots = await takeEverySlot();
     try {
-      const ready = await fetch(`${base}/readyz`);
-      expect(ready.status).toBe(503);
-      expect(((await ready.json()) as { checks: { postgres: string } }).checks.postgres).toMatch(/connection limit \(max_connections\) is reached/);
+      // The last answer is reused for a second (one probe for a burst of callers), and a pooled
+      // connection the server ended may fail one probe as unreachable first: wait for the refusal.
+      const ready = await waitFor(async () => {
+        const res = await fetch(`${base}/readyz`);
+        const body = (await res.json()) as { checks: { postgres: string } };
+        return res.status === 503 && /connection limit/.test(body.checks.postgres) && body;
+      }, '/readyz to answer 503, naming the connection limit');
+      expect(ready.checks.postgres).toBe("database refused a connection: the server's connection limit (max_connections) is reached");
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toMatch(/^refsync_database_up 0$/m);
       // The last values stay (rules on them still fire), with the time of the last read that worked.

@@ -213,7 +213,7 @@ describe('a sync that retires or modifies codes in use', () => {
     expect(page).toContain(expected);
   });
 
-  it('reads through a role with SELECT on the usage columns only, as docs/data-teams.md grants; a table not granted is an impact error', async () => {
+  it('reads through a role with SELECT on the usage columns only, as docs/impact.md grants; a table not granted is an impact error', async () => {
     const shipments = await createFacts(t.db, 'shipments_g', [
       ['TON', 2, 'acme'],
       ['TON', 4, 'globex'],

@@ -9,7 +9,7 @@ import { spawnCli, waitFor } from '../queue/helpers.ts';
 import { usageConfig } from './fixture.ts';
 
 // A usage column without an index costs every sync that changes its codes a read of the whole table
-// inside the list's transaction (docs/data-teams.md, "Index"): refsync names such a column, its
+// inside the list's transaction (docs/impact.md, "Index"): refsync names such a column, its
 // table's size and the statement that adds the index, at the start of `refsync sync` and of the
 // worker, and in `refsync status`.
 

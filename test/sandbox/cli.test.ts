@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,72 @@ describe('refsync sandbox (CLI)', () => {
     expect(await reset.codes()).not.toContain('KEPT');
     expect(await reset.codes()).toContain('LGDEL');
     await reset.stop();
+  });
+
+  it('on a wildcard host: warns on stderr that it listens beyond loopback and names the address it is bound to', async () => {
+    const cli = startCli(['--port', '0', '--host', '0.0.0.0']);
+    try {
+      await waitFor(() => /stop with Ctrl-C/.test(cli.output().stdout));
+      const { stdout, stderr } = cli.output();
+      const port = /listening on 0\.0\.0\.0:(\d+); on this machine: https:\/\/127\.0\.0\.1:(\d+)\n/.exec(stdout);
+      expect(port, stdout).not.toBeNull();
+      expect(port![1]).toBe(port![2]);
+      expect(stderr).toContain(`refsync: warning: the sandbox listens on 0.0.0.0:${port![1]}, beyond this machine's loopback`);
+    } finally {
+      cli.child.kill('SIGTERM');
+    }
+    expect(await cli.exited).toBe(0);
+
+    const loopback = startCli(['--port', '0', '--host', '127.0.0.2']);
+    try {
+      await waitFor(() => /stop with Ctrl-C/.test(loopback.output().stdout));
+      expect(loopback.output().stdout).toMatch(/^refsync sandbox listening on https:\/\/127\.0\.0\.2:\d+\n/);
+      expect(loopback.output().stderr).not.toMatch(/warning/);
+    } finally {
+      loopback.child.kill('SIGTERM');
+    }
+    expect(await loopback.exited).toBe(0);
+  });
+
+  it('the files it writes are for its owner only, whatever mode an older file had', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-modes-'));
+    const folder = join(cwd, '.refsync/sandbox');
+    mkdirSync(folder, { recursive: true });
+    // Files an older sandbox left readable by everyone, for other host names: made again.
+    for (const name of ['sandbox-key.pem', 'sandbox-cert.pem', 'sandbox-ca.pem', 'control-secret', 'data-changes.jsonl']) {
+      writeFileSync(join(folder, name), name === 'data-changes.jsonl' ? '' : 'old\n', { mode: 0o644 });
+    }
+    writeFileSync(join(folder, 'control-secret'), '\n', { mode: 0o644 });
+    writeFileSync(join(folder, 'sandbox-hosts.txt'), 'old.example', { mode: 0o644 });
+    const cli = startCli(['--port', '0'], cwd);
+    try {
+      await waitFor(() => /stop with Ctrl-C/.test(cli.output().stdout));
+      const out = cli.output().stdout;
+      const url = /listening on (https:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
+      const secret = /control secret: (\S+)/.exec(out)![1]!;
+      const agent = new Agent({ connect: { ca: readFileSync(join(folder, 'sandbox-ca.pem'), 'utf8') } });
+      const res = await request(`${url}/__sandbox/addEntry`, {
+        method: 'POST',
+        headers: { 'x-sandbox-control': secret, 'content-type': 'application/json' },
+        body: JSON.stringify({ list: 'accessorials', entry: { code: 'MODE', description: 'journal written' } }),
+        dispatcher: agent,
+      });
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+      await agent.close();
+      const modes = Object.fromEntries(readdirSync(folder).map((name) => [name, (statSync(join(folder, name)).mode & 0o777).toString(8)]));
+      expect(modes).toEqual({
+        'sandbox-key.pem': '600',
+        'sandbox-cert.pem': '600',
+        'sandbox-ca.pem': '600',
+        'sandbox-hosts.txt': '600',
+        'control-secret': '600',
+        'data-changes.jsonl': '600',
+      });
+    } finally {
+      cli.child.kill('SIGTERM');
+    }
+    expect(await cli.exited).toBe(0);
   });
 
   it('exits 2 with one line on a bad flag or value', async () => {

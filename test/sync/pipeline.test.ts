@@ -221,6 +221,8 @@ describe('the mass-removal guard', () => {
     const held = await fx.sync(t.db, ['service_levels']);
     expect(held.outcomes[0]!.status).toBe('held');
     expect(held.outcomes[0]!.error).toMatch(/would remove \d+ of \d+ entries/);
+    // The message names the command that accepts it, as the runbook does: the list included.
+    expect(held.outcomes[0]!.error).toMatch(/; run refsync sync --list service_levels --accept-removals to apply it$/);
   });
 });
 

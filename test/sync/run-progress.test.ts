@@ -169,7 +169,7 @@ async function listening(url: string) {
   };
 }
 
-/** The run's outcome as its row and snapshots have it, in the documented key order (docs/data-teams.md, "Running the next job"). */
+/** The run's outcome as its row and snapshots have it, in the documented key order (docs/querying.md, "Running the next job"). */
 async function expectedOutcome(runId: number) {
   const { rows: runs } = await t.db.query<Record<string, unknown>>(
     `select id::int as run_id, source, environment, trigger, slot, status, to_json(started_at) #>> '{}' as started_at,

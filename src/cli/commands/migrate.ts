@@ -5,7 +5,7 @@ import { connectFailure } from '../../db/refused.ts';
 import { connectionBudget } from '../../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../../config/db-connections.ts';
 import { parseCommandArgs } from '../args.ts';
-import { databaseUrlFromEnv } from '../database.ts';
+import { databaseUrlFromEnv, embeddedWaitMsFromEnv } from '../database.ts';
 import { appliedMigrationCount } from '../../db/migrations-sql.ts';
 
 export async function run(argv: string[]): Promise<number> {
@@ -13,7 +13,7 @@ export async function run(argv: string[]): Promise<number> {
   const url = databaseUrlFromEnv();
   const db = url
     ? await openDatabase({ url, poolSize: connectionBudget('other', dbMaxConnectionsFromEnv(), 0), applicationName: 'refsync-migrate' })
-    : await openDatabase({ dataDir: EMBEDDED_DATA_DIR });
+    : await openDatabase({ dataDir: EMBEDDED_DATA_DIR, embeddedLock: { waitMs: embeddedWaitMsFromEnv() } });
   try {
     if (url) await reach(db);
     const { readerMissing } = await migrateDatabase(db);

@@ -3,7 +3,7 @@
 // ./.refsync/sandbox) keeps the certificate, the control secret and the data changes, so a restart
 // keeps the CA path every command was given and the data the last sync saw (--reset forgets the data).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
@@ -27,6 +27,8 @@ function keptSecret(dir: string): string {
   }
   const secret = randomBytes(16).toString('hex');
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  // The mode given above applies only to a file writeFileSync creates.
+  chmodSync(file, 0o600);
   return secret;
 }
 
@@ -54,9 +56,16 @@ export async function run(argv: string[]): Promise<number> {
   const [first] = DEFAULT_ACCOUNTS;
   const loginBody = JSON.stringify({ email: first?.email, password: first?.password });
   const accounts = DEFAULT_ACCOUNTS.map((a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`).join('\n');
+  const { listening } = sandbox;
+  const bound = listening.address.includes(':') ? `[${listening.address}]:${listening.port}` : `${listening.address}:${listening.port}`;
+  if (!listening.loopback) {
+    process.stderr.write(
+      `refsync: warning: the sandbox listens on ${bound}, beyond this machine's loopback: whoever reaches it can use its accounts, and its control API with the secret\n`,
+    );
+  }
   process.stdout.write(
     [
-      `refsync sandbox listening on ${sandbox.url}`,
+      listening.loopback ? `refsync sandbox listening on ${sandbox.url}` : `refsync sandbox listening on ${bound}; on this machine: ${sandbox.url}`,
       `CA certificate: ${sandbox.caFile}`,
       `accounts (sandbox-only, not real secrets):`,
       accounts,

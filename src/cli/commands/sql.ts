@@ -1,9 +1,12 @@
-// `refsync sql ["SQL" | -c SQL] [--json]`: runs SQL against the database refsync writes, DATABASE_URL or
-// else the embedded PGlite database in ./.refsync/pgdata, which no other client can open while it
-// is closed (PGlite is a library, not a server). One statement or several; with none given it reads
-// them from stdin, or on a terminal opens a prompt (sql-repl.ts).
+// `refsync sql ["SQL" | -c SQL] [--json] [--write]`: runs SQL against the database refsync writes,
+// DATABASE_URL or else the embedded PGlite database in ./.refsync/pgdata, which no other client can
+// open (PGlite is a library, not a server; one refsync command at a time holds it). One statement or
+// several; with none given it reads them from stdin, or on a terminal opens a prompt (sql-repl.ts).
+// Read-only unless --write: it runs as the DATABASE_URL role, refsync's owner, which may change
+// or drop everything refsync keeps.
 import { text } from 'node:stream/consumers';
 import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
+import type { SqlSession } from '../../db/sql-session.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
 import { sqlResultsJson, sqlResultsText } from '../output/sql-results.ts';
@@ -30,19 +33,23 @@ export async function run(argv: string[]): Promise<number> {
   const sql = interactive ? '' : given || (await text(process.stdin)).trim();
   if (!interactive && sql === '') throw new UsageError('sql: give the SQL, e.g. refsync sql "select * from refdata.list_sync_times"');
   const databaseUrl = databaseUrlFromEnv();
+  const write = values.write === true;
   const db = await openCliDatabase({ databaseUrl, readOnly: true });
+  let session: SqlSession | undefined;
   try {
+    session = await db.sqlSession({ write });
     if (interactive) {
-      await sqlRepl(db, describeDatabase(databaseUrl));
+      await sqlRepl(session, describeDatabase(databaseUrl), write ? 'changes allowed (--write)' : 'read-only (--write to change data)');
       return 0;
     }
-    const results = await db.runSql(sql);
+    const results = await session.run(sql);
     process.stdout.write(values.json ? `${jsonText(sqlResultsJson(results))}\n` : `${sqlResultsText(results)}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`refsync: sql: ${terminalText((err as Error).message)}\n`);
     return 1;
   } finally {
+    await session?.close();
     await db.close();
   }
 }

@@ -1,5 +1,5 @@
 // `refsync changes --after POSITION | --follow | --consumer NAME [--exec CMD] | --commit POSITION`: the
-// change feed from the shell (docs/contract.md, "The change feed for downstream jobs"; docs/change-feed.md).
+// change feed from the shell (docs/change-feed.md; docs/terminal.md).
 import { UsageError } from '../args.ts';
 import type { Database } from '../../db/database.ts';
 import { changeFeedEnd, FeedPositionError, FeedRestoredError, type FeedRow } from '../../read/change-feed.ts';

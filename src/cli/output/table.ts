@@ -1,4 +1,4 @@
-import { cellText } from './terminal.ts';
+import { cellText, terminalText } from './terminal.ts';
 
 /** A table cell: a value shown exactly (see cellText), or null for none. */
 export type Cell = string | number | null | undefined;
@@ -6,16 +6,18 @@ export type Cell = string | number | null | undefined;
 /**
  * Renders rows as a left-aligned text table with a header, for terminal output. Every cell goes
  * through cellText: controls escaped, and a value with spaces at its ends or an empty one quoted.
+ * Headers are escaped alike (terminalText): `refsync sql` shows column names the user's SQL chose.
  */
 export function formatTable(headers: string[], rows: Cell[][]): string {
+  const shownHeaders = headers.map(terminalText);
   const cells = rows.map((r) => r.map(cellText));
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
+  const widths = shownHeaders.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]?.length ?? 0)));
   const line = (r: string[]) =>
     r
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+  return [line(shownHeaders), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Database } from '../../db/database.ts';
-import { describeRefusal, isConnectionRefusal } from '../../db/refused.ts';
+import { databaseProbeFailure } from '../../db/refused.ts';
 import type { ReadyReport } from '../../server/http.ts';
 import { errorLine } from '../../util/error-line.ts';
 import { within } from '../../util/time-limit.ts';
@@ -25,13 +25,15 @@ export async function blockingStatus(worker: Worker): Promise<string> {
 /** /readyz: ready when Postgres and Redis answer and the worker is taking jobs; each check says why not. */
 export function workerReadiness(subjects: ReadinessSubjects): () => Promise<ReadyReport> {
   const probes: Record<string, () => Promise<string>> = {
-    // A new connection, not a pooled one: a pooled connection answers while the server refuses
-    // every other, and the worker cannot open the ones its jobs will need.
+    // A connection of the pool (counted in the budget), one probe at a time for every caller
+    // (Database#probe). /readyz answers anyone: the failure in refsync's words, not the server's.
     postgres: async () => {
-      await within(subjects.db.probe(), 2_000, 'a new connection').catch((err: unknown) => {
-        throw isConnectionRefusal(err) ? new Error(describeRefusal(err)) : err;
-      });
-      return 'ok';
+      try {
+        await within(subjects.db.probe(), 2_000, 'a connection');
+        return 'ok';
+      } catch (err) {
+        return databaseProbeFailure(err);
+      }
     },
     redis: async () => {
       const redis = subjects.redis();

@@ -27,7 +27,7 @@ const PLANNED_COLUMNS = 'id, environment, list_key, variant, entry_key, code, va
  * rows (current-index.ts) for a handful of rows and ran it as an index scan, a random heap read a
  * row (1.1-1.6 s in psql, against 0.6-0.8 s for the sequential scan fresh statistics choose), while
  * the resync's fetch waited for it: eight interleaved pairs of a 1% resync of a million took 1.56x
- * their collect floor without this, 1.27x with it (docs/performance.md, round ten). Data teams'
+ * their collect floor without this, 1.27x with it (docs/performance.md, P3). Data teams'
  * queries on the views are planned from the same statistics.
  *
  * Run after the sync committed, on a connection of its own: SKIP_LOCKED never waits behind

@@ -54,7 +54,7 @@ export interface FirstLoadsApply {
  * How long the first load held while no apply runs waits for the run's other lists before its apply
  * starts. A first sync's lists arrive within 10-30 ms of each other: started at once, the first
  * list's apply ran alone and the 22 that came while it ran went in one transaction after it, on one
- * core (docs/performance-log-2026-11.md, issue 58, ninth session). Gathered, they are split over the
+ * core (docs/performance.md, P1). Gathered, they are split over the
  * transactions at once. A list slow to fetch keeps the others' rows waiting this long at most, and
  * the sync's end, which waits for its last list, not at all.
  */

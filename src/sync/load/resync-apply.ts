@@ -132,9 +132,10 @@ async function holdIfTooManyRemoved(
   const emptied = collected.entryCount === 0 && current > 0;
   const tooMany = current > 0 && counts.removed / current > maxFraction;
   if (options.acceptRemovals || !state.lastOk || !(emptied || tooMany)) return undefined;
+  const accept = `run refsync sync --list ${target.list.key} --accept-removals to apply it`;
   const error = emptied
-    ? `held: the fetch is empty but ${current} entries are current; run refsync sync --accept-removals to apply it`
-    : `held: the fetch would remove ${counts.removed} of ${current} entries (more than ${maxFraction * 100}%); run refsync sync --accept-removals to apply it`;
+    ? `held: the fetch is empty but ${current} entries are current; ${accept}`
+    : `held: the fetch would remove ${counts.removed} of ${current} entries (more than ${maxFraction * 100}%); ${accept}`;
   await beforeHold?.();
   const snapshotId = await insertSnapshot(tx, target, snapshotOf(collected, options, state.now, { status: 'held', changed: false, counts, error }));
   const heldBefore = state.last?.status === 'held' && state.last.contentHash === collected.contentHash;

@@ -37,7 +37,7 @@ export function insideOpenTransaction(conn: Connection, kind: DatabaseKind): Dat
     kind,
     ...held,
     withConnection: (fn) => fn(held),
-    runSql: () => Promise.reject(new Error("a user's SQL does not run inside the run claim")),
+    sqlSession: () => Promise.reject(new Error("a user's SQL does not run inside the run claim")),
     probe: () => conn.query('select 1').then(() => undefined),
     close: async () => undefined,
   };

@@ -22,9 +22,9 @@ const DEFAULT_CONCURRENCY = 4;
 /**
  * The transactions a run's first loads are applied in at once, each on a connection of its own.
  * Two: a connection's new backend costs the database more CPU than the applies it would share (on
- * a slow 2-core VM 30 ms for the backend alone, about 40 with its first catalog reads, where a
+ * a slow 2-core machine 30 ms for the backend alone, about 40 with its first catalog reads, where a
  * first sync's applies take about 90 ms in all), and a first sync's small lists are written in two
- * transactions about as soon as in four (docs/performance-log-2026-11.md, issue 58, eighth session:
+ * transactions about as soon as in four (docs/performance.md, P1:
  * P1's Postgres CPU 215 ms at four, 135 ms at two, its wall time no longer).
  */
 const FIRST_LOAD_APPLIES_AT_ONCE = 2;
