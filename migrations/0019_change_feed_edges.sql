@@ -52,8 +52,10 @@ LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
 $$;
 --> statement-breakpoint
 COMMENT ON FUNCTION refdata.change_feed_timeline() IS 'The WAL timeline this server is on (a point-in-time restore or a promotion starts a new one).';--> statement-breakpoint
+-- Not STRICT: Postgres inlines a STRICT SQL function only when its body is strict too, which a CASE
+-- is not, and a call per row costs the feed a third of its read rate (a NULL argument still gives NULL).
 CREATE FUNCTION refdata.change_feed_position(p_epoch integer, p_txid xid8, p_id bigint) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN p_epoch = 0 THEN '' ELSE 'E' || lpad(p_epoch::text, 10, '0') || '-' END
          || lpad(p_txid::text, 20, '0') || '-' || lpad(p_id::text, 20, '0')
 $$;
