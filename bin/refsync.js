@@ -27,6 +27,7 @@ const platform = `node-${process.platform === 'win32' ? 'win' : process.platform
 if (major > needs[0] || (major === needs[0] && minor >= needs[1])) {
   // Set by relaunch() below against a loop; not a setting (refsync warns of unknown REFSYNC_ ones).
   delete process.env.REFSYNC_RELAUNCHED;
+  if (process.argv[2] === 'changes') holdEarlyStopSignals();
   startCompileCache();
   await import(fromSources ? '../src/cli/main.ts' : '../dist/cli/main.js');
 } else {
@@ -116,4 +117,16 @@ function refuse() {
   }
   process.stderr.write(`refsync: needs ${wanted} (this is ${process.version}); ${hint}\n`);
   process.exit(2);
+}
+
+/**
+ * `refsync changes` ends with exit 0 on SIGINT or SIGTERM whenever they come: one that arrives while
+ * the command is still loading is held here, and honoured as soon as the command can stop cleanly
+ * (src/cli/feed/stop-signals.ts).
+ */
+function holdEarlyStopSignals() {
+  const early = { signal: null, handler: (signal) => (early.signal ??= signal) };
+  process.on('SIGINT', early.handler);
+  process.on('SIGTERM', early.handler);
+  globalThis[Symbol.for('refsync.earlyStop')] = early;
 }

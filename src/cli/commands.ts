@@ -67,9 +67,10 @@ export const commands: CommandEntry[] = [
     summary: 'recorded entry changes, newest first; or the change feed, oldest first, from a position',
     notes: [
       'With --after, --follow or --consumer it reads the change feed (refdata.change_feed): every change once, in commit-safe order, one line each, its position first. Resume with --after and the last position you processed, or let --consumer NAME remember it.',
-      '--list and --environment choose what is printed; the position still moves past the changes they leave out (and --consumer stores it), so give each selection its own consumer name.',
+      "A consumer's position moves only when its reader commits: --consumer NAME --commit POSITION once the lines up to POSITION are processed, or --exec CMD, which commits each batch CMD exits 0 on. A new name needs --after or --from-start; one process at a time per name.",
+      '--list and --environment choose what is printed; the position still moves past the changes they leave out, so give each selection its own consumer name.',
       '--follow wakes on NOTIFY refdata_changes (on REFSYNC_LISTEN_DATABASE_URL when set) and polls every five seconds; it reconnects by itself when Postgres restarts, saying so on stderr, and resumes after the last line it printed.',
-      'Example: refsync changes --consumer warehouse --json | load-into-warehouse (again: it resumes there)',
+      "Example: refsync changes --consumer warehouse --json --exec 'load-into-warehouse' (again: it resumes after the last batch loaded). See docs/change-feed.md.",
     ],
     load: () => import('./commands/changes.ts'),
   },

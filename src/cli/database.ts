@@ -11,6 +11,7 @@ import { migrateDatabase } from '../columns/migrate-views.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
 import { schemaPresent } from '../db/migrations-sql.ts';
+import { followRestore } from '../db/feed-epoch.ts';
 
 export interface CliDatabaseOptions {
   databaseUrl?: string | undefined;
@@ -85,6 +86,8 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
     const embedded = capabilitiesOf(db).embedded;
     if (embedded && (options.migrateEmbedded || (!options.readOnly && (await checkSchema(db)).database === 0))) await migrateDatabase(db);
     else await assertUsableSchema(db);
+    // A command that writes records a restore of the database as a new change feed epoch first.
+    if (!options.readOnly) await followRestore(db);
   } catch (err) {
     await db.close();
     throw err;

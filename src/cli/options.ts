@@ -60,6 +60,7 @@ export const commandOptions = {
       value: 'POSITION',
       help: 'read the change feed oldest first, after this position (that of the last change you processed)',
     },
+    'from-start': { type: 'boolean', default: false, help: 'read the change feed from the start of history (or start a new consumer there)' },
     follow: {
       type: 'boolean',
       default: false,
@@ -68,8 +69,19 @@ export const commandOptions = {
     consumer: {
       type: 'string',
       value: 'NAME',
-      help: 'read the feed after the position stored under NAME (else from the start, or after --after when given), storing it as lines are written',
+      help: 'read the feed after the position committed under NAME, one process at a time; it moves only when committed (see below)',
     },
+    commit: {
+      type: 'string',
+      value: 'POSITION',
+      help: 'with --consumer: commit POSITION as processed (only forwards, only a position the feed returned), and read nothing',
+    },
+    exec: {
+      type: 'string',
+      value: 'CMD',
+      help: "with a consumer: pipe each batch of lines to a run of CMD (sh -c), committing the batch's last position when CMD exits 0",
+    },
+    batch: { type: 'string', value: 'N', help: 'at most N changes in each batch piped to CMD (default 1000)' },
     limit: {
       type: 'string',
       value: 'N',

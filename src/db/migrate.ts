@@ -1,6 +1,7 @@
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { errorCodeDescription } from '../util/error-codes.ts';
 import type { Database, Queryable } from './database.ts';
+import { followRestore } from './feed-epoch.ts';
 import { grantToReader, namesReaderRole, readerRoleState } from './reader-role.ts';
 import { checkSchema, migrationsFolder, SchemaMismatchError } from './schema-version.ts';
 import { createJournalSchema, createJournal, lastAppliedMigration, recordMigration, errorCodeComment, commentErrorCodes } from './migrations-sql.ts';
@@ -36,6 +37,8 @@ export async function migrateSchema(db: Database): Promise<void> {
       for (const statement of migration.sql) if (state !== 'absent' || !namesReaderRole(statement)) await tx.query(statement);
       await tx.query(recordMigration, [migration.hash, migration.folderMillis]);
     }
+    // A database restored since it was last migrated starts a new change feed epoch here.
+    await followRestore(tx);
     await describeErrorCodes(tx);
   });
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../config/errors.ts';
 import type { Queryable } from './database.ts';
 import { journalPresent, appliedMigrations } from './migrations-sql.ts';
+import { appliedMigrationsFollowingRestore } from './feed-epoch-sql.ts';
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -56,10 +57,11 @@ export async function checkSchema(db: Queryable): Promise<SchemaCheck> {
 /**
  * checkSchema on a database known to have the journal (a worker that started on it, current): one
  * statement where checkSchema takes two, as a worker checks before each run job. A journal dropped
- * since fails the statement.
+ * since fails the statement. `followRestore`: the same statement first records a restore of the
+ * database as a new change feed epoch (src/db/feed-epoch.ts), before the run job writes.
  */
-export async function checkMigratedSchema(db: Queryable): Promise<SchemaCheck> {
-  const { rows } = await db.query<{ created_at: string }>(appliedMigrations);
+export async function checkMigratedSchema(db: Queryable, options: { followRestore?: boolean } = {}): Promise<SchemaCheck> {
+  const { rows } = await db.query<{ created_at: string }>(options.followRestore ? appliedMigrationsFollowingRestore : appliedMigrations);
   return compareWithShipped(rows.map((r) => Number(r.created_at)));
 }
 

@@ -129,12 +129,18 @@ export const entryChanges = refdata.table(
      * change feed's order, served only below the oldest transaction still open (refdata.change_feed).
      */
     txid: xid8('txid').notNull().default(sql`pg_current_xact_id()`),
+    /**
+     * The feed epoch the row was written in (refdata.change_feed_epochs): a constant default that
+     * refsync raises by DDL when it finds the database restored, so that the rows written after a
+     * restore come after every row of the history it restored, whatever their txid.
+     */
+    feedEpoch: integer('feed_epoch').notNull().default(0),
   },
   (t) => [
     index('entry_changes_detected_idx').on(t.detectedAt),
     index('entry_changes_target_idx').on(t.environment, t.listKey, t.variant, t.detectedAt),
     index('entry_changes_snapshot_idx').on(t.snapshotId),
-    index('entry_changes_feed_idx').on(t.txid, t.id),
+    index('entry_changes_feed_order_idx').on(t.feedEpoch, t.txid, t.id),
   ],
 );
 
@@ -143,6 +149,25 @@ export const changeFeedConsumers = refdata.table('change_feed_consumers', {
   name: text('name').primaryKey(),
   position: text('position').notNull(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
+  /** The lease of the one process reading under this name: its random token, who it is, until when. */
+  leaseToken: text('lease_token'),
+  leaseHolder: text('lease_holder'),
+  leaseUntil: tstz('lease_until'),
+});
+
+/**
+ * The change feed's epochs: one row per database history the feed has served from. Epoch 0 is the
+ * database as migrated; refsync adds one when it finds the database restored into another cluster,
+ * onto another timeline, or behind its own transaction ids (src/db/feed-epoch.ts).
+ */
+export const changeFeedEpochs = refdata.table('change_feed_epochs', {
+  epoch: integer('epoch').primaryKey(),
+  systemIdentifier: text('system_identifier'),
+  timeline: integer('timeline'),
+  /** The last position of the epoch before, when this one began (null for epoch 0, or an empty feed). */
+  previousEnd: text('previous_end'),
+  reason: text('reason').notNull(),
+  beganAt: tstz('began_at').notNull().defaultNow(),
 });
 
 export const alerts = refdata.table(

@@ -5,12 +5,40 @@
 export const listFirstSynced = `select min(first_synced_at) as at from refdata.list_sync_times
      where list_key = $1 and ($2::text is null or variant = $2) and ($3::text is null or environment = $3)`;
 
-/** A named consumer's saved position in the change feed. */
-export const consumerPosition = 'select position from refdata.change_feed_consumers where name = $1';
+/** A named consumer's committed position and who holds its lease, if anyone (lease_live: not lapsed). */
+export const consumerRow = `select position, lease_token, lease_holder, lease_until, lease_until > now() as lease_live
+     from refdata.change_feed_consumers where name = $1`;
 
-/** Saves a named consumer's position in the change feed. */
-export const saveConsumerPosition = `insert into refdata.change_feed_consumers (name, position, updated_at) values ($1, $2, now())
-     on conflict (name) do update set position = excluded.position, updated_at = excluded.updated_at`;
+/**
+ * Takes a consumer's lease ($3 token, $4 holder, for $5 seconds): creates the consumer at $2 when it is
+ * new, else takes the lease only when none is held or it has lapsed. No row back: another holds it.
+ */
+export const claimConsumer = `insert into refdata.change_feed_consumers as c (name, position, lease_token, lease_holder, lease_until, updated_at)
+     select $1, refdata.change_feed_after($2), $3, $4, now() + make_interval(secs => $5), now() where refdata.change_feed_check($2)
+     on conflict (name) do update set lease_token = excluded.lease_token, lease_holder = excluded.lease_holder, lease_until = excluded.lease_until
+       where c.lease_token is null or c.lease_until <= now() or c.lease_token = excluded.lease_token
+     returning c.position`;
+
+/** Renews a consumer's lease ($2 token) for $3 seconds; no row back: the lease was lost. */
+export const renewConsumerLease = `update refdata.change_feed_consumers set lease_until = now() + make_interval(secs => $3)
+     where name = $1 and lease_token = $2 returning lease_until`;
+
+/** Gives a consumer's lease back ($2 token). */
+export const releaseConsumerLease = `update refdata.change_feed_consumers set lease_token = null, lease_holder = null, lease_until = null
+     where name = $1 and lease_token = $2`;
+
+/**
+ * Commits position $2 for consumer $1: only a position the feed could have returned (change_feed_check,
+ * 22023), only forwards (one equal to the stored one is a no-op), and with $3 (a lease token) only
+ * while that lease is held. A new name is created at $2. No row back: refused (behind, or lease lost).
+ */
+export const commitConsumerPosition = `insert into refdata.change_feed_consumers as c (name, position, updated_at)
+     select $1, $2, now() where refdata.change_feed_check($2)
+     on conflict (name) do update set position = excluded.position, updated_at = excluded.updated_at
+       where (refdata.change_feed_epoch_of(excluded.position), refdata.change_feed_txid_of(excluded.position), refdata.change_feed_id_of(excluded.position))
+             >= (refdata.change_feed_epoch_of(c.position), refdata.change_feed_txid_of(c.position), refdata.change_feed_id_of(c.position))
+         and ($3::text is null or c.lease_token = $3)
+     returning c.position`;
 
 /** Whether this login may save consumer positions. */
 export const mayWriteConsumers = `select has_table_privilege('refdata.change_feed_consumers', 'INSERT')
@@ -22,9 +50,8 @@ export const feedHeldBy = 'select held_seconds, pid, application_name, state, xa
 /** One page of the change feed after a position. */
 export const changeFeedPage = 'select * from refdata.change_feed($1::text, $2::integer)';
 
-/** The position at the end of the change feed now. */
-export const feedEndPosition = `select refdata.change_feed_position(txid, id) as position from refdata.entry_changes
-     where txid < pg_snapshot_xmin(pg_current_snapshot()) order by txid desc, id desc limit 1`;
+/** The position at the end of the change feed now (null: no change yet). */
+export const feedEndPosition = 'select refdata.change_feed_end() as position';
 
 /** The recorded entry changes, newest first, for `refsync changes`. */
 export const recordedChanges = `select id, detected_at, environment, list_key, variant, change, entry_key, code, changed_fields, impact,

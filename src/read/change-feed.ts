@@ -20,10 +20,27 @@ export interface FeedRow {
   impact: unknown;
   /** The writing transaction's id (xid8), as text: it may pass 2^53. */
   txid: string;
+  /** The feed epoch the change was written in: 0 until the database is first restored. */
+  feed_epoch: number;
 }
 
-/** A position the feed would not take (SQLSTATE 22023 from refdata.change_feed_after): its one-line message. */
+/** A position the feed would not take (SQLSTATE 22023 from refdata.change_feed_check): its one-line message. */
 export class FeedPositionError extends Error {}
+
+/** A restore refsync has not recorded yet (SQLSTATE 55000 from refdata.change_feed_check): its one-line message. */
+export class FeedRestoredError extends Error {}
+
+/** The feed's own refusals (refdata.change_feed_check, wherever a statement calls it) as their errors; anything else as it came. */
+export async function feedQuery<T>(query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === '22023') throw new FeedPositionError((err as Error).message);
+    if (code === '55000' && /change feed/.test((err as Error).message)) throw new FeedRestoredError((err as Error).message);
+    throw err;
+  }
+}
 
 /**
  * The next `limit` changes after position `after` (null: from the start of history), in feed order.
@@ -31,13 +48,8 @@ export class FeedPositionError extends Error {}
  * still precede, so repeating the call with the last position returned reads every change once.
  */
 export async function readChangeFeed(q: Queryable, after: string | null, limit: number): Promise<FeedRow[]> {
-  try {
-    const { rows } = await q.query<FeedRow>(changeFeedPage, [after, limit]);
-    return rows;
-  } catch (err) {
-    if ((err as { code?: unknown }).code === '22023') throw new FeedPositionError((err as Error).message);
-    throw err;
-  }
+  const { rows } = await feedQuery(() => q.query<FeedRow>(changeFeedPage, [after, limit]));
+  return rows;
 }
 
 /**
@@ -46,6 +58,6 @@ export async function readChangeFeed(q: Queryable, after: string | null, limit: 
  * transaction still open now or begun later, whose txid is at or above the fence.
  */
 export async function changeFeedEnd(q: Queryable): Promise<string | null> {
-  const { rows } = await q.query<{ position: string }>(feedEndPosition);
+  const { rows } = await feedQuery(() => q.query<{ position: string | null }>(feedEndPosition));
   return rows[0]?.position ?? null;
 }

@@ -182,10 +182,11 @@ ${
 </section>`;
 }
 
-export function renderStatusPage(data: StatusPageData): string {
+/** `signedIn`: the page is behind the dashboard's login, so it may name the session holding the feed. */
+export function renderStatusPage(data: StatusPageData, signedIn = false): string {
   const failing = data.sources.flatMap((s) => s.targets.filter(isFailing).map((t) => ({ ...t, source_name: s.name })));
   const sharedBy = sharedCauses(failing);
-  const body = html`${feedHeldSection(data.feedHeld)}
+  const body = html`${feedHeldSection(data.feedHeld, signedIn)}
 ${heldSection(data.sources)}
 ${failingSection(failing)}
 ${data.sources.length ? data.sources.map((s) => sourceSection(s, sharedBy)) : html`<p>No source is configured and nothing has synced yet.</p>`}

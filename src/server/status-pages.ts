@@ -8,9 +8,10 @@ import { loadStatusPage, renderStatusPage } from './status-page.ts';
 
 export type StatusPage = (query: URLSearchParams) => Promise<string | undefined>;
 
-export function statusPages(db: Queryable, sources: readonly SourceConfig[]): Record<'/' | '/list' | '/run', StatusPage> {
+/** `signedIn`: the pages are behind the dashboard's login (REFSYNC_DASHBOARD_PASSWORD is set). */
+export function statusPages(db: Queryable, sources: readonly SourceConfig[], signedIn = false): Record<'/' | '/list' | '/run', StatusPage> {
   return {
-    '/': async () => renderStatusPage(await loadStatusPage(db, sources)),
+    '/': async () => renderStatusPage(await loadStatusPage(db, sources), signedIn),
     '/list': async (query) => {
       const target = targetOf(query);
       const data = target && (await loadListPage(db, sources, target));

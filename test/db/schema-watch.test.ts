@@ -23,7 +23,8 @@ describe("a running worker's schema check", () => {
     const watch = createSchemaWatch({ db, intervalMs: 60_000, logger: silentLogger, onNewer: (check) => newer.push(check) });
 
     expect(await watch.newerSchema()).toBe(false);
-    expect(sent).toEqual(['select created_at from drizzle.__drizzle_migrations']);
+    // The same statement records a restore of the database as a new change feed epoch (src/db/feed-epoch.ts).
+    expect(sent).toEqual(['select m.created_at from refdata.change_feed_follow_restore() as e, drizzle.__drizzle_migrations m']);
 
     await recordNewerMigration(t.db);
     const handshake = await checkSchema(t.db);

@@ -8,11 +8,11 @@ import { formatTable } from '../output/table.ts';
 import { jsonText, shorten } from '../output/terminal.ts';
 import { parseTimeArg } from '../time-arg.ts';
 
-/** --limit as a whole number from 1 to `max`. */
-function parseLimit(value: string, max: number): number {
+/** --limit (or --batch) as a whole number from 1 to `max`. */
+function parseLimit(value: string, max: number, flag = '--limit'): number {
   const limit = Number(value);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) {
-    throw new UsageError(`changes: --limit '${value}' must be a whole number from 1 to ${max}`);
+    throw new UsageError(`changes: ${flag} '${value}' must be a whole number from 1 to ${max}`);
   }
   return limit;
 }
@@ -21,11 +21,25 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseCommandArgs('changes', argv);
   const lists = parseListArgs('changes', values.list) ?? null;
   const environment = values.environment ?? null;
-  if (values.after !== undefined || values.follow || values.consumer !== undefined) {
+  const feed = [values.after, values.consumer, values.commit, values.exec, values.batch].some((v) => v !== undefined);
+  if (feed || values.follow || values['from-start']) {
     // The feed's order is its positions: a time would be a cursor that skips (docs/contract.md).
     if (values.since !== undefined) throw new UsageError('changes: --since lists the newest changes; reading the feed, start with --after POSITION');
     const limit = values.limit === undefined ? undefined : parseLimit(values.limit, Number.MAX_SAFE_INTEGER);
-    return runFeed({ after: values.after, follow: values.follow, consumer: values.consumer, limit, json: values.json, lists, environment });
+    const batch = values.batch === undefined ? undefined : parseLimit(values.batch, 100_000, '--batch');
+    return runFeed({
+      after: values.after,
+      fromStart: values['from-start'],
+      follow: values.follow,
+      consumer: values.consumer,
+      commit: values.commit,
+      exec: values.exec,
+      batch,
+      limit,
+      json: values.json,
+      lists,
+      environment,
+    });
   }
   const since = parseTimeArg('changes', '--since', values.since);
   // The newest changes are held in memory whole, to be laid out as a table.

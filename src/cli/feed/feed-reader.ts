@@ -2,16 +2,23 @@ import type { Queryable } from '../../db/database.ts';
 import { connectionErrorText, isConnectionLost } from '../../db/connection-lost.ts';
 import { readChangeFeed, type FeedRow } from '../../read/change-feed.ts';
 import { exponentialDelay } from '../../util/backoff.ts';
-import { storePosition } from './consumer-store.ts';
 import type { LineOutput } from './line-output.ts';
 import { Wakeup } from '../../util/wakeup.ts';
 
 /**
- * Changes read per statement. A page is held in memory whole (with every change's before and after),
- * and a consumer's position is stored once a page is written: small enough for both, large enough
- * that a backlog is read in few round trips.
+ * Changes read per statement. A page is held in memory whole (with every change's before and after):
+ * small enough for that, large enough that a backlog is read in few round trips.
  */
-const FEED_PAGE_SIZE = 1_000;
+export const FEED_PAGE_SIZE = 1_000;
+
+/**
+ * Where a page's lines go in `--exec` mode: the batch (the lines the filters accept, possibly none)
+ * and the last position read, which `deliver` commits once the lines are processed; it throws when
+ * they were not.
+ */
+export interface BatchSink {
+  deliver(lines: string[], lastPosition: string): Promise<void>;
+}
 
 export interface FeedReaderOptions {
   db: Queryable;
@@ -21,12 +28,15 @@ export interface FeedReaderOptions {
   limit: number | undefined;
   /** Keep reading as changes commit, until stopped; otherwise end at the feed's end. */
   follow: boolean;
-  /** Whether a change is printed. One that is not is still read past: its position is passed (and stored). */
+  /** Whether a change is printed. One that is not is still read past: its position is passed. */
   accepts: (row: FeedRow) => boolean;
   format: (row: FeedRow) => string;
+  /** Lines printed one by one (nothing stored: a reader commits what it processed), or... */
   output: LineOutput;
-  /** Store the position under this name as lines are written (--consumer). */
-  consumer: string | undefined;
+  /** ...each page handed over as one batch (--exec), this many changes at most. */
+  batch?: { sink: BatchSink; size: number };
+  /** Checked between pages: set when the run must end in error (a consumer's lease lost). */
+  failure?: () => Error | undefined;
   /** How long a follower sleeps between reads when nothing wakes it. */
   pollMs: number;
   /** One line for the person at the terminal (stderr): an outage, and the end of one. */
@@ -39,13 +49,13 @@ const describe = (position: string | null) => position ?? 'the start of history'
  * Reads the change feed in pages from a position, printing each change once, in feed order. A
  * follower sleeps when it has read all there is, until a NOTIFY (wake), the poll interval, or a stop.
  * Losing the database while following is an outage, not an end: it says so once, tries again with
- * backoff, and resumes after the last position it printed, so nothing is lost or printed twice.
+ * backoff, and resumes after the last position it printed, so nothing is lost or printed twice. It
+ * stores nothing itself: a consumer's position moves when its reader commits (consumer-store.ts).
  */
 export class FeedReader {
   readonly wakeup = new Wakeup();
   readonly #options: FeedReaderOptions;
   #position: string | null;
-  #stored: string | null;
   #printed = 0;
   #stopping = false;
   #failures = 0;
@@ -53,7 +63,6 @@ export class FeedReader {
   constructor(options: FeedReaderOptions) {
     this.#options = options;
     this.#position = options.after;
-    this.#stored = options.after;
   }
 
   /** Where the run started: the position it read after (null: the start of history). */
@@ -88,8 +97,9 @@ export class FeedReader {
         if (!follow || !isConnectionLost(err)) throw err;
         await this.#outage(err);
       }
+      const failure = this.#options.failure?.();
+      if (failure) throw failure;
     }
-    await this.#store();
   }
 
   #finished(): boolean {
@@ -97,12 +107,19 @@ export class FeedReader {
     return this.#stopping || output.closed || (limit !== undefined && this.#printed >= limit);
   }
 
-  /** Reads one page and prints what it accepts; whether a next page may follow at once. */
+  /** Reads one page and prints (or hands over) what it accepts; whether a next page may follow at once. */
   async #readPage(): Promise<boolean> {
-    const { db, limit, accepts, format, output } = this.#options;
-    await this.#store();
-    const size = limit === undefined ? FEED_PAGE_SIZE : Math.min(FEED_PAGE_SIZE, limit - this.#printed);
+    const { db, limit, accepts, format, output, batch } = this.#options;
+    const page = batch?.size ?? FEED_PAGE_SIZE;
+    const size = limit === undefined ? page : Math.min(page, limit - this.#printed);
     const rows = await readChangeFeed(db, this.#position, size);
+    if (batch) {
+      const accepted = rows.filter(accepts);
+      if (rows.length > 0) await batch.sink.deliver(accepted.map(format), rows.at(-1)!.position);
+      this.#printed += accepted.length;
+      if (rows.length > 0) this.#position = rows.at(-1)!.position;
+      return rows.length === size;
+    }
     for (const row of rows) {
       if (this.#finished()) break;
       if (accepts(row)) {
@@ -112,17 +129,7 @@ export class FeedReader {
       }
       this.#position = row.position;
     }
-    await this.#store();
     return rows.length === size;
-  }
-
-  /** Stores the position once every line up to it is flushed (at least once: never before its line). */
-  async #store(): Promise<void> {
-    const { consumer, db, output } = this.#options;
-    if (consumer === undefined || this.#position === null || this.#position === this.#stored) return;
-    if (!(await output.flushed())) return;
-    await storePosition(db, consumer, this.#position);
-    this.#stored = this.#position;
   }
 
   async #outage(err: unknown): Promise<void> {

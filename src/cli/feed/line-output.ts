@@ -1,15 +1,14 @@
 import type { Writable } from 'node:stream';
 
 /**
- * Lines to stdout for a reader that stores where it has got to: a position may be stored only once
- * its line, and every line before it, has been handed to the operating system. Writes wait for the
- * stream to drain (so a slow reader slows the feed, not memory), and a reader that went away
- * (`| head -1`: EPIPE) closes the output quietly instead of ending the process with a stack trace.
+ * Lines to stdout. Writes wait for the stream to drain (so a slow reader slows the feed, not memory),
+ * and a reader that went away (`| head -1`: EPIPE) closes the output quietly instead of ending the
+ * process with a stack trace. A line written is not a line processed: nothing is committed here
+ * (docs/change-feed.md, "Consumers").
  */
 export class LineOutput {
   readonly #stream: Writable;
   #closed = false;
-  #lastWrite: Promise<void> = Promise.resolve();
 
   constructor(stream: Writable) {
     this.#stream = stream;
@@ -27,11 +26,8 @@ export class LineOutput {
   /** Writes one line; resolves once the stream can take more. */
   async write(line: string): Promise<void> {
     if (this.#closed) return;
-    let done: () => void = () => undefined;
-    this.#lastWrite = new Promise<void>((resolve) => (done = resolve));
     const more = this.#stream.write(`${line}\n`, (err) => {
       if (err) this.#closed = true;
-      done();
     });
     if (!more && !this.#closed) await this.#drained();
   }
@@ -47,11 +43,5 @@ export class LineOutput {
       };
       for (const event of events) stream.on(event, done);
     });
-  }
-
-  /** Whether every line written so far has been flushed (false: the reader went away meanwhile). */
-  async flushed(): Promise<boolean> {
-    await this.#lastWrite;
-    return !this.#closed;
   }
 }

@@ -1,12 +1,30 @@
+/** Where bin/refsync.js keeps a SIGINT or SIGTERM that came while `refsync changes` was still loading. */
+const EARLY = Symbol.for('refsync.earlyStop');
+
+interface EarlyStop {
+  signal: NodeJS.Signals | null;
+  handler: (signal: NodeJS.Signals) => void;
+}
+
 /**
  * Calls `stop` on the first SIGINT or SIGTERM, so a long-running command can finish the line in
- * progress and close cleanly (exit 0). Each handler is taken once: a second Ctrl-C finds Node's own
- * default and ends the process at once, for a stop that would otherwise wait on a hung server.
- * Returns the function that removes the handlers.
+ * progress and close cleanly (exit 0); at once when one already came while the command was loading
+ * (bin/refsync.js held it). Each handler is taken once: a second Ctrl-C finds Node's own default and
+ * ends the process at once, for a stop that would otherwise wait on a hung server. Returns the
+ * function that removes the handlers.
  */
 export function onStopSignal(stop: () => void): () => void {
   const signals = ['SIGINT', 'SIGTERM'] as const;
   for (const signal of signals) process.once(signal, stop);
+  const early = (globalThis as { [EARLY]?: EarlyStop })[EARLY];
+  if (early) {
+    for (const signal of signals) process.off(signal, early.handler);
+    delete (globalThis as { [EARLY]?: EarlyStop })[EARLY];
+    if (early.signal) {
+      for (const signal of signals) process.off(signal, stop);
+      stop();
+    }
+  }
   return () => {
     for (const signal of signals) process.off(signal, stop);
   };

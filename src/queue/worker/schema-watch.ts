@@ -33,7 +33,8 @@ export function createSchemaWatch(options: SchemaWatchOptions): SchemaWatch {
 
   async function newerSchema(): Promise<boolean> {
     if (newer) return true;
-    const check = await checkMigratedSchema(db);
+    // A restored database starts a new change feed epoch before the run job writes (feed-epoch.ts).
+    const check = await checkMigratedSchema(db, { followRestore: true });
     if (check.state !== 'ahead' || newer) return newer;
     newer = true;
     logger.error(

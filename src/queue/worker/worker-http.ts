@@ -21,7 +21,7 @@ export async function startWorkerHttp(config: AppConfig, parts: WorkerHttpParts,
   const web = createHttpApp({
     readiness: parts.readiness,
     metrics: parts.metrics,
-    statusPages: statusPages(parts.db, config.sources),
+    statusPages: statusPages(parts.db, config.sources, config.dashboardPassword !== undefined),
     ...(config.dashboardPassword ? { dashboardPassword: config.dashboardPassword } : {}),
     dashboardWrite: config.dashboardWrite === true && config.dashboardPassword !== undefined,
     allowedHosts: config.allowedHosts ?? [],
