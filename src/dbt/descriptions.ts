@@ -80,6 +80,11 @@ const entryChanges: RelationDescription = {
       description:
         'The transaction that wrote the change (0 for changes recorded before refsync 0.3): with id, the order of refdata.change_feed. Not a cursor on its own: read the feed.',
     },
+    {
+      name: 'feed_epoch',
+      description:
+        'The change feed epoch the change was written in (refdata.change_feed_epochs): 0 until the database is first restored. With txid and id, the order of refdata.change_feed.',
+    },
   ],
   key: ['id'],
 };
