@@ -1,7 +1,7 @@
 // Shared by the tests of `refsync changes --after/--follow/--consumer`: changes written by real
 // syncs (`refsync sync` as a subprocess against the sandbox), and the feed as SQL sees it.
 import { expect } from 'vitest';
-import type { Queryable } from '../../src/db/database.ts';
+import type { Database, Queryable } from '../../src/db/database.ts';
 import { readChangeFeed } from '../../src/read/change-feed.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { runCli, type CliProcess } from '../queue/helpers.ts';
@@ -58,4 +58,22 @@ export async function stopWith(proc: CliProcess, signal: NodeJS.Signals): Promis
   const code = await proc.exited;
   clearTimeout(timer);
   return code;
+}
+
+/** `transactions` write transactions of `rows` changes each, as syncs would write them (without a sync). */
+export async function writeChanges(db: Database, transactions: number, rows: number): Promise<void> {
+  const { rows: runs } = await db.query<{ id: string }>("insert into refdata.sync_runs (environment, trigger) values ('feed', 'cli') returning id");
+  for (let i = 0; i < transactions; i++) {
+    await db.transaction(async (tx) => {
+      const { rows: snap } = await tx.query<{ id: string }>(
+        "insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status) values ($1, 'feed', 'shipment_modes', '', now(), 'ok') returning id",
+        [runs[0]!.id],
+      );
+      await tx.query(
+        `insert into refdata.entry_changes (snapshot_id, environment, list_key, entry_key, change)
+         select $1, 'feed', 'shipment_modes', 'k' || g, 'added' from generate_series(1, $2::int) g`,
+        [snap[0]!.id, rows],
+      );
+    });
+  }
 }

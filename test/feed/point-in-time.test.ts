@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { FeedPositionError, FeedRestoredError, readChangeFeed } from '../../src/read/change-feed.ts';
-import { allPositions } from '../cli/feed-helpers.ts';
+import { allPositions, writeChanges } from '../cli/feed-helpers.ts';
 import { freePort, runCli, waitFor } from '../queue/helpers.ts';
 import { canStartPrivatePostgres, gidOf, startPrivatePostgres, uidOf } from '../faults/servers.ts';
 
@@ -28,23 +28,6 @@ afterAll(async () => {
   if (restoredData) await asPostgres(`${PG_BIN}/pg_ctl`, ['-D', restoredData, '-m', 'immediate', 'stop']).catch(() => undefined);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-async function writeChanges(db: Database, transactions: number, rows: number): Promise<void> {
-  const { rows: runs } = await db.query<{ id: string }>("insert into refdata.sync_runs (environment, trigger) values ('feed', 'cli') returning id");
-  for (let i = 0; i < transactions; i++) {
-    await db.transaction(async (tx) => {
-      const { rows: snap } = await tx.query<{ id: string }>(
-        "insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status) values ($1, 'feed', 'shipment_modes', '', now(), 'ok') returning id",
-        [runs[0]!.id],
-      );
-      await tx.query(
-        `insert into refdata.entry_changes (snapshot_id, environment, list_key, entry_key, change)
-         select $1, 'feed', 'shipment_modes', 'k' || g, 'added' from generate_series(1, $2::int) g`,
-        [snap[0]!.id, rows],
-      );
-    });
-  }
-}
 
 describe.skipIf(!canStartPrivatePostgres)('the change feed after a point-in-time restore', () => {
   it('refuses a position from the discarded timeline naming the restore; one from before reads on', async () => {

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { FeedPositionError, FeedRestoredError, readChangeFeed } from '../../src/read/change-feed.ts';
-import { allPositions } from '../cli/feed-helpers.ts';
+import { allPositions, writeChanges } from '../cli/feed-helpers.ts';
 import { runCli } from '../queue/helpers.ts';
 import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from '../faults/servers.ts';
 
@@ -30,24 +30,6 @@ afterAll(async () => {
   await a?.close();
   await b?.close();
 });
-
-/** `transactions` write transactions of `rows` changes each, as syncs would write them. */
-async function writeChanges(db: Database, transactions: number, rows: number): Promise<void> {
-  const { rows: runs } = await db.query<{ id: string }>("insert into refdata.sync_runs (environment, trigger) values ('feed', 'cli') returning id");
-  for (let i = 0; i < transactions; i++) {
-    await db.transaction(async (tx) => {
-      const { rows: snap } = await tx.query<{ id: string }>(
-        "insert into refdata.snapshots (run_id, environment, list_key, variant, fetched_at, status) values ($1, 'feed', 'shipment_modes', '', now(), 'ok') returning id",
-        [runs[0]!.id],
-      );
-      await tx.query(
-        `insert into refdata.entry_changes (snapshot_id, environment, list_key, entry_key, change)
-         select $1, 'feed', 'shipment_modes', 'k' || g, 'added' from generate_series(1, $2::int) g`,
-        [snap[0]!.id, rows],
-      );
-    });
-  }
-}
 
 /** Takes `n` transaction ids on the source (subtransactions that write), so that its ids pass the target's. */
 async function burnTransactionIds(db: Database, n: number): Promise<void> {

@@ -109,6 +109,35 @@ async function sandboxFrom(install: Install): Promise<Record<string, string>> {
   };
 }
 
+/**
+ * A migrated fresh database, the install's own sandbox and `refsync worker` on them under a queue
+ * prefix of its own; `body` gets the worker and the address it serves. The worker's processes and
+ * its queue's keys are cleaned up after, however `body` ends.
+ */
+async function withWorker(install: Install, database: string, body: (worker: Started, served: string) => Promise<void>): Promise<void> {
+  const sandbox = await sandboxFrom(install);
+  const url = await freshDatabase(database);
+  expect((await refsync(install, ['migrate'], { DATABASE_URL: url })).code).toBe(0);
+  const prefix = `refsync-release-${randomBytes(4).toString('hex')}`;
+  const worker = startRefsync(install, ['worker'], {
+    DATABASE_URL: url,
+    REDIS_URL: inject('redisUrl'),
+    REFSYNC_QUEUE_PREFIX: prefix,
+    REFSYNC_HTTP_PORT: '0',
+    ...sandbox,
+  });
+  try {
+    const served = await waitFor(worker, `${install.name}: refsync worker`, () => /serving (http:\/\/\S+)/.exec(worker.output().stdout)?.[1]);
+    await body(worker, served);
+  } finally {
+    worker.killAll();
+    const redis = new Redis(inject('redisUrl'));
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  }
+}
+
 /** An empty database, as a new user's: never migrated, nothing of refsync's in it. */
 async function freshDatabase(prefix: string): Promise<string> {
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
@@ -243,20 +272,7 @@ describe('installed for production, as the image holds it', () => {
   });
 
   it('`worker` serves /readyz 200 with its own queue prefix, and stops on SIGTERM', async () => {
-    const install = installs.production!;
-    const sandbox = await sandboxFrom(install);
-    const url = await freshDatabase('refsync_release_worker');
-    expect((await refsync(install, ['migrate'], { DATABASE_URL: url })).code).toBe(0);
-    const prefix = `refsync-release-${randomBytes(4).toString('hex')}`;
-    const worker = startRefsync(install, ['worker'], {
-      DATABASE_URL: url,
-      REDIS_URL: inject('redisUrl'),
-      REFSYNC_QUEUE_PREFIX: prefix,
-      REFSYNC_HTTP_PORT: '0',
-      ...sandbox,
-    });
-    try {
-      const served = await waitFor(worker, 'refsync worker', () => /serving (http:\/\/\S+)/.exec(worker.output().stdout)?.[1]);
+    await withWorker(installs.production!, 'refsync_release_worker', async (worker, served) => {
       let ready = 0;
       for (let i = 0; i < 100 && ready !== 200; i++) {
         ready = (await fetch(`${served}/readyz`)).status;
@@ -265,13 +281,7 @@ describe('installed for production, as the image holds it', () => {
       expect(ready).toBe(200);
       worker.child.kill('SIGTERM');
       expect(await worker.exited, worker.output().stderr).toBe(0);
-    } finally {
-      worker.killAll();
-      const redis = new Redis(inject('redisUrl'));
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    }
+    });
   });
 });
 
@@ -303,29 +313,10 @@ describe.skipIf(!machineNode)("on the machine's own Node", () => {
   });
 
   it('a global worker run by its own Node 24 stops on the SIGTERM sent to the command, and ends as the worker ends', async () => {
-    const install = installs.global!;
-    const sandbox = await sandboxFrom(install);
-    const url = await freshDatabase('refsync_release_global_worker');
-    expect((await refsync(install, ['migrate'], { DATABASE_URL: url })).code).toBe(0);
-    const prefix = `refsync-release-${randomBytes(4).toString('hex')}`;
-    const worker = startRefsync(install, ['worker'], {
-      DATABASE_URL: url,
-      REDIS_URL: inject('redisUrl'),
-      REFSYNC_QUEUE_PREFIX: prefix,
-      REFSYNC_HTTP_PORT: '0',
-      ...sandbox,
-    });
-    try {
-      await waitFor(worker, 'refsync worker', () => /serving (http:\/\/\S+)/.exec(worker.output().stdout)?.[1]);
+    await withWorker(installs.global!, 'refsync_release_global_worker', async (worker) => {
       worker.child.kill('SIGTERM');
       expect(await worker.exited, worker.output().stderr).toBe(0);
       expect(worker.output().stderr).not.toMatch(/second signal/);
-    } finally {
-      worker.killAll();
-      const redis = new Redis(inject('redisUrl'));
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    }
+    });
   });
 });
