@@ -23,13 +23,13 @@ function joined(text: string): string {
   return text.replace(/\s*\n\s*(?:\/\/|\*(?!\/))\s*/g, ' ');
 }
 
-const quote = String.raw`["“]([^"”]{3,80})["”]`;
+const quote = '["“]([^"”]{3,80})["”]';
 const page = String.raw`docs/([\w-]+\.md)`;
 const patterns = {
   anchor: new RegExp(String.raw`${page}#([\w-]+)`, 'g'),
   sectionAfter: new RegExp(String.raw`${page},? \(?${quote}`, 'g'),
-  sectionBefore: new RegExp(String.raw`${quote},? in ${page}`, 'g'),
-  words: new RegExp(String.raw`${page}, ([^"“(),;.:]{1,40})`, 'g'),
+  sectionBefore: new RegExp(`${quote},? in ${page}`, 'g'),
+  words: new RegExp(`${page}, ([^"“(),;.:]{1,40})`, 'g'),
   bare: new RegExp(page, 'g'),
 };
 const history = /\b(?:round|issue|session|sitting)s?\b|performance-log/i;
