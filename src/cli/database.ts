@@ -7,6 +7,7 @@ import { connectFailure } from '../db/refused.ts';
 import { EmbeddedDatabaseBusyError } from '../db/embedded-lock.ts';
 import { connectionBudget } from '../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../config/db-connections.ts';
+import { embeddedWaitMsFromEnv } from '../config/embedded-wait.ts';
 import { migrateDatabase } from '../columns/migrate-views.ts';
 import { checkSchema, SchemaMismatchError } from '../db/schema-version.ts';
 import type { Logger } from '../util/logger.ts';
@@ -27,17 +28,6 @@ export interface CliDatabaseOptions {
   readOnly?: boolean;
   /** The pool's size (connection-budget.ts); default REFSYNC_DB_MAX_CONNECTIONS, else 2. */
   poolSize?: number;
-}
-
-/**
- * REFSYNC_EMBEDDED_WAIT_SECONDS: how long a command waits for another that holds the embedded
- * database (db/embedded-lock.ts) before it gives up; unset waits as long as it takes, 0 refuses at once.
- */
-export function embeddedWaitMsFromEnv(env: Record<string, string | undefined> = process.env): number | undefined {
-  const value = env.REFSYNC_EMBEDDED_WAIT_SECONDS;
-  if (value === undefined || value.trim() === '') return undefined;
-  if (!/^\s*\d{1,7}\s*$/.test(value)) throw new ConfigError(`REFSYNC_EMBEDDED_WAIT_SECONDS: expected a whole number of seconds, got '${value}'`);
-  return Number(value) * 1000;
 }
 
 async function schemaExists(db: Database): Promise<boolean> {
@@ -84,10 +74,14 @@ export async function openCliDatabase(options: CliDatabaseOptions): Promise<Data
   }
   try {
     const embedded = capabilitiesOf(db).embedded;
-    if (embedded && (options.migrateEmbedded || (!options.readOnly && (await checkSchema(db)).database === 0))) await migrateDatabase(db);
-    else await assertUsableSchema(db);
-    // A command that writes records a restore of the database as a new change feed epoch first.
-    if (!options.readOnly) await followRestore(db);
+    if (embedded && (options.migrateEmbedded || (!options.readOnly && (await checkSchema(db)).database === 0))) {
+      // Migrating records a restore of the database as a new change feed epoch itself (migrateSchema).
+      await migrateDatabase(db);
+    } else {
+      await assertUsableSchema(db);
+      // A command that writes records a restore of the database as a new change feed epoch first.
+      if (!options.readOnly) await followRestore(db);
+    }
   } catch (err) {
     await db.close();
     throw err;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
 import { EmbeddedDatabaseBusyError, lockAddress, lockEmbeddedDatabase } from '../../src/db/embedded-lock.ts';
-import { embeddedWaitMsFromEnv } from '../../src/cli/database.ts';
+import { embeddedWaitMsFromEnv } from '../../src/config/embedded-wait.ts';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';

@@ -5,7 +5,8 @@ import { connectFailure } from '../../db/refused.ts';
 import { connectionBudget } from '../../db/connection-budget.ts';
 import { dbMaxConnectionsFromEnv } from '../../config/db-connections.ts';
 import { parseCommandArgs } from '../args.ts';
-import { databaseUrlFromEnv, embeddedWaitMsFromEnv } from '../database.ts';
+import { databaseUrlFromEnv } from '../database.ts';
+import { embeddedWaitMsFromEnv } from '../../config/embedded-wait.ts';
 import { appliedMigrationCount } from '../../db/migrations-sql.ts';
 
 export async function run(argv: string[]): Promise<number> {
