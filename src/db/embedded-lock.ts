@@ -3,14 +3,14 @@
 // (or the first's) are lost, the catalog damaged. So a command holds a lock from before PGlite opens
 // the folder until after it is closed, and a second command waits for it (or is refused).
 //
-// Node has no flock, so the lock is a listening Unix socket, which the kernel frees when its holder
+// Node has no flock, so the lock is a listening Unix socket, which the kernel frees when its owner
 // dies (a crashed or killed command never blocks the next one). On Linux it lives in the abstract
 // namespace, named after the folder's real path: nothing on disk to clean up (it is per network
 // namespace: two containers sharing one folder do not see each other's lock, so give each its own
 // folder). Elsewhere it is a socket file in the temporary folder, treated as stale (and replaced)
 // when nobody answers on it.
-// The holder writes its pid and command beside the socket's name, so a waiter can say whom it waits
-// for: a file, since a holder busy in a long statement (PGlite runs on the main thread) answers no
+// The owner writes its pid and command beside the socket's name, so a waiter can say whom it waits
+// for: a file, since a owner busy in a long statement (PGlite runs on the main thread) answers no
 // socket until it ends.
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,14 +18,14 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
-/** Who holds a folder's lock, as its holder answers. */
-export interface LockHolder {
+/** Who holds a folder's lock, as its owner answers. */
+export interface LockOwner {
   pid: number;
   command: string;
 }
 
 export interface EmbeddedLockOptions {
-  /** How long to wait for the holder before refusing; undefined waits as long as it takes, 0 refuses at once. */
+  /** How long to wait for the owner before refusing; undefined waits as long as it takes, 0 refuses at once. */
   waitMs?: number | undefined;
   /** Told once, after `noticeAfterMs` of waiting, whom this command waits for. Default: a line on stderr. */
   notice?: (text: string) => void;
@@ -55,21 +55,21 @@ function commandLine(): string {
 
 /**
  * The socket's address for a data folder, one name per real path whatever relative path or link led
- * there, and the file naming its holder.
+ * there, and the file naming its owner.
  */
-export function lockAddress(dataDir: string, abstract: boolean): { address: string; holderFile: string } {
+export function lockAddress(dataDir: string, abstract: boolean): { address: string; ownerFile: string } {
   const hash = createHash('sha256').update(realpathSync(dataDir)).digest('hex');
   const inTmp = join(tmpdir(), `refsync-pglite-${hash.slice(0, 32)}`);
-  return { address: abstract ? `\0refsync-pglite-${hash}` : `${inTmp}.sock`, holderFile: `${inTmp}.holder` };
+  return { address: abstract ? `\0refsync-pglite-${hash}` : `${inTmp}.sock`, ownerFile: `${inTmp}.owner` };
 }
 
-/** The holder the file names, while that process lives (the file of an earlier holder may still be there). */
-function readHolder(file: string): LockHolder | undefined {
+/** The owner the file names, while that process lives (the file of an earlier owner may still be there). */
+function readOwner(file: string): LockOwner | undefined {
   try {
-    const holder = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
-    if (!Number.isInteger(holder.pid) || typeof holder.command !== 'string') return undefined;
-    process.kill(holder.pid, 0);
-    return { pid: holder.pid, command: holder.command.slice(0, 200) };
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as LockOwner;
+    if (!Number.isInteger(owner.pid) || typeof owner.command !== 'string') return undefined;
+    process.kill(owner.pid, 0);
+    return { pid: owner.pid, command: owner.command.slice(0, 200) };
   } catch {
     return undefined;
   }
@@ -93,7 +93,7 @@ function listen(server: Server, address: string): Promise<boolean> {
   });
 }
 
-/** Whether nobody listens on a socket file any more (its holder died and left it): connect() is refused. */
+/** Whether nobody listens on a socket file any more (its owner died and left it): connect() is refused. */
 function isStale(address: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection(address);
@@ -105,20 +105,20 @@ function isStale(address: string): Promise<boolean> {
   });
 }
 
-function describeHolder(holder: LockHolder | undefined): string {
-  return holder ? `pid ${holder.pid} (${holder.command})` : 'another process';
+function describeOwner(owner: LockOwner | undefined): string {
+  return owner ? `pid ${owner.pid} (${owner.command})` : 'another process';
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Takes the lock of an embedded data folder (which must exist), waiting for the process that holds
- * it. Throws an EmbeddedDatabaseBusyError naming the holder when the wait runs out (`waitMs`).
+ * it. Throws an EmbeddedDatabaseBusyError naming the owner when the wait runs out (`waitMs`).
  */
 export async function lockEmbeddedDatabase(dataDir: string, options: EmbeddedLockOptions = {}): Promise<EmbeddedLock> {
   const abstract = options.abstract ?? process.platform === 'linux';
-  const { address, holderFile } = lockAddress(dataDir, abstract);
-  const me: LockHolder = { pid: process.pid, command: commandLine() };
+  const { address, ownerFile } = lockAddress(dataDir, abstract);
+  const me: LockOwner = { pid: process.pid, command: commandLine() };
   const notice = options.notice ?? ((text: string) => process.stderr.write(`refsync: ${text}\n`));
   const started = Date.now();
   let told = false;
@@ -128,29 +128,29 @@ export async function lockEmbeddedDatabase(dataDir: string, options: EmbeddedLoc
     server.unref();
     if (await listen(server, address)) {
       try {
-        writeFileSync(holderFile, JSON.stringify(me), { mode: 0o600 });
+        writeFileSync(ownerFile, JSON.stringify(me), { mode: 0o600 });
       } catch {
-        // Naming the holder is a courtesy: a waiter without it says "another process".
+        // Naming the owner is a courtesy: a waiter without it says "another process".
       }
       return {
         release: () => new Promise<void>((resolve) => server.close(() => resolve())),
       };
     }
-    // Only a socket file outlives its holder; nobody answers on it, so it is removed and taken.
+    // Only a socket file outlives its owner; nobody answers on it, so it is removed and taken.
     if (!abstract && (await isStale(address))) {
       rmSync(address, { force: true });
       continue;
     }
-    const holder = readHolder(holderFile);
+    const owner = readOwner(ownerFile);
     const waited = Date.now() - started;
     if (options.waitMs !== undefined && waited >= options.waitMs) {
       throw new EmbeddedDatabaseBusyError(
-        `the embedded database ${dataDir} is in use by ${describeHolder(holder)}: one process at a time may open it; run this again when that one ends`,
+        `the embedded database ${dataDir} is in use by ${describeOwner(owner)}: one process at a time may open it; run this again when that one ends`,
       );
     }
     if (!told && waited >= (options.noticeAfterMs ?? 1_000)) {
       told = true;
-      notice(`waiting for the embedded database ${dataDir}, held by ${describeHolder(holder)}`);
+      notice(`waiting for the embedded database ${dataDir}, held by ${describeOwner(owner)}`);
     }
     await sleep(RETRY_MS);
   }

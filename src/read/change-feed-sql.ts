@@ -45,7 +45,7 @@ export const mayWriteConsumers = `select has_table_privilege('refdata.change_fee
             and has_table_privilege('refdata.change_feed_consumers', 'UPDATE') as ok, current_user as role`;
 
 /** The transactions holding the change feed back, oldest first. */
-export const feedHeldBy = 'select held_seconds, pid, application_name, state, xact_start as since from refdata.change_feed_held()';
+export const feedHoldbackBy = 'select held_seconds, pid, application_name, state, xact_start as since from refdata.change_feed_held()';
 
 /** One page of the change feed after a position. */
 export const changeFeedPage = 'select * from refdata.change_feed($1::text, $2::integer)';

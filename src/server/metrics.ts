@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { SourceConfig } from '../config/types.ts';
 import type { Queryable } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
-import { registerBuildInfo, registerChangeFeedHeldGauge, registerTargetHealthGauges } from './operator-gauges.ts';
+import { registerBuildInfo, registerFeedHoldbackGauge, registerTargetHealthGauges } from './operator-gauges.ts';
 import { targetGauges } from './target-gauges.ts';
 import { registerDatabaseGauges } from './database-gauges.ts';
 import { pendingAlertCount, lastOkSnapshots } from './metrics-sql.ts';
@@ -194,5 +194,5 @@ function registerDeploymentGauges(registry: Registry, from: MetricsSources): voi
   // Errors are reported once, by the gauge above.
   lastOk('refsync_entries', 'Entries in the last ok snapshot of each target.', (r) => r.entry_count, false);
   registerTargetHealthGauges(registry, from.db, sourceOf, log);
-  registerChangeFeedHeldGauge(registry, from.db, log);
+  registerFeedHoldbackGauge(registry, from.db, log);
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger.ts';
 import { packageVersion } from '../util/package-version.ts';
 import { targetGauges } from './target-gauges.ts';
 import { targetHealth, type TargetHealthRow } from '../read/target-health.ts';
-import { changeFeedHeld } from '../read/change-feed-held.ts';
+import { readFeedHoldback } from '../read/change-feed-holdback.ts';
 
 export function registerBuildInfo(registry: Registry): void {
   new Gauge({
@@ -43,7 +43,7 @@ export function registerTargetHealthGauges(registry: Registry, db: Queryable, so
  * time, the same on every worker; a failed read keeps the last value and says so at debug level,
  * like the outbox gauge.
  */
-export function registerChangeFeedHeldGauge(registry: Registry, db: Queryable, log: Logger): void {
+export function registerFeedHoldbackGauge(registry: Registry, db: Queryable, log: Logger): void {
   new Gauge({
     name: 'refsync_change_feed_held_seconds',
     help: 'How long the change feed (refdata.change_feed) has been held back by the oldest open write transaction in the database cluster; 0 when none is open, NaN when the role of refsync may not see its start (grant it pg_read_all_stats). See select * from refdata.change_feed_held().',
@@ -51,7 +51,7 @@ export function registerChangeFeedHeldGauge(registry: Registry, db: Queryable, l
     async collect() {
       try {
         // NaN, not 0, for a hold whose start the owner of refdata may not see: held, for how long unknown.
-        this.set((await changeFeedHeld(db)).held_seconds ?? Number.NaN);
+        this.set((await readFeedHoldback(db)).held_seconds ?? Number.NaN);
       } catch (err) {
         log.debug({ err: (err as Error).message }, 'metrics: change feed hold unavailable');
       }

@@ -11,8 +11,8 @@ import { latestTargetSyncs, recoveredFailures, type FailureRow, type TargetSyncR
 import { failingSection, isFailing, reasonCell, recoveredSection, sharedCauses } from './failures-section.ts';
 import { targetHealth } from '../read/target-health.ts';
 import { nextStep } from '../read/next-step.ts';
-import { changeFeedHeld, type ChangeFeedHeld } from '../read/change-feed-held.ts';
-import { feedHeldSection } from './feed-held-section.ts';
+import { readFeedHoldback, type FeedHoldback } from '../read/change-feed-holdback.ts';
+import { feedHoldbackSection } from './feed-holdback-section.ts';
 import { dataTable, listLink, page, reason, runLink, status, time, type Column } from './page-parts.ts';
 import { SCHEMA_HELD } from '../util/error-codes.ts';
 
@@ -39,17 +39,17 @@ export interface StatusPageData {
   recovered: FailureRow[];
   changes: ChangeRow[];
   /** Who holds the change feed back; null when Postgres could not say (the page still shows the rest). */
-  feedHeld: ChangeFeedHeld | null;
+  feedHoldback: FeedHoldback | null;
 }
 
 export async function loadStatusPage(db: Queryable, configured: readonly SourceConfig[]): Promise<StatusPageData> {
-  const [syncs, health, runs, recovered, changes, feedHeld] = await Promise.all([
+  const [syncs, health, runs, recovered, changes, feedHoldback] = await Promise.all([
     latestTargetSyncs(db),
     targetHealth(db),
     lastRuns(db),
     recoveredFailures(db, FAILURES_SHOWN),
     recentChanges(db, { lists: null, since: null, environment: null, limit: CHANGES_SHOWN }),
-    changeFeedHeld(db).catch(() => null),
+    readFeedHoldback(db).catch(() => null),
   ]);
   const key = (r: { environment: string; list_key: string; variant: string }) => `${r.environment}\0${r.list_key}\0${r.variant}`;
   const healthOf = new Map(health.map((h) => [key(h), h]));
@@ -63,7 +63,7 @@ export async function loadStatusPage(db: Queryable, configured: readonly SourceC
     view.targets.push({ ...row, held: h?.held ?? false, held_reason: h?.held_reason ?? null, consecutive_failures: h?.consecutive_failures ?? 0 });
   }
   for (const view of sources.values()) view.run = runs.find((r) => r.environment === view.environment);
-  return { generatedAt: new Date(), sources: [...sources.values()], recovered, changes, feedHeld };
+  return { generatedAt: new Date(), sources: [...sources.values()], recovered, changes, feedHoldback };
 }
 
 /**
@@ -186,7 +186,7 @@ ${
 export function renderStatusPage(data: StatusPageData, signedIn = false): string {
   const failing = data.sources.flatMap((s) => s.targets.filter(isFailing).map((t) => ({ ...t, source_name: s.name })));
   const sharedBy = sharedCauses(failing);
-  const body = html`${feedHeldSection(data.feedHeld, signedIn)}
+  const body = html`${feedHoldbackSection(data.feedHoldback, signedIn)}
 ${heldSection(data.sources)}
 ${failingSection(failing)}
 ${data.sources.length ? data.sources.map((s) => sourceSection(s, sharedBy)) : html`<p>No source is configured and nothing has synced yet.</p>`}

@@ -1,6 +1,6 @@
 // One process at a time on the embedded database, with real processes as a user starts them: two
 // `refsync sync`s at once, a sync beside `refsync sql` holding the database in a long statement, `refsync
-// status` beside a sync, and a holder killed with SIGKILL, which must not block the next command.
+// status` beside a sync, and a owner killed with SIGKILL, which must not block the next command.
 // Every change the upstream made is recorded once, and the next sync is green. Then the lock
 // itself in this process: the socket-file kind used off Linux, and its stale file.
 import { spawn } from 'node:child_process';
@@ -102,11 +102,11 @@ describe('the embedded database, one process at a time', () => {
     await expectRecordedOnce([code]);
   }, 300_000);
 
-  it('a holder killed with SIGKILL does not block the next command', async () => {
-    const holder = spawn(process.execPath, [refsyncBin, 'sql', 'select pg_sleep(600)'], { env: { PATH: process.env.PATH, ...env }, cwd: dir, stdio: 'ignore' });
-    const ended = new Promise((resolve) => holder.on('close', resolve));
+  it('a owner killed with SIGKILL does not block the next command', async () => {
+    const owner = spawn(process.execPath, [refsyncBin, 'sql', 'select pg_sleep(600)'], { env: { PATH: process.env.PATH, ...env }, cwd: dir, stdio: 'ignore' });
+    const ended = new Promise((resolve) => owner.on('close', resolve));
     await heldBy('refsync sql');
-    holder.kill('SIGKILL');
+    owner.kill('SIGKILL');
     await ended;
     const code = addCode();
     const sync = await runCli(['sync'], { env: { ...env, REFSYNC_EMBEDDED_WAIT_SECONDS: '0' }, cwd: dir, timeoutMs: 120_000 });
@@ -131,7 +131,7 @@ describe('the lock as a socket file (off Linux)', () => {
   const folder = mkdtempSync(join(tmpdir(), 'refsync-lockfile-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
-  it('refuses a second holder while the first holds it, and lets it in after', async () => {
+  it('refuses a second owner while the first holds it, and lets it in after', async () => {
     const first = await lockEmbeddedDatabase(folder, { abstract: false });
     const refused = await lockEmbeddedDatabase(folder, { abstract: false, waitMs: 0 }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(EmbeddedDatabaseBusyError);
@@ -144,15 +144,15 @@ describe('the lock as a socket file (off Linux)', () => {
     expect(notices).toEqual([expect.stringMatching(new RegExp(`^waiting for the embedded database .*, held by pid ${process.pid} \\(`))]);
   });
 
-  it('takes over a socket file whose holder died', async () => {
+  it('takes over a socket file whose owner died', async () => {
     const { address } = lockAddress(folder, false);
-    // A holder killed while it listens leaves its socket file, which nobody answers on.
-    const holder = spawn(process.execPath, ['-e', "require('net').createServer().listen(process.argv[1], () => console.log('up'))", address], {
+    // A owner killed while it listens leaves its socket file, which nobody answers on.
+    const owner = spawn(process.execPath, ['-e', "require('net').createServer().listen(process.argv[1], () => console.log('up'))", address], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    await new Promise((resolve) => holder.stdout.once('data', resolve));
-    const ended = new Promise((resolve) => holder.on('close', resolve));
-    holder.kill('SIGKILL');
+    await new Promise((resolve) => owner.stdout.once('data', resolve));
+    const ended = new Promise((resolve) => owner.on('close', resolve));
+    owner.kill('SIGKILL');
     await ended;
     expect(existsSync(address)).toBe(true);
     const lock = await lockEmbeddedDatabase(folder, { abstract: false, waitMs: 0 });

@@ -7,8 +7,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { HELD_NOTICE_SECONDS, heldLongEnough, heldNotice, type ChangeFeedHeld } from '../../src/read/change-feed-held.ts';
-import { feedHeldSection } from '../../src/server/feed-held-section.ts';
+import { HOLDBACK_NOTICE_SECONDS, holdbackWorthNoting, holdbackNotice, type FeedHoldback } from '../../src/read/change-feed-holdback.ts';
+import { feedHoldbackSection } from '../../src/server/feed-holdback-section.ts';
 import { WorkerMetrics } from '../../src/server/metrics.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -17,27 +17,27 @@ import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } f
 if (!canStartPrivatePostgres) console.warn('[change feed held] Postgres part skipped: needs root and Debian postgresql-15 (initdb)');
 
 const since = new Date('2026-11-28T05:00:00Z');
-const idleRow: ChangeFeedHeld = { held_seconds: 1020.4, pid: 4242, application_name: 'nightly-etl', state: 'idle in transaction', since };
+const idleRow: FeedHoldback = { held_seconds: 1020.4, pid: 4242, application_name: 'nightly-etl', state: 'idle in transaction', since };
 
 describe('what people read of a held feed', () => {
-  it('is said only past HELD_NOTICE_SECONDS (a sync holds the feed for seconds), and never for an unknown age', () => {
-    expect(HELD_NOTICE_SECONDS).toBe(60);
-    expect(heldLongEnough({ ...idleRow, held_seconds: 60 })).toBe(false);
-    expect(heldLongEnough({ ...idleRow, held_seconds: 60.5 })).toBe(true);
-    expect(heldLongEnough({ ...idleRow, held_seconds: null })).toBe(false);
-    expect(heldLongEnough({ held_seconds: 0, pid: null, application_name: null, state: null, since: null })).toBe(false);
-    expect(heldLongEnough(null)).toBe(false);
+  it('is said only past HOLDBACK_NOTICE_SECONDS (a sync holds the feed for seconds), and never for an unknown age', () => {
+    expect(HOLDBACK_NOTICE_SECONDS).toBe(60);
+    expect(holdbackWorthNoting({ ...idleRow, held_seconds: 60 })).toBe(false);
+    expect(holdbackWorthNoting({ ...idleRow, held_seconds: 60.5 })).toBe(true);
+    expect(holdbackWorthNoting({ ...idleRow, held_seconds: null })).toBe(false);
+    expect(holdbackWorthNoting({ held_seconds: 0, pid: null, application_name: null, state: null, since: null })).toBe(false);
+    expect(holdbackWorthNoting(null)).toBe(false);
   });
 
   it('names the session, how long, and what ends it', () => {
-    expect(heldNotice({ ...idleRow, held_seconds: 1020.4 })).toBe(
+    expect(holdbackNotice({ ...idleRow, held_seconds: 1020.4 })).toBe(
       'change feed held back for 17 min by pid 4242 (nightly-etl, idle in transaction, since 2026-11-28 05:00:00Z): ' +
         'downstream jobs get no newer change until it ends; have its client commit or roll back, or end the session with ' +
         'select pg_terminate_backend(4242). See docs/production.md, "A held change feed".',
     );
-    expect(heldNotice({ ...idleRow, held_seconds: 61, application_name: '' })).toContain('for 61 s by pid 4242 (idle in transaction, since');
+    expect(holdbackNotice({ ...idleRow, held_seconds: 61, application_name: '' })).toContain('for 61 s by pid 4242 (idle in transaction, since');
     const prepared = { held_seconds: 9000, pid: null, application_name: 'prepared transaction tx-7', state: 'prepared', since };
-    expect(heldNotice(prepared)).toBe(
+    expect(holdbackNotice(prepared)).toBe(
       'change feed held back for 2 h by prepared transaction tx-7 (since 2026-11-28 05:00:00Z): downstream jobs get no newer ' +
         'change until it ends; settle it (COMMIT PREPARED or ROLLBACK PREPARED, as its transaction manager would). ' +
         'See docs/production.md, "A held change feed".',
@@ -46,18 +46,18 @@ describe('what people read of a held feed', () => {
 
   it('on the status page: the same, with the application name as text; nothing while the feed flows', () => {
     const markup = '<script>alert(1)</script>etl';
-    const section = feedHeldSection({ ...idleRow, application_name: markup }).text;
+    const section = feedHoldbackSection({ ...idleRow, application_name: markup }).text;
     expect(section).toContain('<section id="feed-held" class="attention">');
     expect(section).toContain('<h2>Change feed held back for 17 min</h2>');
     expect(section).toContain('pid 4242 (&lt;script&gt;alert(1)&lt;/script&gt;etl, idle in transaction, since 2026-11-28 05:00:00Z)');
     expect(section).not.toContain('<script>');
     expect(section).toContain('<code class="command">select pg_terminate_backend(4242);</code>');
-    expect(feedHeldSection({ ...idleRow, held_seconds: 30 }).text).toBe('');
-    expect(feedHeldSection(null).text).toBe('');
+    expect(feedHoldbackSection({ ...idleRow, held_seconds: 30 }).text).toBe('');
+    expect(feedHoldbackSection(null).text).toBe('');
   });
 
   it('on a status page without the dashboard login: how long, never which session', () => {
-    const section = feedHeldSection(idleRow, false).text;
+    const section = feedHoldbackSection(idleRow, false).text;
     expect(section).toContain('<h2>Change feed held back for 17 min</h2>');
     expect(section).toContain('behind the dashboard');
     for (const hidden of ['4242', 'nightly-etl', 'idle in transaction', '2026-11-28']) expect(section).not.toContain(hidden);
@@ -87,14 +87,14 @@ describe.skipIf(!canStartPrivatePostgres)('a real open write transaction holds t
   const statusFeed = async () => {
     const r = await runCli(['status', '--json'], { env: { DATABASE_URL: server.url } });
     expect(r.stderr).toBe('');
-    return (JSON.parse(r.stdout) as { change_feed: ChangeFeedHeld & { since: string | null } }).change_feed;
+    return (JSON.parse(r.stdout) as { change_feed: FeedHoldback & { since: string | null } }).change_feed;
   };
   const gauge = async () => Number(/^refsync_change_feed_held_seconds (\S+)$/m.exec(await metrics.text())?.[1]);
   const heldAs = async (role: string) => {
     const client = new pg.Client({ connectionString: urlAs(role) });
     await client.connect();
     try {
-      return (await client.query<ChangeFeedHeld>('select * from refdata.change_feed_held()')).rows[0]!;
+      return (await client.query<FeedHoldback>('select * from refdata.change_feed_held()')).rows[0]!;
     } finally {
       await client.end();
     }

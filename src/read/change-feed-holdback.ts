@@ -5,12 +5,12 @@
 // "A held change feed".
 import type { Queryable } from '../db/database.ts';
 import { formatTime } from './format-time.ts';
-import { feedHeldBy } from './change-feed-sql.ts';
+import { feedHoldbackBy } from './change-feed-sql.ts';
 
 /** A held feed is worth a line for people only past this: a sync's own apply holds it for seconds. */
-export const HELD_NOTICE_SECONDS = 60;
+export const HOLDBACK_NOTICE_SECONDS = 60;
 
-export interface ChangeFeedHeld {
+export interface FeedHoldback {
   /**
    * Age of the transaction holding the feed back; 0 when no write transaction is open; null when one
    * is but the owner of refdata may not see when it began (refsync's role without pg_read_all_stats).
@@ -25,13 +25,13 @@ export interface ChangeFeedHeld {
   since: Date | null;
 }
 
-export async function changeFeedHeld(q: Queryable): Promise<ChangeFeedHeld> {
-  const { rows } = await q.query<ChangeFeedHeld>(feedHeldBy);
+export async function readFeedHoldback(q: Queryable): Promise<FeedHoldback> {
+  const { rows } = await q.query<FeedHoldback>(feedHoldbackBy);
   return rows[0]!;
 }
 
 /** `42 s`, `17 min`, `3 h`: whole units, rounded down, so a hold never reads shorter than it is. */
-export function formatHeldFor(seconds: number): string {
+export function formatHoldbackFor(seconds: number): string {
   const s = Math.floor(seconds);
   return s < 120 ? `${s} s` : s < 7200 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h`;
 }
@@ -40,7 +40,7 @@ export function formatHeldFor(seconds: number): string {
  * Who holds the feed, as far as Postgres says: `pid 4242 (psql, idle in transaction, since ...)`, or
  * for a prepared transaction (no session) `prepared transaction GID (since ...)`.
  */
-export function heldBy(held: ChangeFeedHeld): string {
+export function holdbackOwner(held: FeedHoldback): string {
   const since = held.since ? `since ${formatTime(held.since)}` : null;
   if (held.pid === null) return `${held.application_name ?? 'a prepared transaction'}${since ? ` (${since})` : ''}`;
   const details = [held.application_name || null, held.state, since].filter(Boolean);
@@ -51,17 +51,17 @@ export function heldBy(held: ChangeFeedHeld): string {
  * The line people read when the feed has been held long: how long, by whom, and what ends it. A
  * prepared transaction is settled by its transaction manager (or COMMIT/ROLLBACK PREPARED), not killed.
  */
-export function heldNotice(held: ChangeFeedHeld & { held_seconds: number }): string {
+export function holdbackNotice(held: FeedHoldback & { held_seconds: number }): string {
   const end =
     held.pid === null
       ? 'settle it (COMMIT PREPARED or ROLLBACK PREPARED, as its transaction manager would)'
       : `have its client commit or roll back, or end the session with select pg_terminate_backend(${held.pid})`;
   return (
-    `change feed held back for ${formatHeldFor(held.held_seconds)} by ${heldBy(held)}: downstream jobs get no newer change until it ends; ` +
+    `change feed held back for ${formatHoldbackFor(held.held_seconds)} by ${holdbackOwner(held)}: downstream jobs get no newer change until it ends; ` +
     `${end}. See docs/production.md, "A held change feed".`
   );
 }
 
 /** Whether the hold deserves a line in `refsync status` and on the status page. */
-export const heldLongEnough = (held: ChangeFeedHeld | null): held is ChangeFeedHeld & { held_seconds: number } =>
-  held !== null && held.held_seconds !== null && held.held_seconds > HELD_NOTICE_SECONDS;
+export const holdbackWorthNoting = (held: FeedHoldback | null): held is FeedHoldback & { held_seconds: number } =>
+  held !== null && held.held_seconds !== null && held.held_seconds > HOLDBACK_NOTICE_SECONDS;
