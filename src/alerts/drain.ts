@@ -13,7 +13,7 @@ export interface DrainScope {
 
 /**
  * Delivers every alert due now once, a batch at a time: claim (leased, so no other worker takes
- * them), dispatch each (deliver, then settle), then report each outcome.
+ * them), dispatch each (deliver, then record the result), then report each outcome.
  */
 export async function drainDue(ctx: DispatchContext, scope: DrainScope, report: (row: AlertRow, outcome: Outcome) => void): Promise<DrainResult> {
   const { db, settings } = ctx;

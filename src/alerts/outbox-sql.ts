@@ -40,8 +40,8 @@ export async function disabledEndpoints(q: Queryable, labels: string[]): Promise
   return new Map(rows.map((r) => [r.url, r.reason ?? `disabled at ${new Date(r.disabled_at).toISOString()}`]));
 }
 
-/** Settles a pending alert for good; false when it was no longer pending (another worker settled it). */
-export async function settleAlert(q: Queryable, id: number, state: 'delivered' | 'skipped' | 'disabled', lastError: string | null, at: Date): Promise<boolean> {
+/** Closes a pending alert for good; false when it was no longer pending (another worker closed it). */
+export async function closeAlert(q: Queryable, id: number, state: 'delivered' | 'skipped' | 'disabled', lastError: string | null, at: Date): Promise<boolean> {
   const { affectedRows } = await q.query(
     `update refdata.alerts set state = $2, last_error = $3,
             delivered_at = case when $2 = 'delivered' then $4::timestamptz else delivered_at end

@@ -3,7 +3,7 @@ import type { AlertLog } from './alert-log.ts';
 import type { DeliveryFailure } from './delivery.ts';
 import type { DispatchContext, Outcome } from './dispatch-context.ts';
 import type { AlertRecord } from './format.ts';
-import { disableEndpoint, recordAttemptFailed, settleAlert } from './outbox-sql.ts';
+import { disableEndpoint, recordAttemptFailed, closeAlert } from './outbox-sql.ts';
 import { nextAttempt } from './retry-schedule.ts';
 import type { Webhook } from './webhooks.ts';
 
@@ -18,15 +18,15 @@ export interface AlertDelivery {
   lease: Date;
 }
 
-export async function settleDelivered(ctx: DispatchContext, d: AlertDelivery): Promise<Outcome> {
-  const marked = await settleAlert(ctx.db, d.alert.id, 'delivered', null, ctx.clock.date());
+export async function recordDelivered(ctx: DispatchContext, d: AlertDelivery): Promise<Outcome> {
+  const marked = await closeAlert(ctx.db, d.alert.id, 'delivered', null, ctx.clock.date());
   ctx.logger.info({ ...d.context, webhookId: d.webhookId, endpoint: d.webhook.label, attempt: d.alert.attempts, recorded: marked }, 'alert delivered');
   return 'delivered';
 }
 
 /**
  * A 410 Gone: the endpoint is disabled for every environment it serves, so their alerts wait
- * (settled as disabled) until an operator re-enables it, instead of being retried for a day.
+ * (closed as disabled) until an operator re-enables it, instead of being retried for a day.
  */
 export async function disableGoneEndpoint(ctx: DispatchContext, d: AlertDelivery, disabled: Map<string, string>): Promise<Outcome> {
   const { label } = d.webhook;
@@ -39,7 +39,7 @@ export async function disableGoneEndpoint(ctx: DispatchContext, d: AlertDelivery
 }
 
 /** A failed attempt: retried after the backoff (or the receiver's Retry-After), or given up as dead; logged to the drain's `log`. */
-export async function settleFailedAttempt(ctx: DispatchContext, d: AlertDelivery, failure: DeliveryFailure, log: AlertLog): Promise<Outcome> {
+export async function recordFailedAttempt(ctx: DispatchContext, d: AlertDelivery, failure: DeliveryFailure, log: AlertLog): Promise<Outcome> {
   const { alert } = d;
   const at = ctx.clock.now();
   const { dead, nextAt } = nextAttempt(ctx.settings, alert, failure.retryAfterMs, at);
