@@ -31,7 +31,7 @@ export function targetParams(target: Target): [string, string, string] {
 /** Whether a run already has a snapshot of a target ($1: the run; then the target, as targetParams). */
 export const snapshotInRun = `select 1 from refdata.snapshots where run_id = $1 and ${targetIs('', 2)} limit 1`;
 
-/** SQL for the next snapshot id: taken by the insert, or reserved ahead by a direct first load. */
+/** SQL for the next snapshot id, reserved ahead by a load that writes its rows first (refdata.write_snapshots takes it otherwise). */
 export const nextSnapshotId = "nextval(pg_get_serial_sequence('refdata.snapshots', 'id'))";
 
 /** Reserves the next snapshot id ahead of the snapshot (a direct or streamed load writes its rows first). */
@@ -87,47 +87,66 @@ function storedError(error: string | null): string | null {
 }
 
 /**
- * Inserts a snapshot row. `flush: false` also sets the transaction's synchronous_commit off, in the
- * same statement (set_config in its FROM, evaluated once): one round trip fewer than a SET LOCAL of
- * its own, for the unchanged sync whose only row this is (resync-apply.ts says why it may).
+ * The one statement that writes snapshot rows: refdata.write_snapshots (migration 0020), which
+ * refdata.record_unchanged_lists also writes through, so every row has the same columns. $1 is the
+ * environment, $2 the rows as JSON (snapshotRowsJson). `flush: false` also sets the transaction's
+ * synchronous_commit off, in the same statement (set_config in its FROM, evaluated once): one round
+ * trip fewer than a SET LOCAL of its own, for the unchanged sync whose only row this is
+ * (resync-apply.ts says why it may).
  */
+function writeSnapshotsStatement(flush: boolean): string {
+  const withoutFlush = flush ? '' : ", (select set_config('synchronous_commit', 'off', true)) as commit_without_flush";
+  return `select w.id from refdata.write_snapshots($1, $2::jsonb) as w${withoutFlush}`;
+}
+
+/** Snapshot rows of targets of one environment as refdata.write_snapshots takes them. */
+function snapshotRowsJson(snapshots: ReadonlyArray<{ target: Target; row: SnapshotRow }>): string {
+  const rows = snapshots.map(({ target, row }) => ({
+    id: row.id ?? null,
+    run_id: row.runId,
+    list_key: target.list.key,
+    variant: target.variant,
+    fetched_at: row.fetchedAt ?? null,
+    status: row.status,
+    content_hash: row.contentHash,
+    entry_count: row.entryCount,
+    changed: row.changed,
+    added: row.counts.added,
+    removed: row.counts.removed,
+    modified: row.counts.modified,
+    reappeared: row.counts.reappeared,
+    reshaped: row.counts.reshaped,
+    error: storedError(row.error),
+    error_code: row.errorCode,
+    fields: row.fields,
+    pages: row.pages,
+    duration_ms: Math.round(row.durationMs),
+    replaced_values: row.replacedValues,
+    nonconforming: row.nonconforming,
+    schema_accepted: row.schemaAccepted,
+    served_digest: row.servedDigest,
+  }));
+  return JSON.stringify(rows);
+}
+
+/**
+ * Inserts the snapshot rows of targets of one environment in one statement: each with its reserved
+ * id, or the next one. Their ids, in the order written (by reserved id, else as given).
+ */
+export async function insertSnapshots(
+  tx: Queryable,
+  environment: string,
+  snapshots: ReadonlyArray<{ target: Target; row: SnapshotRow }>,
+  options: { flush?: boolean } = {},
+): Promise<number[]> {
+  const { rows } = await tx.query<{ id: string | number }>(writeSnapshotsStatement(options.flush !== false), [environment, snapshotRowsJson(snapshots)]);
+  return rows.map((r) => Number(r.id));
+}
+
+/** Inserts a snapshot row: insertSnapshots of one. */
 export async function insertSnapshot(tx: Queryable, target: Target, row: SnapshotRow, options: { flush?: boolean } = {}): Promise<number> {
-  const withoutFlush = options.flush === false ? ` from (select set_config('synchronous_commit', 'off', true)) as commit_without_flush` : '';
-  const { rows } = await tx.query<{ id: number }>(
-    `insert into refdata.snapshots
-       (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming, reshaped, schema_accepted,
-        served_digest)
-     select coalesce($19::bigint, ${nextSnapshotId}),
-            $1, $2, $3, $4, coalesce($5::timestamptz, clock_timestamp()), $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $20, $21, $22, $23,
-            $24${withoutFlush}
-     returning id`,
-    [
-      row.runId,
-      ...targetParams(target),
-      row.fetchedAt ?? null,
-      row.status,
-      row.contentHash,
-      row.entryCount,
-      row.changed,
-      row.counts.added,
-      row.counts.removed,
-      row.counts.modified,
-      row.counts.reappeared,
-      storedError(row.error),
-      row.errorCode,
-      row.fields,
-      row.pages,
-      Math.round(row.durationMs),
-      row.id ?? null,
-      row.replacedValues,
-      row.nonconforming,
-      row.counts.reshaped,
-      row.schemaAccepted,
-      row.servedDigest,
-    ],
-  );
-  return Number(rows[0]!.id);
+  const [id] = await insertSnapshots(tx, target.source.environment, [{ target, row }], options);
+  return id!;
 }
 
 /**
@@ -184,8 +203,6 @@ export interface TargetStateRead {
   lastOk?: PreviousSnapshot;
   last?: PreviousSnapshot;
   viewsWaiting: boolean;
-  /** The unchanged snapshot the opening statement already wrote (lockThenLastSnapshotsOrRecordUnchanged). */
-  unchangedSnapshotId?: number;
 }
 
 /**
@@ -220,49 +237,20 @@ export function sqlInteger(n: number | null): string {
   return String(whole);
 }
 
-/** The fetched list's target and snapshot values as SQL literals, in the order the unchanged-recording calls take them. */
-function unchangedArgs(target: Target, fetched: FetchedFields): string[] {
-  const text = (v: string | null) => (v === null ? 'null' : pg.escapeLiteral(v));
-  const fields = fetched.fields === null ? 'null' : `array[${fetched.fields.map(text).join(', ')}]::text[]`;
-  return [
-    ...targetParams(target).map(text),
-    text(fetched.contentHash),
-    sqlInteger(fetched.runId),
-    sqlInteger(fetched.entryCount),
-    fields,
-    sqlInteger(fetched.pages),
-    sqlInteger(fetched.durationMs),
-    sqlInteger(fetched.replacedValues),
-  ];
-}
-
 /**
- * lockThenLastSnapshots, which also records the fetch when it is unchanged: when its content hash is
- * the last ok snapshot's and the list's views do not wait, the same call writes the unchanged
- * snapshot (refdata.lock_target_state_or_record_unchanged, migration 0011), and stateReadOf gives its
- * id as unchangedSnapshotId. Two round trips for an unchanged sync (this with the BEGIN, the commit)
- * where a separate insert made three.
+ * The statement that records unchanged fetches, all of one environment, as a transaction of its own
+ * (refdata.record_unchanged_lists, migration 0020): the only writer of the unchanged record, for a
+ * run's lists set aside and for a target job's one list alike. One row per list: its snapshot's id,
+ * or null when it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views
+ * waiting: nothing written); and whether the run's progress was counted, which `advanceRun` asks for
+ * once a list is recorded (a worker's target job), its commit then waiting for the WAL flush.
  */
-export function lockThenLastSnapshotsOrRecordUnchanged(target: Target, fetched: FetchedFields): string {
-  return `select now, views_waiting, last_ok, last, unchanged_snapshot_id from refdata.lock_target_state_or_record_unchanged(${unchangedArgs(target, fetched).join(', ')})`;
-}
-
-/**
- * The statement that records an unchanged fetch as a transaction of its own (refdata.record_unchanged,
- * migration 0012): the target's lock, its state and the snapshot row, and with `advanceRun` the run's
- * progress. Its row: the snapshot's id (null when the fetch is not unchanged: nothing was written)
- * and whether the run's progress was counted.
- */
-export function recordUnchangedStatement(target: Target, fetched: FetchedFields, advanceRun: boolean): string {
-  return `select snapshot_id, run_advanced from refdata.record_unchanged(${[...unchangedArgs(target, fetched), String(advanceRun)].join(', ')})`;
-}
-
-/**
- * The statement that records the unchanged fetches of one run's lists, all of one environment
- * (refdata.record_unchanged_lists, migrations 0013, 0014 and 0018): one row per list, its snapshot's id, or null when
- * it was not recorded (its lock taken, its last ok snapshot changed meanwhile, its views waiting).
- */
-export function recordUnchangedListsStatement(environment: string, runId: number, lists: ReadonlyArray<{ target: Target; fetched: FetchedFields }>): string {
+export function recordUnchangedListsStatement(
+  environment: string,
+  runId: number | null,
+  lists: ReadonlyArray<{ target: Target; fetched: FetchedFields }>,
+  advanceRun = false,
+): string {
   // Whole numbers checked as sqlInteger checks them: a fraction or NaN is a bug, refused here.
   const whole = (n: number | null) => (n === null ? null : Number(sqlInteger(n)));
   const json = lists.map(({ target, fetched }) => ({
@@ -276,12 +264,13 @@ export function recordUnchangedListsStatement(environment: string, runId: number
     replaced_values: whole(fetched.replacedValues),
     served_digest: fetched.servedDigest,
   }));
-  return `select list_key, variant, snapshot_id from refdata.record_unchanged_lists(${pg.escapeLiteral(environment)}, ${sqlInteger(runId)}, ${pg.escapeLiteral(JSON.stringify(json))}::jsonb)`;
+  const args = [pg.escapeLiteral(environment), sqlInteger(runId), `${pg.escapeLiteral(JSON.stringify(json))}::jsonb`, String(advanceRun)];
+  return `select list_key, variant, snapshot_id, run_advanced from refdata.record_unchanged_lists(${args.join(', ')})`;
 }
 
-type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean; unchanged_snapshot_id?: string | number | null };
+type StateRow = { now: Date; last_ok: SnapshotJson | null; last: SnapshotJson | null; views_waiting: boolean };
 
-/** The row of refdata.target_state, refdata.lock_target_state or its unchanged-recording variant, as the apply uses it. */
+/** The row of refdata.target_state or refdata.lock_target_state, as the apply uses it. */
 export function stateReadOf(row: Record<string, unknown>): TargetStateRead {
   const r = row as StateRow;
   const result: TargetStateRead = { now: r.now, viewsWaiting: r.views_waiting };
@@ -289,7 +278,6 @@ export function stateReadOf(row: Record<string, unknown>): TargetStateRead {
   const last = previousOf(r.last);
   if (lastOk) result.lastOk = lastOk;
   if (last) result.last = last;
-  if (r.unchanged_snapshot_id !== undefined && r.unchanged_snapshot_id !== null) result.unchangedSnapshotId = Number(r.unchanged_snapshot_id);
   return result;
 }
 
@@ -511,54 +499,6 @@ export async function firstLoadStates(q: Queryable, environment: string, targets
     now: rows[0]?.now ?? new Date(),
     states: rows.map((r) => ({ listKey: r.list_key, variant: r.variant, firstLoad: r.first_load, snapshotId: Number(r.snapshot_id) })),
   };
-}
-
-/** Inserts the snapshot rows of several targets of one environment, each with its id reserved, in one statement. */
-export async function insertSnapshots(
-  tx: Queryable,
-  environment: string,
-  snapshots: ReadonlyArray<{ target: Target; row: SnapshotRow & { id: number } }>,
-): Promise<void> {
-  const rows = snapshots.map(({ target, row }) => ({
-    id: row.id,
-    run_id: row.runId,
-    list_key: target.list.key,
-    variant: target.variant,
-    fetched_at: row.fetchedAt ?? null,
-    status: row.status,
-    content_hash: row.contentHash,
-    entry_count: row.entryCount,
-    changed: row.changed,
-    added: row.counts.added,
-    removed: row.counts.removed,
-    modified: row.counts.modified,
-    reappeared: row.counts.reappeared,
-    reshaped: row.counts.reshaped,
-    error: storedError(row.error),
-    error_code: row.errorCode,
-    fields: row.fields,
-    pages: row.pages,
-    duration_ms: Math.round(row.durationMs),
-    replaced_values: row.replacedValues,
-    nonconforming: row.nonconforming,
-    schema_accepted: row.schemaAccepted,
-    served_digest: row.servedDigest,
-  }));
-  await tx.query(
-    `insert into refdata.snapshots
-       (id, run_id, environment, list_key, variant, fetched_at, status, content_hash, entry_count, changed,
-        added, removed, modified, reappeared, reshaped, error, error_code, fields, pages, duration_ms, replaced_values, nonconforming,
-        schema_accepted, served_digest)
-     select s.id, s.run_id, $1, s.list_key, s.variant, coalesce(s.fetched_at, clock_timestamp()), s.status, s.content_hash, s.entry_count, s.changed,
-            s.added, s.removed, s.modified, s.reappeared, s.reshaped, s.error, s.error_code, s.fields, s.pages, s.duration_ms, s.replaced_values,
-            s.nonconforming, s.schema_accepted, s.served_digest
-     from jsonb_to_recordset($2::jsonb) as s(id bigint, run_id bigint, list_key text, variant text, fetched_at timestamptz, status text,
-            content_hash text, entry_count integer, changed boolean, added integer, removed integer, modified integer, reappeared integer,
-            reshaped integer, error text, error_code text, fields text[], pages integer, duration_ms integer, replaced_values integer,
-            nonconforming integer, schema_accepted boolean, served_digest text)
-     order by s.id`,
-    [environment, JSON.stringify(rows)],
-  );
 }
 
 /**

@@ -130,15 +130,12 @@ describe('the refdata_reader role', () => {
       { proname: 'entries_as_of', reader: true, public: false },
       { proname: 'entries_diff', reader: true, public: false },
       { proname: 'is_valid_day', reader: true, public: true },
-      // refsync's own reads and locks of a sync (migrations 0010 and 0011): not for readers.
+      // refsync's own reads and locks of a sync (migration 0010): not for readers.
       { proname: 'lock_target_state', reader: false, public: false },
-      { proname: 'lock_target_state_or_record_unchanged', reader: false, public: false },
       // The terms of the views' nonconforming column (migration 0017): executable as the readers are.
       ...['bigint', 'boolean', 'date', 'numeric', 'text', 'timestamptz'].map((type) => ({ proname: `nonconforming_${type}`, reader: true, public: true })),
       { proname: 'orphans', reader: true, public: false },
-      // refsync's one-statement record of an unchanged fetch (migration 0012): not for readers.
-      { proname: 'record_unchanged', reader: false, public: false },
-      // refsync's one-statement record of a run job's unchanged lists (migration 0013): not for readers.
+      // refsync's one-statement record of unchanged fetches (migration 0020): not for readers.
       { proname: 'record_unchanged_lists', reader: false, public: false },
       { proname: 'run_progress', reader: false, public: false },
       { proname: 'target_lock_key', reader: false, public: false },
@@ -146,6 +143,8 @@ describe('the refdata_reader role', () => {
       // The trigger that keeps refdata.target_last_ok: not a query function.
       { proname: 'track_last_ok', reader: false, public: false },
       { proname: 'usage_name', reader: true, public: false },
+      // The one writer of snapshot rows (migration 0020): not for readers.
+      { proname: 'write_snapshots', reader: false, public: false },
     ]);
     const { rows: schema } = await t.db.query<{ usage: boolean; create: boolean }>(
       "select has_schema_privilege('refdata_reader', 'refdata', 'usage') as usage, has_schema_privilege('refdata_reader', 'refdata', 'create') as create",

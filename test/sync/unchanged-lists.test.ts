@@ -83,8 +83,8 @@ describe("a run job's unchanged lists", () => {
       const outcomeC = await syncTarget(counting(t.db, sentC), fx.client, c!, { runId: run.id, unchanged });
       expect(outcomeC).toMatchObject({ status: 'changed', counts: { modified: 1 } });
       expect(outcomeC.setAside).toBeUndefined();
-      expect(sentC[0]).toContain('from refdata.lock_target_state_or_record_unchanged(');
-      expect(sentC.filter((s) => s.includes('refdata.record_unchanged('))).toEqual([]);
+      expect(sentC[0]).toContain('from refdata.lock_target_state(');
+      expect(sentC.filter((s) => s.includes('refdata.record_unchanged_lists('))).toEqual([]);
       const outcomeB = await syncTarget(t.db, fx.client, b!, { runId: run.id, unchanged });
       expect(outcomeB).toMatchObject({ status: 'unchanged', setAside: true });
       expect(unchanged.size).toBe(2);

@@ -1,6 +1,6 @@
 // What an unchanged sync sends to Postgres, statement by statement: the unchanged case is paid by
 // every target every hour, so its round trips are counted (docs/performance.md, P2 and P4). Its one
-// snapshot row is written by one statement that is its own transaction (migration 0012), whose
+// snapshot row is written by one statement that is its own transaction (migration 0020), whose
 // commit does not wait for the WAL flush unless it also counts the run's progress (a worker's job).
 import { describe, expect, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/targets.ts';
@@ -68,17 +68,21 @@ describe('an unchanged sync, statement by statement', () => {
       const sent: string[] = [];
       const outcome = await syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
       expect(outcome.status).toBe('unchanged');
-      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select snapshot_id, run_advanced from ref', 'commit (synchronous_commit off)']);
-      expect(sent[0]).toContain("from refdata.record_unchanged('");
+      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select list_key, variant, snapshot_id, ru', 'commit (synchronous_commit off)']);
+      expect(sent[0]).toContain("from refdata.record_unchanged_lists('");
       expect(sent[0]).toMatch(/, false\)$/);
       // The row written in SQL is the one an unchanged apply writes: ok, nothing counted, what the fetch measured.
       const { rows } = await t.db.query(
         `select id, status, changed, added, removed, modified, reappeared, reshaped, error, error_code, content_hash, entry_count, fields, pages,
-                replaced_values, nonconforming, schema_accepted, run_id, fetched_at > (select fetched_at from refdata.snapshots where id = $2) as later
+                replaced_values, nonconforming, schema_accepted, served_digest, run_id,
+                fetched_at > (select fetched_at from refdata.snapshots where id = $2) as later
          from refdata.snapshots where id = $1`,
         [outcome.snapshotId, first.snapshotId],
       );
-      const { rows: firstRow } = await t.db.query('select content_hash, entry_count, fields from refdata.snapshots where id = $1', [first.snapshotId]);
+      const { rows: firstRow } = await t.db.query('select content_hash, entry_count, fields, served_digest from refdata.snapshots where id = $1', [
+        first.snapshotId,
+      ]);
+      expect(firstRow[0]!.served_digest).toEqual(expect.any(String));
       expect(rows).toEqual([
         {
           id: outcome.snapshotId,
@@ -115,7 +119,7 @@ describe('an unchanged sync, statement by statement', () => {
       const sent: string[] = [];
       const first = await syncTarget(recording(t.db, sent), fx.client, a!, { runId: run.id, advanceRun: true });
       expect(first).toMatchObject({ status: 'unchanged', runAdvanced: true });
-      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select snapshot_id, run_advanced from ref', 'commit (synchronous_commit on)']);
+      expect(sent.map((s) => s.slice(0, 48))).toEqual(['alone: select list_key, variant, snapshot_id, ru', 'commit (synchronous_commit on)']);
       expect(sent[0]).toMatch(/, true\)$/);
       const { rows } = await t.db.query('select status, targets_done from refdata.sync_runs where id = $1', [run.id]);
       expect(rows).toEqual([{ status: 'running', targets_done: 1 }]);
@@ -123,6 +127,71 @@ describe('an unchanged sync, statement by statement', () => {
       const last = await syncTarget(t.db, fx.client, b!, { runId: run.id, advanceRun: true });
       expect(last.status).toBe('unchanged');
       expect(last.runAdvanced).toBeUndefined();
+    } finally {
+      await fx.client.close();
+    }
+  });
+
+  it('a list another sync holds: not recorded alone; its apply records it once the lock is free, through the same writer', async () => {
+    const sb = await useSandbox();
+    const fx = pipelineFixture(sb);
+    try {
+      const target = targetsFor(fx.source, ['service_levels'])[0]!;
+      const first = await syncTarget(t.db, fx.client, target, { runId: null });
+      expect(first.status).toBe('changed');
+      const sent: string[] = [];
+      const { synced } = await t.db.withConnection((holder) =>
+        holder.transaction(async (tx) => {
+          await tx.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', [target.source.environment, target.list.key, target.variant]);
+          const synced = syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
+          // The lock is freed (this transaction ends) once the sync's transaction waits for it: the
+          // sync is handed out of the transaction in an object, which the commit does not wait for.
+          for (;;) {
+            const { rows } = await t.db.query<{ waiting: boolean }>(
+              "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted) as waiting",
+            );
+            if (rows[0]!.waiting) return { synced };
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }),
+      );
+      const outcome = await synced;
+      expect(outcome.status).toBe('unchanged');
+      expect(sent.map((s) => s.slice(0, 48))).toEqual([
+        'alone: select list_key, variant, snapshot_id, ru',
+        'commit (synchronous_commit off)',
+        'begin; select now, views_waiting, last_ok, last ',
+        'select w.id from refdata.write_snapshots($1, $2:',
+        'commit (synchronous_commit off)',
+      ]);
+      // The row is the one the statement alone writes: ok, nothing counted, what the fetch measured.
+      const { rows } = await t.db.query(
+        `select status, changed, added, removed, modified, reappeared, reshaped, error, error_code, content_hash, entry_count, fields,
+                served_digest, nonconforming, schema_accepted, run_id
+         from refdata.snapshots where id = $1`,
+        [outcome.snapshotId],
+      );
+      const { rows: firstRow } = await t.db.query('select content_hash, entry_count, fields, served_digest from refdata.snapshots where id = $1', [
+        first.snapshotId,
+      ]);
+      expect(firstRow[0]!.served_digest).toEqual(expect.any(String));
+      expect(rows).toEqual([
+        {
+          status: 'ok',
+          changed: false,
+          added: 0,
+          removed: 0,
+          modified: 0,
+          reappeared: 0,
+          reshaped: 0,
+          error: null,
+          error_code: null,
+          ...firstRow[0],
+          nonconforming: 0,
+          schema_accepted: false,
+          run_id: null,
+        },
+      ]);
     } finally {
       await fx.client.close();
     }
@@ -140,8 +209,8 @@ describe('an unchanged sync, statement by statement', () => {
       const sent: string[] = [];
       const outcome = await syncTarget(recording(t.db, sent), fx.client, target, { runId: null });
       expect(outcome).toMatchObject({ status: 'changed', counts: { modified: 1 } });
-      expect(sent[0]).toContain("from refdata.record_unchanged('");
-      expect(sent[2]).toContain('from refdata.lock_target_state_or_record_unchanged(');
+      expect(sent[0]).toContain("from refdata.record_unchanged_lists('");
+      expect(sent[2]).toContain('from refdata.lock_target_state(');
       const after = await t.db.query<{ n: number }>('select count(*)::int as n from refdata.snapshots');
       expect(after.rows[0]!.n).toBe(before.rows[0]!.n + 1);
     } finally {

@@ -84,7 +84,7 @@ function heldFirstLoad(collected: CollectedList): Loader {
  * recorded in one statement; any other is loaded by the loader chosen under the lock in the
  * transaction that then loads. A fetch whose hash is not the one its run read skips the one
  * statement: it would write nothing, and should another sync have made the list unchanged since,
- * the transaction's opening records it so.
+ * the transaction's apply records it so.
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
   const answer = setup.setAside?.(fetchedFields(collected, options));
@@ -92,12 +92,9 @@ export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedLis
   if (setup.holdFirstLoad?.(collected, options)) return { loader: heldFirstLoad(collected), result: { setAside: true, firstLoad: true } };
   const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return withoutLoad(setup, recorded);
-  return setup.conn.transaction(
-    async (tx, opened) => {
-      const txn = await TargetTransaction.within(tx, setup.target, opened);
-      const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
-      return { loader, result: await loader.finish(collected, options) };
-    },
-    TargetTransaction.opening(setup.target, fetchedFields(collected, options)),
-  );
+  return setup.conn.transaction(async (tx, opened) => {
+    const txn = await TargetTransaction.within(tx, setup.target, opened);
+    const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    return { loader, result: await loader.finish(collected, options) };
+  }, TargetTransaction.opening(setup.target));
 }

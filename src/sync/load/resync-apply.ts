@@ -43,9 +43,9 @@ import { analyzeTable } from './load-sql.ts';
 export async function applyResync(txn: TargetTransaction, source: DiffSource, collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
   const { q: tx, target, state } = txn;
   const { now, lastOk } = state;
-  // Unchanged, and recorded already by the statement that opened the transaction (migration 0011).
-  if (state.unchangedSnapshotId !== undefined) return unchangedResult(state.unchangedSnapshotId);
-  // Unchanged, but left to this apply by the opening: the list's views wait, and are retried here.
+  // Unchanged, found so under the lock, and not recorded before the transaction (another sync held
+  // or changed the list meanwhile, rows were staged, or its views wait, which are retried here): its
+  // row is written here, by the writer of every snapshot row.
   if (lastOk?.contentHash === collected.contentHash) {
     // An unchanged fetch writes one snapshot row, which no data depends on: its commit need not wait
     // for the WAL to reach the disk (an fsync, most of an unchanged sync's database time). Postgres

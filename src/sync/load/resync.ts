@@ -6,7 +6,6 @@ import type { Target } from '../../catalog/targets.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, stagedDiff } from './resync-apply.ts';
-import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
@@ -64,7 +63,7 @@ export class Resync implements Loader {
     if (this.#txn) return applyResync(this.#txn, source, collected, options);
     return this.#conn.transaction(
       async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), source, collected, options),
-      TargetTransaction.opening(this.#target, fetchedFields(collected, options)),
+      TargetTransaction.opening(this.#target),
     );
   }
 

@@ -33,7 +33,7 @@ export function snapshotOf(
 
 /**
  * What the fetch itself measured of its snapshot: part of every snapshot row (snapshotOf), and all an
- * unchanged one needs, which the opening of its apply writes (TargetTransaction.opening).
+ * unchanged one needs (refdata.record_unchanged_lists takes it as it is).
  */
 export function fetchedFields(collected: CollectedList, options: ApplyOptions): FetchedFields {
   return {

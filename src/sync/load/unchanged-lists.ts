@@ -49,7 +49,7 @@ export function lastOkOf(lastOk: ReadonlyMap<string, LastOk>, target: Target): L
  * The unchanged lists of one run (a run job's, or a `refsync sync` source's), recorded together after
  * its last list. A list whose fetch has the content hash its last ok snapshot had when the run began
  * is set aside (no statement), and one statement records them all at the end
- * (refdata.record_unchanged_lists, migrations 0013 and 0018), each checked again under its lock: P4's hourly
+ * (refdata.record_unchanged_lists, migrations 0013, 0018 and 0020), each checked again under its lock: P4's hourly
  * slot made a statement per list. What that statement does not record (another sync changed or
  * holds the list meanwhile, its views wait) is the caller's to sync again; a list whose hash differs
  * takes the ordinary way at once.

@@ -14,8 +14,6 @@ export interface TargetState {
   firstLoad: boolean;
   /** A change of the list's views waits for objects of the user (src/columns/waiting-views.ts). */
   viewsWaiting: boolean;
-  /** The fetch was unchanged, and the statement that opened the transaction wrote its snapshot. */
-  unchangedSnapshotId?: number;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
 import { tryLockTarget } from './target-lock.ts';
-import { lockThenLastSnapshots, lockThenLastSnapshotsOrRecordUnchanged, stateReadOf, type FetchedFields } from '../sql.ts';
+import { lockThenLastSnapshots, stateReadOf } from '../sql.ts';
 import { completeTargetState, readTargetState, type TargetState } from './target-state.ts';
 
 /**
@@ -29,11 +29,11 @@ export class TargetTransaction {
 
   /**
    * The statement a transaction `within` opens with: the target's lock (waited for) and then its
-   * state, in the BEGIN's round trip (Connection#transaction's `opening`). Given the fetched list's
-   * snapshot values, it also records the fetch if it is unchanged (state.unchangedSnapshotId).
+   * state, in the BEGIN's round trip (Connection#transaction's `opening`). It writes nothing: an
+   * unchanged fetch is recorded by the apply (resync-apply.ts), through the one writer of snapshots.
    */
-  static opening(target: Target, fetched?: FetchedFields): string {
-    return fetched ? lockThenLastSnapshotsOrRecordUnchanged(target, fetched) : lockThenLastSnapshots(target);
+  static opening(target: Target): string {
+    return lockThenLastSnapshots(target);
   }
 
   /** The target inside `tx`, opened with `opening(target)`, whose rows are `opened`. */
