@@ -39,9 +39,9 @@ export const planInputsOfLists = `select k.list_key, exists (select 1 from refda
  *
  * With $3, the lists of a fleet's first wave that all found no columns do not queue for the
  * exclusive lock one after another: the first adds the columns, the others wait for its commit
- * sharing the lock, and find nothing left to add (recordColumnsTogether). Every lock, tried or
- * waited for, is taken in list order, so two such statements cannot wait for each other. The locks
- * are taken after the sort (volatile functions); a CASE evaluates its branches in order.
+ * sharing the lock, and find nothing left to add (recorded-columns.ts#planColumns). Every lock,
+ * tried or waited for, is taken in list order, so two such statements cannot wait for each other.
+ * The locks are taken after the sort (volatile functions); a CASE evaluates its branches in order.
  */
 export const lockListsColumns = `select k.list_key, case
        when not k.exclusive then pg_advisory_xact_lock_shared(hashtext('refsync.list_columns'), hashtext(k.list_key)) is null
@@ -51,8 +51,9 @@ export const lockListsColumns = `select k.list_key, case
      from unnest($1::text[], $2::bool[]) as k(list_key, exclusive) order by k.list_key`;
 
 /**
- * touchColumns for several fetches at once ($1: JSON of list_key, snapshot_id, fields each): a
- * column several fetches of one list served moves to the latest of their snapshots.
+ * Moves the current columns the fetches served to their snapshot ($1: JSON of list_key, snapshot_id,
+ * fields each), only forward: a column several fetches of one list served moves to the latest of
+ * their snapshots, and a row another transaction is moving is left to it (SKIP LOCKED).
  */
 export const touchColumnsOfFetches = `update refdata.list_columns c set last_snapshot_id = moved.snapshot_id
        from (select lc.id, w.snapshot_id
@@ -83,13 +84,6 @@ export const replaceColumn = `update refdata.list_columns set replaced_at = $3, 
 /** Records one column. */
 export const insertColumn = `insert into refdata.list_columns (list_key, field, column_name, position, data_type, first_snapshot_id, last_snapshot_id, recorded_at)
        values ($1, $2, $3, $4, $5, $6, $6, $7)`;
-
-/** Moves the list's current columns' last snapshot on. */
-export const touchColumns = `update refdata.list_columns c set last_snapshot_id = $2
-       from (select id from refdata.list_columns
-             where list_key = $1 and replaced_at is null and field = any($3::text[]) and (last_snapshot_id is null or last_snapshot_id < $2)
-             for update skip locked) moved
-       where c.id = moved.id`;
 
 /** Takes lists' waiting changes of their views off the wait ($1: their keys). */
 export const takeWaitingViews = 'delete from refdata.list_views_waiting where list_key = any($1::text[]) returning list_key, columns';

@@ -6,7 +6,6 @@
 // appended; a view re-created for a type change drops them first and creates them again after.
 // Their SQL is built here, by name (docs/architecture.md, "Where SQL lives"); list-views.ts runs it.
 import type { ListKey } from '../catalog/list-keys.ts';
-import type { Queryable } from '../db/database.ts';
 import { READER_ROLE, whenReaderExists } from '../db/reader-role.ts';
 import { ident, literal } from './typed-sql.ts';
 
@@ -116,12 +115,7 @@ export function dropListFunctions(key: ListKey): string {
   return `DROP FUNCTION IF EXISTS ${diffSignature(key)}, ${signature(key)}`;
 }
 
-/** The lists whose two typed functions both exist, of the keys given: one round trip. */
-export async function listFunctionsExistOf(q: Queryable, keys: readonly ListKey[]): Promise<Set<ListKey>> {
-  const { rows } = await q.query<{ list_key: ListKey }>(
-    `select f.list_key from unnest($1::text[], $2::text[], $3::text[]) as f(list_key, as_of, diff)
-     where to_regprocedure(f.as_of) is not null and to_regprocedure(f.diff) is not null`,
-    [keys, keys.map(signature), keys.map(diffSignature)],
-  );
-  return new Set(rows.map((r) => r.list_key));
+/** The parameters by which viewsColumns (view-sql.ts) says which lists' two typed functions both exist: the lists and their functions' signatures. */
+export function listFunctionsParams(keys: readonly ListKey[]): [readonly ListKey[], string[], string[]] {
+  return [keys, keys.map(signature), keys.map(diffSignature)];
 }

@@ -6,22 +6,30 @@ import type { Queryable } from '../db/database.ts';
 import { whenReaderExists } from '../db/reader-role.ts';
 import { listHistoryView, listView, type RelationDescription } from './view-descriptions.ts';
 import { createView, commentOnColumn, commentOnView, dropView, grantOn, grantSelectToReader, viewQuery, viewsColumns } from './view-sql.ts';
-import { dropListFunctions, listFunctionNames, listFunctionsExistOf, listFunctionStatements } from './list-functions-sql.ts';
+import { dropListFunctions, listFunctionNames, listFunctionsParams, listFunctionStatements } from './list-functions-sql.ts';
 import type { TypedColumn } from './typed-column.ts';
 import { ListFailure } from '../util/error-codes.ts';
 
-/** Views' columns as Postgres has them: name and type (format_type), in order; null for a view that is missing. */
-async function existingColumnsOf(q: Queryable, views: readonly string[]): Promise<Map<string, Array<{ name: string; type: string }> | null>> {
-  const { rows } = await q.query<{ view: string; present: boolean; name: string | null; type: string | null }>(viewsColumns, [
+/** Lists' views as Postgres has them: their columns (null for a view that is missing), and the lists whose typed functions exist. */
+interface ViewsAsTheyAre {
+  columns: ReadonlyMap<string, Array<{ name: string; type: string }> | null>;
+  functions: ReadonlySet<ListKey>;
+}
+
+/** The lists' views and typed functions as Postgres has them: one round trip. */
+async function viewsAsTheyAre(q: Queryable, keys: readonly ListKey[]): Promise<ViewsAsTheyAre> {
+  const views = keys.flatMap((k) => viewNames(k));
+  const { rows } = await q.query<{ view: string; present: boolean; name: string | null; type: string | null; functions: ListKey[] }>(viewsColumns, [
     views.map((v) => `refdata.${v}`),
+    ...listFunctionsParams(keys),
   ]);
-  const existing = new Map<string, Array<{ name: string; type: string }> | null>(views.map((v) => [v, null]));
+  const columns = new Map<string, Array<{ name: string; type: string }> | null>(views.map((v) => [v, null]));
   for (const r of rows) {
     const view = r.view.slice('refdata.'.length);
-    const columns = existing.get(view) ?? [];
-    if (r.present) existing.set(view, r.name === null ? columns : [...columns, { name: r.name, type: r.type! }]);
+    const of = columns.get(view) ?? [];
+    if (r.present) columns.set(view, r.name === null ? of : [...of, { name: r.name, type: r.type! }]);
   }
-  return existing;
+  return { columns, functions: new Set(rows[0]?.functions ?? []) };
 }
 
 const formatTypes: Record<string, string> = { timestamptz: 'timestamp with time zone' };
@@ -164,12 +172,14 @@ export interface ViewsReconciled {
 /**
  * Brings refdata.<list>, refdata.<list>_history and the list's typed functions (<list>_as_of,
  * <list>_diff) to the recorded typed columns with the least DDL: nothing when their columns match
- * (no lock taken). When a view must be re-created and objects of the user depend on either (or on
+ * (no lock taken), after one round trip that reads them. When a view must be re-created and objects of the user depend on either (or on
  * the functions, which a re-created history view takes with it), nothing changes (the two views
- * keep the same columns) and the change waits: nothing of the user's is ever dropped.
+ * keep the same columns) and the change waits: nothing of the user's is ever dropped. `asTheyAre`:
+ * the views as already read with other lists' (reconcileViewsTogether), else read here.
  */
-export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[]): Promise<ViewsReconciled> {
-  const steps = stepsOf(key, typed, await existingColumnsOf(q, viewNames(key)));
+export async function reconcileListViews(q: Queryable, key: ListKey, typed: readonly TypedColumn[], asTheyAre?: ViewsAsTheyAre): Promise<ViewsReconciled> {
+  const views = asTheyAre ?? (await viewsAsTheyAre(q, [key]));
+  const steps = stepsOf(key, typed, views.columns);
   const recreated = steps.filter((s) => s.action === 'recreate').map((s) => s.relation.name);
   if (recreated.length) {
     const ownFunctions = steps.some((s) => s.history && s.action === 'recreate') ? listFunctionNames(key) : [];
@@ -179,36 +189,36 @@ export async function reconcileListViews(q: Queryable, key: ListKey, typed: read
   for (const step of steps) await runStep(q, key, typed, step);
   // Re-declared after a re-created history view (its row type went with it) or when missing after an
   // upgrade. Columns only appended leave them as they are: they return the view's row type, which follows.
-  const functions = steps.some((s) => s.history && s.action === 'recreate') || !(await listFunctionsExistOf(q, [key])).has(key);
+  const functions = steps.some((s) => s.history && s.action === 'recreate') || !views.functions.has(key);
   if (functions) await q.script(listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
   return { changed: steps.length > 0 || functions };
 }
 
 /**
- * reconcileListViews of several lists whose views need at most columns appended (a first sync's
- * lists, whose views migrate created with the contract's columns alone): their views' columns read
- * in one statement and all their DDL in one script, where each list took a dozen round trips. A list
- * one of whose views must be re-created (a column's type changed) is left to reconcileListViews,
- * which looks for what depends on it first: returned in `alone`, with nothing of it done.
+ * reconcileListViews of several lists, in a few statements for all: their views' columns and
+ * functions read in one statement, and the DDL of every list whose views need at most columns appended (a first
+ * sync's lists, whose views migrate created with the contract's columns alone) in one script, where
+ * each list took a dozen round trips. A list one of whose views must be re-created (a column's type
+ * changed) is reconciled on its own after them, on the views as read here: what depends on it is
+ * looked for first.
  */
-export async function reconcileViewsTogether(q: Queryable, typedByKey: ReadonlyMap<ListKey, readonly TypedColumn[]>): Promise<{ alone: ListKey[] }> {
-  const keys = [...typedByKey.keys()];
-  const existing = await existingColumnsOf(
-    q,
-    keys.flatMap((k) => viewNames(k)),
-  );
-  const functions = await listFunctionsExistOf(q, keys);
-  const alone: ListKey[] = [];
+export async function reconcileViewsTogether(q: Queryable, typedByKey: ReadonlyMap<ListKey, readonly TypedColumn[]>): Promise<Map<ListKey, ViewsReconciled>> {
+  const asTheyAre = await viewsAsTheyAre(q, [...typedByKey.keys()]);
+  const reconciled = new Map<ListKey, ViewsReconciled>();
+  const recreating: ListKey[] = [];
   const statements: string[] = [];
   for (const [key, typed] of typedByKey) {
-    const steps = stepsOf(key, typed, existing);
+    const steps = stepsOf(key, typed, asTheyAre.columns);
     if (steps.some((s) => s.action === 'recreate')) {
-      alone.push(key);
+      recreating.push(key);
       continue;
     }
     statements.push(...steps.flatMap((s) => stepStatements(key, typed, s, [])));
-    if (!functions.has(key)) statements.push(...listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
+    const functions = !asTheyAre.functions.has(key);
+    if (functions) statements.push(...listFunctionStatements(key, listHistoryView(key, typed).columns[1]!.name));
+    reconciled.set(key, { changed: steps.length > 0 || functions });
   }
   await q.script(statements);
-  return { alone };
+  for (const key of recreating) reconciled.set(key, await reconcileListViews(q, key, typedByKey.get(key)!, asTheyAre));
+  return reconciled;
 }

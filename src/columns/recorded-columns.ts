@@ -1,5 +1,10 @@
 // The recorded schema (refdata.list_columns) and its evolution: the columns of a list follow the
-// fields and types its fetches serve, in the transaction that applies the fetch.
+// fields and types its fetches serve, in the transaction that applies the fetch. One planner and one
+// recorder, for every fetch a transaction applies: a first load or a resync is a batch of one, a
+// run's first loads applied together (src/sync/load/first-loads-together.ts) a batch of many, and a
+// batch costs a few statements whatever its size: its lists' inputs read in one, their locks taken
+// in one, the columns they add recorded in one, their last snapshot moved in one, and the views'
+// DDL in one script (docs/performance.md, P1).
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
@@ -7,10 +12,10 @@ import { listHistoryView } from './view-descriptions.ts';
 import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
 import { conform, unfitting, type FieldValues } from './conformance.ts';
-import { settleListViews, type ViewsSettled } from './waiting-views.ts';
+import { settleViewsTogether, type ListToSettle, type ViewsSettled } from './waiting-views.ts';
 import { readColumnsOfLists, type TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
-import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumns, lockListsColumns } from './columns-sql.ts';
+import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumnsOfFetches, lockListsColumns } from './columns-sql.ts';
 
 /** One change of a list's columns, as the schema_changed alert reports it. */
 export interface ColumnChange {
@@ -19,11 +24,6 @@ export interface ColumnChange {
   change: 'added' | 'widened';
   from?: ColumnType;
   to: ColumnType;
-}
-
-/** What a plan starts from: the typed columns, and whether a change of the views waits; one round trip. */
-async function readPlanInputs(q: Queryable, key: ListKey): Promise<{ recorded: TypedColumn[]; waiting: boolean }> {
-  return (await readColumnsOfLists(q, [key])).get(key)!;
 }
 
 /**
@@ -46,7 +46,7 @@ export async function lockListColumns(q: Queryable, key: ListKey, mode: 'exclusi
  * still want another lock than they got, the locks are given back (a savepoint) and taken again as
  * the plans now want them, an exclusive one waited for.
  */
-export async function planUnderColumnLocks<T>(
+async function planUnderColumnLocks<T>(
   q: Queryable,
   keys: readonly ListKey[],
   changing: ReadonlySet<ListKey>,
@@ -89,51 +89,87 @@ export interface ColumnPlan {
   observedFields: string[];
   /** A change of the list's views was waiting for objects of the user: retried with this plan. */
   viewsWaiting: boolean;
+  /** The list's typed columns as read under its lock, before any plan of the batch: what recording the plans builds on. */
+  recorded: readonly TypedColumn[];
+}
+
+/** One fetch whose columns are planned: its list, what it served, and its target (none: the stored history, at migrate time). */
+export interface FetchToPlan {
+  key: ListKey;
+  observed: ReadonlyMap<string, FieldValues>;
+  target?: PlanTarget;
 }
 
 /**
- * Plans the recorded columns for the fields and values a fetch (or the stored history) showed: a
+ * Plans the recorded columns for the fields and values fetches (or the stored history) showed, in
+ * the order given: a later fetch of a list (another variant) plans on what an earlier one adds. A
  * column for each new field, typed by its values; a recorded column keeps its type while any current
  * value of the field fits it (the others are nonconforming), and changes type only when none does,
  * in this fetch nor in the current rows of the list's other targets. A field the fetch lacks keeps
- * its column. Takes the list's column lock for the caller's transaction.
+ * its column. Takes the lists' column locks for the caller's transaction, in list order (two
+ * transactions never wait for each other's), all in one statement.
  *
- * The plan is first made on the columns as last committed, without the lock. Columns are only ever
- * added and widened, so a plan that changes nothing there has nothing to change under the lock
- * either, and takes it shared: the applies of one list that change no column (every source's first
- * load once one has recorded the list's columns, nearly every resync) no longer wait for each other,
- * where each held the list's lock to its commit. A plan that changes something takes the lock
- * exclusively, in a savepoint, and is made again under it. When another apply holds the lock
- * exclusive, it is most often making the same change (the first loads of many sources' large list
- * at once), so the lock is first waited for shared: if that apply made the change, the plan stands
- * under the shared lock; if not, the savepoint gives the lock back and it is taken exclusive. A plan
- * that changes nothing once it has the exclusive lock gives it back for the shared one.
+ * The plans are first made on the columns as last committed, without the locks. Columns are only
+ * ever added and widened, so a list whose plans change nothing there has nothing to change under its
+ * lock either, and takes it shared: the applies of one list that change no column (every source's
+ * first load once one has recorded the list's columns, nearly every resync) do not wait for each
+ * other, where each held the list's lock to its commit. A list whose plans change something takes
+ * the lock exclusively, in a savepoint, and its plans are made again under it. When another apply
+ * holds the lock exclusive, it is most often making the same change (the first loads of many
+ * sources' large list at once), so the lock is first waited for shared: if that apply made the
+ * change, the plans stand under the shared lock; if not, the savepoint gives the locks back and they
+ * are taken as the plans now want them (planUnderColumnLocks).
  */
-export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
-  const unlocked = await planOn(q, key, observed, target, await readPlanInputs(q, key), true);
-  // Made again under the lock, for the columns and counts as they are until the commit. Under the
+export async function planColumns(q: Queryable, fetches: readonly FetchToPlan[]): Promise<ColumnPlan[]> {
+  const keys = [...new Set(fetches.map((f) => f.key))].sort();
+  const unlocked = await planInOrder(q, fetches, await readColumnsOfLists(q, keys), new Set(keys));
+  // Made again under the locks, for the columns and counts as they are until the commit. Under a
   // shared lock nothing may change: what another target's new rows would now call for waits for the
   // next sync of the list.
-  return planUnderColumnLocks(q, [key], new Set(changes(unlocked) ? [key] : []), async (changing) => {
-    const plan = await planOn(q, key, observed, target, await readPlanInputs(q, key), changing.has(key));
-    return { plans: plan, changed: new Set(changes(plan) ? [key] : []) };
+  return planUnderColumnLocks(q, keys, listsChanged(unlocked), async (changing) => {
+    const plans = await planInOrder(q, fetches, await readColumnsOfLists(q, keys), changing);
+    return { plans, changed: listsChanged(plans) };
   });
 }
+
+/** The lists whose plans change their columns or views (and so take their lock exclusive). */
+const listsChanged = (plans: readonly ColumnPlan[]): Set<ListKey> => new Set(plans.filter(changes).map((p) => p.key));
 
 /** Whether a plan changes the list's columns or views (and so takes the list's lock exclusive). */
 export function changes(plan: ColumnPlan): boolean {
   return plan.changes.length > 0 || plan.viewsWaiting;
 }
 
-/** The plan on the given columns; without `mayChange` it adds and widens nothing and retries no waiting views. */
-export async function planOn(
+/** A typed column as planning reads it. */
+type PlannedColumn = Pick<TypedColumn, 'field' | 'column' | 'type' | 'position'>;
+
+/** The plans of the fetches in order, each on its list's columns as the plans before it leave them; a list not `changing` changes nothing. */
+async function planInOrder(
   q: Queryable,
-  key: ListKey,
-  observed: ReadonlyMap<string, FieldValues>,
-  target: PlanTarget | undefined,
-  inputs: { recorded: TypedColumn[]; waiting: boolean },
+  fetches: readonly FetchToPlan[],
+  read: ReadonlyMap<ListKey, { recorded: TypedColumn[]; waiting: boolean }>,
+  changing: ReadonlySet<ListKey>,
+): Promise<ColumnPlan[]> {
+  const inputs = new Map<ListKey, { recorded: readonly PlannedColumn[]; waiting: boolean }>(read);
+  const plans: ColumnPlan[] = [];
+  for (const f of fetches) {
+    const of = inputs.get(f.key)!;
+    const plan = { ...(await planOn(q, f, of, changing.has(f.key))), recorded: read.get(f.key)!.recorded };
+    plans.push(plan);
+    // The views' wait is retried once per list: recording the plans takes it off or records it again.
+    if (changes(plan)) inputs.set(f.key, { recorded: columnsAfter(plan, of.recorded, (a) => a), waiting: false });
+  }
+  return plans;
+}
+
+/** The plan of one fetch on the given columns; without `mayChange` it adds and widens nothing and retries no waiting views. */
+async function planOn(
+  q: Queryable,
+  fetch: FetchToPlan,
+  inputs: { recorded: readonly PlannedColumn[]; waiting: boolean },
   mayChange: boolean,
-): Promise<ColumnPlan> {
+): Promise<Omit<ColumnPlan, 'recorded'>> {
+  const { key, observed, target } = fetch;
   const { recorded } = inputs;
   const byField = new Map(recorded.map((c) => [c.field, c]));
   const newFields = mayChange ? [...observed.keys()].filter((f) => !byField.has(f)) : [];
@@ -148,21 +184,30 @@ export async function planOn(
     .sort((a, b) => (a[1] < b[1] ? -1 : 1))
     .map(([field, column], i) => ({ field, column, type: observed.get(field)!.type, position: first + i }));
   const waiting = mayChange && inputs.waiting;
-  const plan: ColumnPlan = { key, columns: [], added, widened: [], changes: [], nonconforming: 0, observedFields: [...observed.keys()], viewsWaiting: waiting };
+  const plan: Omit<ColumnPlan, 'recorded'> = {
+    key,
+    columns: [],
+    added,
+    widened: [],
+    changes: [],
+    nonconforming: 0,
+    observedFields: [...observed.keys()],
+    viewsWaiting: waiting,
+  };
   for (const a of added) plan.changes.push({ field: a.field, column: a.column, change: 'added', to: a.type });
   for (const c of recorded) {
     const values = observed.get(c.field);
     const met = values ? conform(c.type, values) : { type: c.type, nonconforming: 0 };
     let type = met.type;
     let nonconforming = met.nonconforming;
-    if (met.changedKind && !(await othersFit(q, key, c.field, met.type, target))) {
-      type = met.changedKind;
-      nonconforming = 0;
-    }
-    // Without changes the recorded type stays, and the values that do not fit it are nonconforming.
-    if (!mayChange && type !== c.type) {
+    // Without changes the recorded type stays, and the values that do not fit it are nonconforming:
+    // whether the list's other targets still fit it does not matter then.
+    if (!mayChange) {
       type = c.type;
       nonconforming = values ? unfitting(c.type, values) : 0;
+    } else if (met.changedKind && !(await othersFit(q, key, c.field, met.type, target))) {
+      type = met.changedKind;
+      nonconforming = 0;
     }
     plan.nonconforming += nonconforming;
     plan.columns.push({ field: c.field, column: c.column, type });
@@ -182,29 +227,47 @@ async function othersFit(q: Queryable, key: ListKey, field: string, type: Column
   return rows[0]!.fits;
 }
 
+/** The columns as a plan leaves them: its widened types, then its added columns (`recordedAs`: an added column as the caller keeps it). */
+function columnsAfter<C extends PlannedColumn>(plan: ColumnPlan, recorded: readonly C[], recordedAs: (added: PlannedColumn) => C): C[] {
+  const widened = new Map(plan.widened.map((w) => [w.field, w.type]));
+  return [
+    ...recorded.map((c) => ({ ...c, type: widened.get(c.field) ?? c.type })),
+    ...plan.added.map((a) => recordedAs({ field: a.field, column: a.column, type: a.type, position: a.position })),
+  ];
+}
+
+/** A plan and the snapshot its fetch is recorded as (null: the stored history, at migrate time). */
+export interface PlanToRecord {
+  plan: ColumnPlan;
+  snapshotId: number | null;
+}
+
 /**
- * Records a plan in the caller's transaction and brings the views along, so they change exactly
- * when the data does: the new columns, the new types, and last_snapshot_id of the columns the fetch
- * served. A plan without changes (and no change waiting) costs no DDL and no lock on the views.
- * Views that objects of the user keep from being re-created wait (src/columns/waiting-views.ts).
+ * Records plans (planColumns's, in their order, under the locks it took) in the caller's
+ * transaction and brings the views along, so they change exactly when the data does: the new
+ * columns, the new types, and last_snapshot_id of the columns each fetch served. Plans without
+ * changes (and no change waiting) cost no DDL and no lock on the views. Views that objects of the
+ * user keep from being re-created wait (src/columns/waiting-views.ts). Returns, for each plan that
+ * changes its list's views, what settling them did.
  */
-export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
-  const { key } = plan;
-  await recordAdded(q, [{ plan, snapshotId }], now);
-  await recordWidened(q, plan, snapshotId, now);
-  if (snapshotId !== null) {
-    // The list's applies that change no column run side by side (planListColumns): a row another
-    // one has just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that
-    // one commits. A row is moved only forward: FOR UPDATE checks the filter again on the version it
-    // locks, so the latest snapshot wins whichever commits last.
-    await q.query(touchColumns, [key, snapshotId, plan.observedFields]);
-  }
-  return changes(plan) ? settleListViews(q, key, plan.changes, snapshotId, now) : {};
+export async function recordColumns(q: Queryable, planned: readonly PlanToRecord[], now: Date): Promise<ViewsSettled[]> {
+  await recordAdded(q, planned, now);
+  for (const { plan, snapshotId } of planned) await recordWidened(q, plan, snapshotId, now);
+  // The list's applies that change no column run side by side (planColumns): a row another one has
+  // just moved is left to it (SKIP LOCKED), where waiting would hold this apply until that one
+  // commits. A row is moved only forward: FOR UPDATE checks the filter again on the version it
+  // locks, so the latest snapshot wins whichever commits last.
+  const touched = planned.flatMap(({ plan, snapshotId }) =>
+    snapshotId === null ? [] : [{ list_key: plan.key, snapshot_id: snapshotId, fields: plan.observedFields }],
+  );
+  if (touched.length) await q.query(touchColumnsOfFetches, [JSON.stringify(touched)]);
+  const settled = await settleViewsTogether(q, listsToSettle(planned, now), now);
+  return planned.map(({ plan }) => (changes(plan) ? settled.get(plan.key)! : {}));
 }
 
 /** Records the columns plans add, in one statement (none when they add none). */
-export async function recordAdded(q: Queryable, plans: ReadonlyArray<{ plan: ColumnPlan; snapshotId: number | null }>, now: Date): Promise<void> {
-  const added = plans.flatMap(({ plan, snapshotId }) => plan.added.map((a) => ({ key: plan.key, snapshotId, ...a })));
+async function recordAdded(q: Queryable, planned: readonly PlanToRecord[], now: Date): Promise<void> {
+  const added = planned.flatMap(({ plan, snapshotId }) => plan.added.map((a) => ({ key: plan.key, snapshotId, ...a })));
   if (added.length === 0) return;
   await q.query(insertAddedColumns, [
     now,
@@ -218,14 +281,62 @@ export async function recordAdded(q: Queryable, plans: ReadonlyArray<{ plan: Col
 }
 
 /** Records the columns a plan widens: the recorded one replaced, the wider one recorded in its place. */
-export async function recordWidened(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<void> {
+async function recordWidened(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<void> {
   for (const c of plan.widened) {
     await q.query(replaceColumn, [plan.key, c.field, now, snapshotId]);
     await q.query(insertColumn, [plan.key, c.field, c.column, c.position, c.type, snapshotId, now]);
   }
 }
 
-/** Plans and applies in one step: the columns of a list after a fetch (or the stored history). */
+/**
+ * The lists whose plans change their columns or views: all their plans' changes, the last snapshot
+ * that changed them, their typed columns once every plan is recorded (as refdata.list_columns has
+ * them now), and whether their views waited.
+ */
+function listsToSettle(planned: readonly PlanToRecord[], now: Date): Map<ListKey, ListToSettle> {
+  const lists = new Map<ListKey, ListToSettle>();
+  for (const { plan, snapshotId } of planned) {
+    if (!changes(plan)) continue;
+    const list = lists.get(plan.key) ?? { changes: [], snapshotId, typed: plan.recorded, waited: false };
+    const typed = columnsAfter(plan, list.typed, (a) => ({ ...a, since: now, sinceSnapshot: snapshotId }));
+    lists.set(plan.key, { changes: [...list.changes, ...plan.changes], snapshotId, typed, waited: list.waited || plan.viewsWaiting });
+  }
+  return lists;
+}
+
+/** planColumns of one fetch. */
+export async function planListColumns(q: Queryable, key: ListKey, observed: ReadonlyMap<string, FieldValues>, target?: PlanTarget): Promise<ColumnPlan> {
+  return (await planColumns(q, [{ key, observed, target }]))[0]!;
+}
+
+/** recordColumns of one plan: what settling the list's views did. */
+export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
+  return (await recordColumns(q, [{ plan, snapshotId }], now))[0]!;
+}
+
+/** One fetch among several of a transaction, with the snapshot it is recorded as. */
+export interface FetchToRecord extends FetchToPlan {
+  snapshotId: number;
+}
+
+/** A fetch's plan, and what settling its list's views did when the plan changed them. */
+export interface RecordedColumns {
+  plan: ColumnPlan;
+  settled?: ViewsSettled;
+}
+
+/** Plans and records the columns of a transaction's fetches, in the order given. */
+export async function recordColumnsTogether(q: Queryable, fetches: readonly FetchToRecord[], now: Date): Promise<RecordedColumns[]> {
+  const plans = await planColumns(q, fetches);
+  const settled = await recordColumns(
+    q,
+    plans.map((plan, i) => ({ plan, snapshotId: fetches[i]!.snapshotId })),
+    now,
+  );
+  return plans.map((plan, i) => (changes(plan) ? { plan, settled: settled[i]! } : { plan }));
+}
+
+/** Plans and records in one step: the columns of a list after a fetch (or the stored history). */
 export async function evolveListColumns(
   q: Queryable,
   key: ListKey,

@@ -31,47 +31,58 @@ export interface ViewsSettled {
  */
 export async function settleListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsSettled> {
   const reconciled = await reconcileListViews(q, key, await readTypedColumns(q, key));
-  if (!reconciled.waiting) {
-    const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [[key]]);
-    return rows[0] ? { applied: rows[0].columns } : {};
-  }
-  const { views, dependents } = reconciled.waiting;
+  if (reconciled.waiting) return { waiting: await recordWait(q, key, { changes, snapshotId }, reconciled.waiting, now) };
+  const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [[key]]);
+  return rows[0] ? { applied: rows[0].columns } : {};
+}
+
+/** Records (or adds to) a list's wait for the objects of the user that keep its views from being re-created. */
+async function recordWait(
+  q: Queryable,
+  key: ListKey,
+  list: Pick<ListToSettle, 'changes' | 'snapshotId'>,
+  blocked: { views: string[]; dependents: string[] },
+  now: Date,
+): Promise<WaitingViews> {
+  const { views, dependents } = blocked;
   const { rows } = await q.query<{ since: Date; columns: ColumnChange[]; began: boolean }>(putWaitingViews, [
     key,
     now,
-    snapshotId,
+    list.snapshotId,
     views,
     dependents,
-    JSON.stringify(changes),
+    JSON.stringify(list.changes),
   ]);
   const row = rows[0]!;
-  return { waiting: { views, dependents, columns: row.columns, since: row.since, began: row.began } };
+  return { views, dependents, columns: row.columns, since: row.since, began: row.began };
 }
 
 /** One list's part in settleViewsTogether: its column changes, the snapshot they came with, its typed columns as recorded, whether a change of its views waited. */
 export interface ListToSettle {
   changes: ColumnChange[];
-  snapshotId: number;
+  snapshotId: number | null;
   typed: readonly TypedColumn[];
   waited: boolean;
 }
 
 /**
- * settleListViews of several lists in a few statements for all: their views brought along in one
- * script (reconcileViewsTogether), the waits they end taken off in one. A list whose views must be
- * re-created is settled on its own, as settleListViews does.
+ * settleListViews of lists whose column changes were just recorded (recorded-columns.ts), in a few
+ * statements for all: their views brought along together (reconcileViewsTogether), a wait recorded
+ * for each list whose views objects of the user keep, and the waits that end taken off in one.
  */
 export async function settleViewsTogether(q: Queryable, lists: ReadonlyMap<ListKey, ListToSettle>, now: Date): Promise<Map<ListKey, ViewsSettled>> {
   const settled = new Map<ListKey, ViewsSettled>([...lists.keys()].map((key) => [key, {}]));
   if (lists.size === 0) return settled;
-  const { alone } = await reconcileViewsTogether(q, new Map([...lists].map(([key, list]) => [key, list.typed])));
-  for (const key of alone) {
-    const list = lists.get(key)!;
-    settled.set(key, await settleListViews(q, key, list.changes, list.snapshotId, now));
+  const reconciled = await reconcileViewsTogether(q, new Map([...lists].map(([key, list]) => [key, list.typed])));
+  const ended: ListKey[] = [];
+  for (const [key, list] of lists) {
+    const blocked = reconciled.get(key)!.waiting;
+    if (blocked) settled.set(key, { waiting: await recordWait(q, key, list, blocked, now) });
+    // Only a list whose plan saw a wait has one to end: a wait is recorded under the list's lock, held here.
+    else if (list.waited) ended.push(key);
   }
-  const waited = [...lists].filter(([key, list]) => list.waited && !alone.includes(key)).map(([key]) => key);
-  if (waited.length) {
-    const { rows } = await q.query<{ list_key: ListKey; columns: ColumnChange[] }>(takeWaitingViews, [waited]);
+  if (ended.length) {
+    const { rows } = await q.query<{ list_key: ListKey; columns: ColumnChange[] }>(takeWaitingViews, [ended]);
     for (const r of rows) settled.set(r.list_key, { applied: r.columns });
   }
   return settled;

@@ -238,6 +238,40 @@ describe("a run's first loads applied together", () => {
     }
   });
 
+  it("widens a column another source recorded as each list's own first load does: a bigint column whose values now have fractions becomes numeric", async () => {
+    const sb = await useSandbox();
+    const list: ListKey = 'shipment_modes';
+    const entries = (weight: (i: number) => number) => ['A', 'B', 'C'].map((code, i) => ({ code, description: `entry ${code}`, weight: weight(i) }));
+    const first = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'whole-env' });
+    const run = pipelineFixture(sb, { REFSYNC_ENVIRONMENT: 'fraction-env' });
+    try {
+      sb.control.setEntries(
+        list,
+        entries((i) => i + 1),
+      );
+      expect((await syncTarget(t.db, first.client, targetsFor(first.source, [list])[0]!, { runId: null })).status).toBe('changed');
+      sb.control.setEntries(
+        list,
+        entries((i) => i + 1.5),
+      );
+      expect((await run.sync(t.db, [list])).status).toBe('succeeded');
+      const { rows: columns } = await t.db.query(
+        `select data_type, replaced_at is null as current from refdata.list_columns where list_key = $1 and field = 'weight' order by recorded_at, id`,
+        [list],
+      );
+      expect(columns).toEqual([
+        { data_type: 'bigint', current: false },
+        { data_type: 'numeric', current: true },
+      ]);
+      const { rows: snapshots } = await t.db.query(`select nonconforming from refdata.snapshots where environment = 'fraction-env'`);
+      expect(snapshots).toEqual([{ nonconforming: 0 }]);
+      const { rows: view } = await t.db.query(`select weight::text from refdata.${list} where environment = 'fraction-env' order by entry_key`);
+      expect(view.map((r) => r.weight)).toEqual(['1.5', '2.5', '3.5']);
+    } finally {
+      await Promise.all([first.client.close(), run.client.close()]);
+    }
+  });
+
   it("leaves the views, their comments and grants, the typed functions and the recorded columns as each list's own first load leaves them", async () => {
     const sb = await useSandbox();
     const env = { REFSYNC_ENVIRONMENT: 'catalog-env', REFSYNC_CHARGE_CODE_VERSIONS: '2024-06-11,2025-09-01,unpinned' };

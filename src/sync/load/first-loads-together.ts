@@ -5,14 +5,13 @@
 // worker a BullMQ job of its own (docs/performance.md, P1 and P4). Held here as they arrive, they are
 // written a few at a time in one transaction per group of lists: one statement for the locks, one
 // for the states, one for the snapshots, one for the rows, one for the NOTIFYs, and a few for all the
-// lists' columns and views (src/columns/columns-together.ts), in the same transaction.
+// lists' columns and views (src/columns/recorded-columns.ts), in the same transaction.
 //
 // Nothing is lost to a failure here: a list whose lock another sync holds, that another sync loaded
 // meanwhile, or whose group's transaction failed, is not applied, and its caller syncs it again the
 // ordinary way (as UnchangedLists does with the unchanged lists it could not record).
 import { listVariant, type Target } from '../../catalog/targets.ts';
-import { recordColumnsTogether } from '../../columns/columns-together.ts';
-import { planTarget } from '../../columns/recorded-columns.ts';
+import { planTarget, recordColumnsTogether } from '../../columns/recorded-columns.ts';
 import { waitingMessage } from '../../columns/waiting-views.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import { errorLine } from '../../util/error-line.ts';
@@ -215,7 +214,7 @@ export function groupsOf<T extends GroupedLoad>(held: T[], parts: number): T[][]
     cheapest.cost += costOf(loads);
   }
   // In list order within a group: a list's variants are planned in one order, a later one on what
-  // an earlier one adds (columns-together.ts); two groups never take the same list's column lock.
+  // an earlier one adds (recorded-columns.ts); two groups never take the same list's column lock.
   return groups.map((g) => g.loads.sort((a, b) => listVariant(a.target).localeCompare(listVariant(b.target))));
 }
 
@@ -260,7 +259,7 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
 
 /**
  * The loads' columns planned and recorded as each first load on its own plans and records them
- * (first-load.ts), in a few statements for all (columns-together.ts). Then each load's snapshot row,
+ * (first-load.ts), in a few statements for all (recorded-columns.ts). Then each load's snapshot row,
  * which counts its values that do not fit and names its views' wait.
  */
 async function snapshotsWithColumns(
