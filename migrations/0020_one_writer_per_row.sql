@@ -61,8 +61,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   v_locked bigint[];
-  v_rows jsonb;
-  v_recorded jsonb;
+  v_list_keys text[];
+  v_variants text[];
+  v_ids bigint[];
   v_advanced boolean := false;
 BEGIN
   IF NOT p_advance_run THEN
@@ -72,35 +73,34 @@ BEGIN
   FROM jsonb_array_elements(p_lists) WITH ORDINALITY AS l(list, ord)
   WHERE pg_try_advisory_xact_lock(refdata.target_lock_key(p_environment, l.list ->> 'list_key', l.list ->> 'variant'));
   -- A statement of its own after the locks: it sees the commit of the sync that held each lock last.
-  SELECT jsonb_agg(jsonb_build_object(
-           'run_id', p_run_id, 'list_key', l.list ->> 'list_key', 'variant', l.list ->> 'variant', 'status', 'ok',
-           'content_hash', l.list ->> 'content_hash', 'entry_count', l.list -> 'entry_count', 'changed', false,
-           'added', 0, 'removed', 0, 'modified', 0, 'reappeared', 0, 'reshaped', 0, 'fields', l.list -> 'fields',
-           'pages', l.list -> 'pages', 'duration_ms', l.list -> 'duration_ms', 'replaced_values', l.list -> 'replaced_values',
-           'nonconforming', coalesce(last_ok.nonconforming, 0), 'schema_accepted', false, 'served_digest', l.list -> 'served_digest')
-         ORDER BY l.ord)
-  INTO v_rows
-  FROM jsonb_array_elements(p_lists) WITH ORDINALITY AS l(list, ord)
-  CROSS JOIN LATERAL (SELECT s.content_hash, s.nonconforming FROM refdata.snapshots s
-                      WHERE s.environment = p_environment AND s.list_key = l.list ->> 'list_key' AND s.variant = l.list ->> 'variant'
-                        AND s.status = 'ok'
-                      ORDER BY s.id DESC LIMIT 1) last_ok
-  WHERE l.ord = ANY (v_locked) AND last_ok.content_hash = l.list ->> 'content_hash'
-    AND NOT EXISTS (SELECT 1 FROM refdata.list_views_waiting w WHERE w.list_key = l.list ->> 'list_key');
-  IF v_rows IS NOT NULL THEN
-    SELECT jsonb_agg(jsonb_build_array(w.list_key, w.variant, w.id)) INTO v_recorded FROM refdata.write_snapshots(p_environment, v_rows) w;
-    -- A statement after the insert: the run's count sees the snapshots just written.
-    IF p_advance_run AND p_run_id IS NOT NULL THEN
-      v_advanced := refdata.advance_run(p_run_id);
-    END IF;
+  -- What it hands refdata.write_snapshots is read in its own snapshot; the insert then runs as a
+  -- statement of that function.
+  SELECT array_agg(w.list_key), array_agg(w.variant), array_agg(w.id) INTO v_list_keys, v_variants, v_ids
+  FROM refdata.write_snapshots(p_environment, (
+    SELECT jsonb_agg(jsonb_build_object(
+             'run_id', p_run_id, 'list_key', l.list ->> 'list_key', 'variant', l.list ->> 'variant', 'status', 'ok',
+             'content_hash', l.list ->> 'content_hash', 'entry_count', l.list -> 'entry_count', 'changed', false,
+             'added', 0, 'removed', 0, 'modified', 0, 'reappeared', 0, 'reshaped', 0, 'fields', l.list -> 'fields',
+             'pages', l.list -> 'pages', 'duration_ms', l.list -> 'duration_ms', 'replaced_values', l.list -> 'replaced_values',
+             'nonconforming', coalesce(last_ok.nonconforming, 0), 'schema_accepted', false, 'served_digest', l.list -> 'served_digest')
+           ORDER BY l.ord)
+    FROM jsonb_array_elements(p_lists) WITH ORDINALITY AS l(list, ord)
+    CROSS JOIN LATERAL (SELECT s.content_hash, s.nonconforming FROM refdata.snapshots s
+                        WHERE s.environment = p_environment AND s.list_key = l.list ->> 'list_key' AND s.variant = l.list ->> 'variant'
+                          AND s.status = 'ok'
+                        ORDER BY s.id DESC LIMIT 1) last_ok
+    WHERE l.ord = ANY (v_locked) AND last_ok.content_hash = l.list ->> 'content_hash'
+      AND NOT EXISTS (SELECT 1 FROM refdata.list_views_waiting w WHERE w.list_key = l.list ->> 'list_key'))) w;
+  -- A statement after the insert: the run's count sees the snapshots just written.
+  IF v_ids IS NOT NULL AND p_advance_run AND p_run_id IS NOT NULL THEN
+    v_advanced := refdata.advance_run(p_run_id);
   END IF;
   -- One row per list given, in its order; a list given twice names its later snapshot in both rows.
   RETURN QUERY
-  SELECT l.list ->> 'list_key', l.list ->> 'variant',
-         (SELECT max((r ->> 2)::bigint) FROM jsonb_array_elements(coalesce(v_recorded, '[]')) r
-          WHERE r ->> 0 = l.list ->> 'list_key' AND r ->> 1 = l.list ->> 'variant'),
-         v_advanced
-  FROM jsonb_array_elements(p_lists) WITH ORDINALITY AS l(list, ord)
+  SELECT l.list_key, l.variant, r.id, v_advanced
+  FROM ROWS FROM (jsonb_to_recordset(p_lists) AS (list_key text, variant text)) WITH ORDINALITY AS l(list_key, variant, ord)
+  LEFT JOIN (SELECT u.list_key, u.variant, max(u.id) AS id FROM unnest(v_list_keys, v_variants, v_ids) AS u(list_key, variant, id)
+             GROUP BY u.list_key, u.variant) r ON r.list_key = l.list_key AND r.variant = l.variant
   ORDER BY l.ord;
 END;
 $$;
