@@ -109,6 +109,49 @@ COMMENT ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean)
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean) FROM PUBLIC;
 --> statement-breakpoint
-DROP FUNCTION refdata.record_unchanged(text, text, text, text, bigint, integer, text[], integer, integer, integer, boolean);
+-- The previous release's calls, kept for the minutes of a rolling upgrade (expand, then contract:
+-- its workers' jobs in flight still make them) and written through the one writer like every other
+-- snapshot row. Nothing in this release calls them; the next release's migration drops them
+-- (test/db/functions-in-use.test.ts lists them as retiring).
+CREATE OR REPLACE FUNCTION refdata.record_unchanged(
+  p_environment text, p_list_key text, p_variant text, p_content_hash text, p_run_id bigint,
+  p_entry_count integer, p_fields text[], p_pages integer, p_duration_ms integer, p_replaced_values integer,
+  p_advance_run boolean)
+RETURNS TABLE (snapshot_id bigint, run_advanced boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  -- Waited for, as the previous release did; record_unchanged_lists' try then finds it taken by this session.
+  PERFORM pg_advisory_xact_lock(refdata.target_lock_key(p_environment, p_list_key, p_variant));
+  RETURN QUERY
+  SELECT r.snapshot_id, r.run_advanced
+  FROM refdata.record_unchanged_lists(p_environment, p_run_id, jsonb_build_array(jsonb_build_object(
+         'list_key', p_list_key, 'variant', p_variant, 'content_hash', p_content_hash, 'entry_count', p_entry_count,
+         'fields', to_jsonb(p_fields), 'pages', p_pages, 'duration_ms', p_duration_ms, 'replaced_values', p_replaced_values)),
+       p_advance_run) r;
+END;
+$$;
 --> statement-breakpoint
-DROP FUNCTION refdata.lock_target_state_or_record_unchanged(text, text, text, text, bigint, integer, text[], integer, integer, integer);
+CREATE OR REPLACE FUNCTION refdata.lock_target_state_or_record_unchanged(
+  p_environment text, p_list_key text, p_variant text, p_content_hash text, p_run_id bigint,
+  p_entry_count integer, p_fields text[], p_pages integer, p_duration_ms integer, p_replaced_values integer)
+RETURNS TABLE (now timestamptz, views_waiting boolean, last_ok jsonb, last jsonb, unchanged_snapshot_id bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_state record;
+  v_id bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(refdata.target_lock_key(p_environment, p_list_key, p_variant));
+  -- A statement of its own after the lock: it sees the commit the lock waited for.
+  SELECT * INTO v_state FROM refdata.target_state(p_environment, p_list_key, p_variant);
+  IF NOT v_state.views_waiting AND v_state.last_ok IS NOT NULL AND v_state.last_ok ->> 'content_hash' = p_content_hash THEN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    SELECT w.id INTO v_id FROM refdata.write_snapshots(p_environment, jsonb_build_array(jsonb_build_object(
+      'run_id', p_run_id, 'list_key', p_list_key, 'variant', p_variant, 'fetched_at', v_state.now, 'status', 'ok',
+      'content_hash', p_content_hash, 'entry_count', p_entry_count, 'changed', false, 'added', 0, 'removed', 0,
+      'modified', 0, 'reappeared', 0, 'reshaped', 0, 'fields', to_jsonb(p_fields), 'pages', p_pages,
+      'duration_ms', p_duration_ms, 'replaced_values', p_replaced_values,
+      'nonconforming', coalesce((v_state.last_ok ->> 'nonconforming')::integer, 0), 'schema_accepted', false))) w;
+  END IF;
+  RETURN QUERY SELECT v_state.now, v_state.views_waiting, v_state.last_ok, v_state.last, v_id;
+END;
+$$;
