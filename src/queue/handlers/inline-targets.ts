@@ -19,7 +19,7 @@
 import type { Job } from 'bullmq';
 import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
-import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
+import { lastOkOf, readLastOk, recordedOutcome } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
@@ -33,7 +33,7 @@ import type { SourceSlot } from '../admission/source-gate.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
-import { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
+import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
@@ -80,10 +80,9 @@ export async function syncSmallTargets(
   const small = targets.filter((t) => notKnownLarge(deps, t));
   if (small.length === 0) return nothingInRunJob(targets);
   const source = small[0]!.source;
-  const unchanged = new UnchangedLists(lastOk);
-  // Applied after the last list, in one transaction: a run job's lanes are few, and group commit
-  // would apply most lists on their own.
-  const firstLoads = new FirstLoadsTogether(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
+  // Its first loads applied after the last list, in one transaction: a run job's lanes are few, and
+  // group commit would apply most lists on their own.
+  const batch = new ApplyBatch(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
   const large = new Set<Target>();
   // At most one lane fewer than the worker's sync slots: BullMQ, counting a run job as one job, may
   // give the worker others, and a run job whose lanes took every slot kept them waiting for its
@@ -99,7 +98,7 @@ export async function syncSmallTargets(
       lanes.map(async () => {
         while (!stopped && !signal.aborted && next < small.length) {
           const target = small[next++]!;
-          const synced = await settleInline(deps, job, runId, target, signal, { unchanged, firstLoads, smallOnly: !lastOkOf(lastOk, target) });
+          const synced = await settleInline(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) });
           if (synced === 'settled') settled += 1;
           else if (synced === 'large') large.add(target);
           else if (synced !== 'queued') aside.push(synced);
@@ -115,7 +114,7 @@ export async function syncSmallTargets(
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
-  const recorded = await recordSetAside(deps, { unchanged, firstLoads }, runId, aside);
+  const recorded = await recordSetAside(deps, batch, runId, aside);
   settled += recorded.settled;
   for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
@@ -136,26 +135,22 @@ interface SetAside {
 }
 
 /**
- * Records the unchanged lists set aside in one statement and applies the first loads held together,
- * and settles each it wrote. `again`: the lists it did not write (nothing written for them), for
+ * Writes the batch (the unchanged lists set aside in one statement, the first loads held together),
+ * and settles each list it wrote. `again`: the lists it did not write (nothing written for them), for
  * target jobs to sync the ordinary way. `unsure`: the unchanged ones when their statement failed,
  * which may have committed before its answer was lost; their target jobs look for a snapshot in the
  * run first (a group of first loads that failed is in `again`: its transaction wrote nothing).
  */
 async function recordSetAside(
   deps: ProcessorDeps,
-  aside: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether },
+  batch: ApplyBatch,
   runId: number,
   setAside: SetAside[],
 ): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
   if (setAside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
-  let ids: Map<Target, number | null>;
-  const loaded = await aside.firstLoads.applied();
-  try {
-    ids = new Map([...(await aside.unchanged.record(deps.db, runId)), ...loaded]);
-  } catch (err) {
-    deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
-    ids = loaded;
+  const { ids, unrecorded } = await batch.apply(deps.db, runId);
+  if (unrecorded !== undefined) {
+    deps.logger.info({ runId, lists: setAside.length, err: errorLine(unrecorded) }, 'unchanged lists not recorded in their run job: queued as target jobs');
   }
   const unsure = setAside.map((a) => a.outcome.target).filter((target) => !ids.has(target));
   let settled = 0;
@@ -205,7 +200,7 @@ async function settleInline(
   runId: number,
   target: Target,
   signal: AbortSignal,
-  run: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether; smallOnly: boolean },
+  run: { batch: ApplyBatch; smallOnly: boolean },
 ): Promise<'settled' | 'queued' | 'large' | SetAside> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });

@@ -10,9 +10,9 @@ import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
-import { readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
+import { readLastOk, recordedOutcome } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
-import { FirstLoadsTogether } from '../load/first-loads-together.ts';
+import { ApplyBatch } from '../batch/apply-batch.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
@@ -96,10 +96,11 @@ interface Plan {
 
 interface StartedRun {
   runId: number;
-  /** The source's unchanged lists, set aside during the run and recorded together at its end. */
-  unchanged: UnchangedLists;
-  /** The source's small first loads, held as they are fetched and applied a few at a time. */
-  firstLoads: FirstLoadsTogether;
+  /**
+   * The source's batch: its unchanged lists set aside during the run and recorded together at its
+   * end, its small first loads held as they are fetched and applied a few at a time.
+   */
+  batch: ApplyBatch;
 }
 
 /**
@@ -144,9 +145,9 @@ async function startRuns(
     await claim.hold(run.id);
     const lastOk = await readLastOk(options.db, source.environment);
     const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
-    const firstLoads = new FirstLoadsTogether(lastOk, firstLoadsApply);
-    firstLoadKeys += new Set(firstLoads.expect(targets).map((t) => t.list.key)).size;
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads });
+    const batch = new ApplyBatch(lastOk, firstLoadsApply);
+    firstLoadKeys += new Set(batch.expect(targets).map((t) => t.list.key)).size;
+    runs.push({ runId: run.id, batch });
   }
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
   // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
@@ -164,7 +165,7 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
       return await syncOne(options, plan, target, plan.run);
     } finally {
       // Held or not, this list is no longer to come: the source's last first loads need not wait.
-      (await plan.run.catch(() => undefined))?.firstLoads.done(target);
+      (await plan.run.catch(() => undefined))?.batch.done(target);
     }
   });
   const results: RunResult[] = [];
@@ -192,8 +193,7 @@ async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outco
 }
 
 async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
-  await recordSetAside(options, plan, run, outcomes, db);
-  await applyFirstLoads(options, plan, run, outcomes);
+  await applyBatch(options, plan, run, outcomes, db);
   for (const [i, outcome] of outcomes.entries()) {
     if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
@@ -246,31 +246,31 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
   try {
     return await fn();
   } catch (err) {
-    // A refused connection fails the list that needed it, not the run: settleRun closes the run.
-    if (err instanceof DatabaseRefusedError) throw err;
-    const { runId } = await plan.run;
-    await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
+    await failRunFor(options, plan, err);
     throw err;
   }
 }
 
-/**
- * Waits for the source's small first loads held during the run to be applied (first-loads-together.ts),
- * replacing their outcomes in `outcomes`. One not applied is synced again the ordinary way.
- */
-async function applyFirstLoads(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
-  if (run.firstLoads.size === 0) return;
-  await settleRecorded(options, plan, run, outcomes, await run.firstLoads.applied());
+/** Fails the run for what the database threw, best effort. */
+async function failRunFor(options: RunSyncOptions, plan: Plan, err: unknown): Promise<void> {
+  // A refused connection fails the list that needed it, not the run: settleRun closes the run.
+  if (err instanceof DatabaseRefusedError) return;
+  const { runId } = await plan.run;
+  await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
 }
 
 /**
- * Records the source's unchanged lists set aside in one statement (unchanged-lists.ts), replacing
- * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
- * is synced again the ordinary way.
+ * Writes the source's batch (apply-batch.ts): its unchanged lists set aside in one statement on `db`,
+ * its first loads held, replacing their outcomes in `outcomes`. One it did not write is synced again
+ * the ordinary way.
  */
-async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
-  if (run.unchanged.size === 0 || !outcomes.some((outcome) => outcome.setAside)) return;
-  const ids = await failingRun(options, plan, () => run.unchanged.record(db, run.runId));
+async function applyBatch(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
+  if (!outcomes.some((outcome) => outcome.setAside)) return;
+  const { ids, unrecorded } = await run.batch.apply(db, run.runId);
+  if (unrecorded !== undefined) {
+    await failRunFor(options, plan, unrecorded);
+    throw unrecorded;
+  }
   await settleRecorded(options, plan, run, outcomes, ids);
 }
 
