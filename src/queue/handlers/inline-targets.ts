@@ -19,7 +19,7 @@
 import type { Job } from 'bullmq';
 import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
-import { lastOkOf, readLastOk, recordedOutcome } from '../../sync/load/unchanged-lists.ts';
+import { lastOkOf, readLastOk } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
@@ -34,6 +34,7 @@ import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
 import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
+import { settleBatch } from '../../sync/batch/settle-batch.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
@@ -147,27 +148,30 @@ async function recordSetAside(
   runId: number,
   setAside: SetAside[],
 ): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
-  if (setAside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
-  const { ids, unrecorded } = await batch.apply(deps.db, runId);
-  if (unrecorded !== undefined) {
-    deps.logger.info({ runId, lists: setAside.length, err: errorLine(unrecorded) }, 'unchanged lists not recorded in their run job: queued as target jobs');
-  }
-  const unsure = setAside.map((a) => a.outcome.target).filter((target) => !ids.has(target));
+  const outcomes = setAside.map((aside) => aside.outcome);
+  const logs = new Map(setAside.map((aside) => [aside.outcome.target, aside.log]));
   let settled = 0;
   let asServed = 0;
   const again: Target[] = [];
-  for (const { outcome, log } of setAside) {
-    if (!ids.has(outcome.target)) continue;
-    const snapshotId = ids.get(outcome.target) ?? null;
-    if (snapshotId === null) {
-      log.info('unchanged list changed or taken by another sync before its record: queued as a target job');
+  await settleBatch(batch, outcomes, {
+    db: deps.db,
+    runId,
+    recorded: async (outcome) => {
+      const done = await settleOutcome(deps, outcome, runId, logs.get(outcome.target)!, false);
+      settled += 1;
+      if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
+      return done;
+    },
+    again: async (outcome) => {
+      logs.get(outcome.target)!.info('unchanged list changed or taken by another sync before its record: queued as a target job');
       again.push(outcome.target);
-      continue;
-    }
-    await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
-    settled += 1;
-    if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
-  }
+      return outcome;
+    },
+    unrecorded: async (err) => {
+      deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+    },
+  });
+  const unsure = outcomes.filter((outcome) => outcome.setAside && !again.includes(outcome.target)).map((outcome) => outcome.target);
   return { settled, asServed, again, unsure };
 }
 

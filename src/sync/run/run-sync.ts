@@ -10,9 +10,10 @@ import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
-import { readLastOk, recordedOutcome } from '../load/unchanged-lists.ts';
+import { readLastOk } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
 import { ApplyBatch } from '../batch/apply-batch.ts';
+import { settleBatch } from '../batch/settle-batch.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
@@ -193,7 +194,20 @@ async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outco
 }
 
 async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
-  await applyBatch(options, plan, run, outcomes, db);
+  // The batch's lists: one not written is synced again the ordinary way, in the run, without a batch.
+  await settleBatch(run.batch, outcomes, {
+    db,
+    runId: run.runId,
+    recorded: async (outcome) => {
+      options.onTarget?.(outcome);
+      return outcome;
+    },
+    again: (outcome) => syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId })),
+    unrecorded: async (err) => {
+      await failRunFor(options, plan, err);
+      throw err;
+    },
+  });
   for (const [i, outcome] of outcomes.entries()) {
     if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
@@ -257,34 +271,4 @@ async function failRunFor(options: RunSyncOptions, plan: Plan, err: unknown): Pr
   if (err instanceof DatabaseRefusedError) return;
   const { runId } = await plan.run;
   await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
-}
-
-/**
- * Writes the source's batch (apply-batch.ts): its unchanged lists set aside in one statement on `db`,
- * its first loads held, replacing their outcomes in `outcomes`. One it did not write is synced again
- * the ordinary way.
- */
-async function applyBatch(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
-  if (!outcomes.some((outcome) => outcome.setAside)) return;
-  const { ids, unrecorded } = await run.batch.apply(db, run.runId);
-  if (unrecorded !== undefined) {
-    await failRunFor(options, plan, unrecorded);
-    throw unrecorded;
-  }
-  await settleRecorded(options, plan, run, outcomes, ids);
-}
-
-/** The set-aside outcomes `ids` has, recorded as its snapshots, or synced again the ordinary way where it has null. */
-async function settleRecorded(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], ids: Map<Target, number | null>): Promise<void> {
-  for (const [i, outcome] of outcomes.entries()) {
-    if (!outcome.setAside || !ids.has(outcome.target)) continue;
-    const snapshotId = ids.get(outcome.target) ?? null;
-    if (snapshotId === null) {
-      // In its run, without the lists set aside: the ordinary way.
-      outcomes[i] = await syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId }));
-      continue;
-    }
-    outcomes[i] = recordedOutcome(outcome, snapshotId);
-    options.onTarget?.(outcomes[i]);
-  }
 }
