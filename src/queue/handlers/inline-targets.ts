@@ -35,6 +35,7 @@ import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
 import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
 import { settleBatch } from '../../sync/batch/settle-batch.ts';
+import { syncTargets } from '../../sync/run/sync-targets.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
@@ -84,39 +85,34 @@ export async function syncSmallTargets(
   // Its first loads applied after the last list, in one transaction: a run job's lanes are few, and
   // group commit would apply most lists on their own.
   const batch = new ApplyBatch(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
-  const large = new Set<Target>();
   // At most one lane fewer than the worker's sync slots: BullMQ, counting a run job as one job, may
   // give the worker others, and a run job whose lanes took every slot kept them waiting for its
   // lists (a slow source's first run kept a calm source's run waiting on the same worker).
   const lanes = await admitLanes(deps, source, `${job.id}:inline`, Math.min(small.length, Math.max(1, deps.syncSlots.size - 1)));
-  const tried = new Set<Target>();
-  const aside: SetAside[] = [];
-  let settled = 0;
-  let next = 0;
-  let stopped = false;
+  if (lanes.length === 0) return nothingInRunJob(targets);
+  let synced: Array<InlineSync | undefined>;
   try {
-    await Promise.all(
-      lanes.map(async () => {
-        while (!stopped && !signal.aborted && next < small.length) {
-          const target = small[next++]!;
-          const synced = await settleInline(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) });
-          if (synced === 'settled') settled += 1;
-          else if (synced === 'large') large.add(target);
-          else if (synced !== 'queued') aside.push(synced);
-          else {
-            // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
-            // likely stop the next one too: the rest go to target jobs, which know how to wait.
-            stopped = true;
-            tried.add(target);
-          }
-        }
-      }),
-    );
+    synced = await syncTargets(small, {
+      lanes: lanes.length,
+      signal,
+      sync: (target) => settleInline(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) }),
+      // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most likely
+      // stop the next one too: the rest go to target jobs, which know how to wait.
+      stopsAfter: (result) => result === 'queued',
+    });
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
-  const recorded = await recordSetAside(deps, batch, runId, aside);
-  settled += recorded.settled;
+  const started = small.filter((_, i) => synced[i] !== undefined);
+  const tried = new Set(small.filter((_, i) => synced[i] === 'queued'));
+  const large = new Set(small.filter((_, i) => synced[i] === 'large'));
+  const recorded = await writeBatch(
+    deps,
+    batch,
+    runId,
+    synced.filter((result) => typeof result === 'object'),
+  );
+  const settled = synced.filter((result) => result === 'settled').length + recorded.settled;
   for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
@@ -125,15 +121,18 @@ export async function syncSmallTargets(
   // and a count of the run's snapshots, of a run job's eight in the hourly slot).
   if (settled > 0) await refreshRun(deps.db, runId, source, settled === targets.length);
   const notDone = new Set([...tried, ...recorded.again, ...large]);
-  const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
+  const done = new Set(started.filter((t) => !notDone.has(t)));
   return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
 }
 
-/** An unchanged list synced in the run job and set aside, with its log, until the lists' one record. */
+/** A list synced in the run job and taken by its batch, with its log, until the batch is written. */
 interface SetAside {
   outcome: TargetOutcome;
   log: Logger;
 }
+
+/** How a list's sync in the run job ended: settled, left to a target job ('queued', 'large'), or taken by the batch. */
+type InlineSync = 'settled' | 'queued' | 'large' | SetAside;
 
 /**
  * Writes the batch (the unchanged lists set aside in one statement, the first loads held together),
@@ -142,7 +141,7 @@ interface SetAside {
  * which may have committed before its answer was lost; their target jobs look for a snapshot in the
  * run first (a group of first loads that failed is in `again`: its transaction wrote nothing).
  */
-async function recordSetAside(
+async function writeBatch(
   deps: ProcessorDeps,
   batch: ApplyBatch,
   runId: number,
@@ -205,7 +204,7 @@ async function settleInline(
   target: Target,
   signal: AbortSignal,
   run: { batch: ApplyBatch; smallOnly: boolean },
-): Promise<'settled' | 'queued' | 'large' | SetAside> {
+): Promise<InlineSync> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
   try {

@@ -3,7 +3,6 @@ import type { ListKey } from '../../catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import type { Connection, Database } from '../../db/database.ts';
-import { mapWithConcurrency } from '../../util/concurrency.ts';
 import { silentLogger, type Logger } from '../../util/logger.ts';
 import { recordOutcomeFailure } from '../outcome/record-failure.ts';
 import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
@@ -14,6 +13,7 @@ import { readLastOk } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
 import { ApplyBatch } from '../batch/apply-batch.ts';
 import { settleBatch } from '../batch/settle-batch.ts';
+import { syncTargets } from './sync-targets.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
@@ -161,18 +161,17 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
-  const outcomes = await mapWithConcurrency(work, options.concurrency ?? DEFAULT_CONCURRENCY, async ({ plan, target }) => {
-    try {
-      return await syncOne(options, plan, target, plan.run);
-    } finally {
-      // Held or not, this list is no longer to come: the source's last first loads need not wait.
-      (await plan.run.catch(() => undefined))?.batch.done(target);
-    }
+  // Every list is started (a failure of the database throws), its failure recorded at once.
+  const outcomes = await syncTargets(work, {
+    lanes: options.concurrency ?? DEFAULT_CONCURRENCY,
+    sync: ({ plan, target }) => syncOne(options, plan, target, plan.run),
+    // Taken or not, this list is no longer to come: the source's last first loads need not wait.
+    ended: async ({ plan, target }) => (await plan.run.catch(() => undefined))?.batch.done(target),
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
-    const planned = outcomes.filter((_, i) => work[i]!.plan === plan);
+    const planned = outcomes.flatMap((outcome, i) => (outcome && work[i]!.plan === plan ? [outcome] : []));
     const status = await settleRun(options, plan, run, planned, claim);
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
