@@ -11,11 +11,12 @@ import type { Database } from '../../db/database.ts';
 import type { CollectedList, SummedUp } from '../collect/collect.ts';
 import type { ApplyOptions } from '../load/apply-types.ts';
 import { FirstLoadsTogether, type FirstLoadsApply } from '../load/first-loads-together.ts';
+import type { LoadResult } from '../load/loader.ts';
 import { fetchedFields } from '../load/snapshot-row.ts';
 import { UnchangedLists, type LastOk } from '../load/unchanged-lists.ts';
 
-/** What the batch did with a list it took: set aside as unchanged, or held as a first load. */
-export type Taken = { setAside: true; firstLoad?: true };
+/** What the batch did with a list it took: set aside as unchanged, or held as a first load (`firstLoad`). */
+export type Taken = Extract<LoadResult, { setAside: true }>;
 
 /**
  * What the batch's apply wrote: each taken list's snapshot id, or null for one of which nothing was
@@ -31,6 +32,7 @@ export interface BatchApplied {
   unrecorded?: unknown;
 }
 
+/** One run's batch: its unchanged lists and its small first loads, written together after its last list. */
 export class ApplyBatch {
   readonly #unchanged: UnchangedLists;
   readonly #firstLoads: FirstLoadsTogether;
