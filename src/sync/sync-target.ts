@@ -16,13 +16,11 @@ import { CurrentRowsCheck } from './load/current-rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
-import { fetchedFields } from './load/snapshot-row.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
-import type { UnchangedLists } from './load/unchanged-lists.ts';
-import type { FirstLoadsTogether } from './load/first-loads-together.ts';
+import type { ApplyBatch } from './batch/apply-batch.ts';
 import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
@@ -37,12 +35,10 @@ export interface TargetProgress extends PageProgress {
 export interface TargetRun {
   runId: number | null;
   /**
-   * The run's unchanged lists (a run job's, or a `refsync sync` source's), recorded together after
-   * its last list: an unchanged fetch is set aside there, unrecorded, and its outcome says setAside.
+   * The run's batch (a run job's, or a `refsync sync` source's), written after its last list: a small
+   * list it takes (unchanged, or a first load) is left unrecorded, and its outcome says setAside.
    */
-  unchanged?: UnchangedLists;
-  /** The run's small first loads, held and applied together after its last list (first-loads-together.ts). */
-  firstLoads?: FirstLoadsTogether;
+  batch?: ApplyBatch;
 }
 
 interface TargetSettings {
@@ -245,11 +241,10 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
 async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollector, loader: Loader | undefined): Promise<Fetched> {
   const run = await runOf(f.options);
   const applyOptions = applyOptionsOf(f, run.runId);
-  const { unchanged, firstLoads } = run;
-  if (firstLoads) setup.holdFirstLoad = (collected, options) => firstLoads.hold(f.target, collected, options);
-  if (unchanged) {
-    setup.setAside = (fetched) => unchanged.setAside(f.target, fetched);
-    const asBefore = setAsideAsServedBefore(setup, unchanged, collector, applyOptions);
+  const { batch } = run;
+  if (batch) {
+    setup.batch = batch;
+    const asBefore = setAsideAsServedBefore(setup, batch, collector, applyOptions);
     if (asBefore) {
       f.pages = asBefore.collected.pages;
       return asBefore;
@@ -265,16 +260,18 @@ async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollecto
 
 /**
  * A small list's fetch whose entries were served as its last ok snapshot's (the same served digest):
- * set aside as unchanged with that snapshot's content hash, count and fields, none of its entries
- * normalised or hashed. Undefined otherwise (the fetch is then normalised as ever); also when it is
- * not set aside after all, so its summary, which has no rows, never reaches a loader.
+ * taken by the batch as unchanged with that snapshot's content hash, count and fields, none of its
+ * entries normalised or hashed. Undefined otherwise (the fetch is then normalised as ever). The
+ * batch takes it as unchanged, never as a first load: it has that snapshot's hash, and a list with a
+ * last ok snapshot is no first load; so its summary, which has no rows, never reaches a loader.
  */
-function setAsideAsServedBefore(setup: LoaderSetup, unchanged: UnchangedLists, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
-  const before = unchanged.servedBefore(setup.target, collector.heldDigest());
+function setAsideAsServedBefore(setup: LoaderSetup, batch: ApplyBatch, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
+  const before = batch.servedBefore(setup.target, collector.heldDigest());
   if (!before) return undefined;
   const collected = collector.finishAsBefore(before);
-  if (unchanged.setAside(setup.target, fetchedFields(collected, options)) !== 'set-aside') return undefined;
-  return { collected, ...withoutLoad(setup, { setAside: true }), asServedBefore: true };
+  const taken = batch.take(setup.target, collected, options);
+  if (!taken) return undefined;
+  return { collected, ...withoutLoad(setup, taken), asServedBefore: true };
 }
 
 /**
@@ -283,7 +280,7 @@ function setAsideAsServedBefore(setup: LoaderSetup, unchanged: UnchangedLists, c
  * is compared. A run still starting is taken to have: holding costs a small list next to nothing.
  */
 function mayBeSetAside(options: SyncTargetOptions): boolean {
-  return 'run' in options || options.unchanged !== undefined;
+  return 'run' in options || options.batch !== undefined;
 }
 
 /** The target's run, once started (SyncTargetOptions). */

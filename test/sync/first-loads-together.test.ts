@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { FirstLoadsTogether, groupsOf } from '../../src/sync/load/first-loads-together.ts';
+import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
+import { groupsOf } from '../../src/sync/load/first-loads-together.ts';
 import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
@@ -142,15 +143,14 @@ describe("a run's first loads applied together", () => {
         other.transaction(async (tx) => {
           // Another sync holds b's lock while the loads are applied.
           await tx.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['held-env', b.list.key, b.variant]);
-          const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger });
+          const batch = new ApplyBatch(lastOk, { db: t.db, logger: silentLogger });
           for (const target of [a, b, c]) {
-            const outcome = await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads });
+            const outcome = await syncTarget(t.db, fx.client, target, { runId: run.id, batch });
             expect(outcome).toMatchObject({ status: 'changed', baseline: true, setAside: true });
             expect(outcome.counts.added).toBeGreaterThan(0);
             expect(outcome.snapshotId).toBeUndefined();
           }
-          expect(firstLoads.size).toBe(3);
-          return firstLoads.applied();
+          return (await batch.apply(t.db, run.id)).ids;
         }),
       );
       expect(applied.get(a)).toEqual(expect.any(Number));
@@ -171,13 +171,13 @@ describe("a run's first loads applied together", () => {
     const { fx, targets, lastOk, run } = await runOfLists('gather-env', ['accessorials', 'equipment_types', 'shipment_modes', 'vendor_poc_roles']);
     try {
       // A window longer than the test: the apply starts when the last list comes, not before.
-      const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 600_000 });
-      firstLoads.expect(targets);
+      const batch = new ApplyBatch(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 600_000 });
+      batch.expect(targets);
       for (const target of targets) {
         expect(await count(t.db, 'snapshots', 'environment = $1', ['gather-env'])).toBe(0);
-        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, batch })).toMatchObject({ setAside: true });
       }
-      const applied = await firstLoads.applied();
+      const applied = (await batch.apply(t.db, run.id)).ids;
       expect(targets.map((target) => applied.get(target))).toEqual(targets.map(() => expect.any(Number)));
       // Rows written by one transaction share its xmin: the lists' transactions are the groups of all
       // four (the first list held went alone before, and the other three after it in one).
@@ -199,12 +199,12 @@ describe("a run's first loads applied together", () => {
     const { fx, targets, lastOk, run, snapshots } = await runOfLists('window-env', ['accessorials', 'equipment_types']);
     const [a, slow] = targets as [Target, Target];
     try {
-      const firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 50 });
-      firstLoads.expect([a, slow]);
-      expect(await syncTarget(t.db, fx.client, a, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+      const batch = new ApplyBatch(lastOk, { db: t.db, logger: silentLogger, parallel: 2, gatherMs: 50 });
+      batch.expect([a, slow]);
+      expect(await syncTarget(t.db, fx.client, a, { runId: run.id, batch })).toMatchObject({ setAside: true });
       await waitFor(async () => (await snapshots(a)) === 1, 'the first list applied without the slow one', 10_000, 20);
-      firstLoads.done(slow);
-      const applied = await firstLoads.applied();
+      batch.done(slow);
+      const applied = (await batch.apply(t.db, run.id)).ids;
       expect(applied.get(a)).toEqual(expect.any(Number));
       expect(applied.has(slow)).toBe(false);
       expect(await snapshots(slow)).toBe(0);
@@ -217,20 +217,20 @@ describe("a run's first loads applied together", () => {
     const { fx, targets, lastOk, run, snapshots } = await runOfLists('last-env', ['accessorials', 'equipment_types']);
     const [a, b] = targets as [Target, Target];
     try {
-      let firstLoads: FirstLoadsTogether | undefined;
+      let batch: ApplyBatch | undefined;
       await t.db.withConnection((other) =>
         other.transaction(async (tx) => {
           // Another sync changes a's columns: the apply that holds a waits for it.
           await tx.query("select pg_advisory_xact_lock(hashtext('refsync.list_columns'), hashtext($1))", [a.list.key]);
-          firstLoads = new FirstLoadsTogether(lastOk, { db: t.db, logger: silentLogger, parallel: 2 });
-          firstLoads.expect([a, b]);
-          for (const target of [a, b]) expect(await syncTarget(t.db, fx.client, target, { runId: run.id, firstLoads })).toMatchObject({ setAside: true });
+          batch = new ApplyBatch(lastOk, { db: t.db, logger: silentLogger, parallel: 2 });
+          batch.expect([a, b]);
+          for (const target of [a, b]) expect(await syncTarget(t.db, fx.client, target, { runId: run.id, batch })).toMatchObject({ setAside: true });
           // b is the last to come: it is applied on the free connection while a's apply still waits.
           for (let tries = 0; tries < 200 && (await snapshots(b)) === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
           expect([await snapshots(a), await snapshots(b)]).toEqual([0, 1]);
         }),
       );
-      const applied = await firstLoads!.applied();
+      const applied = (await batch!.apply(t.db, run.id)).ids;
       expect([applied.get(a), applied.get(b)]).toEqual([expect.any(Number), expect.any(Number)]);
       expect([await snapshots(a), await snapshots(b)]).toEqual([1, 1]);
     } finally {

@@ -8,9 +8,11 @@ import { listVariant, targetsFor, type Target } from '../../src/catalog/targets.
 import { ListCollector } from '../../src/sync/collect/collect.ts';
 import { EntryShapeError } from '../../src/sync/collect/normalize.ts';
 import { NORMALIZING, ServedDigest } from '../../src/sync/collect/served-digest.ts';
+import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
 import { readLastOk, UnchangedLists, type LastOk } from '../../src/sync/load/unchanged-lists.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { parseJsonText } from '../../src/upstream/body.ts';
 import { listBatch, type ListBatch } from '../../src/upstream/list-batch.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -152,16 +154,16 @@ describe('an unchanged sync by its served digest', () => {
       expect(first.get(modes!)!.served_digest).not.toBe(first.get(pieces!)!.served_digest);
 
       const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 2, slot: 'served-1' });
-      const unchanged = new UnchangedLists(await readLastOk(t.db, 'served-env'));
+      const batch = new ApplyBatch(await readLastOk(t.db, 'served-env'), { db: t.db, logger: silentLogger });
       sb.control.modifyEntry('piece_types', 'PALLET', { description: 'Pallet, patched' });
-      const asBefore = await syncTarget(t.db, fx.client, modes!, { runId: run.id, unchanged });
+      const asBefore = await syncTarget(t.db, fx.client, modes!, { runId: run.id, batch });
       expect(asBefore).toMatchObject({ status: 'unchanged', setAside: true, asServedBefore: true, entryCount: first.get(modes!)!.entry_count, pages: 1 });
-      const changed = await syncTarget(t.db, fx.client, pieces!, { runId: run.id, unchanged });
+      const changed = await syncTarget(t.db, fx.client, pieces!, { runId: run.id, batch });
       expect(changed).toMatchObject({ status: 'changed', counts: { modified: 1 } });
       expect(changed.asServedBefore).toBeUndefined();
       expect((await snapshot(changed.snapshotId!)).served_digest).not.toBe(first.get(pieces!)!.served_digest);
 
-      const recorded = await unchanged.record(t.db, run.id);
+      const recorded = (await batch.apply(t.db, run.id)).ids;
       expect(await snapshot(recorded.get(modes!)!)).toEqual({ ...first.get(modes!)!, changed: false });
     } finally {
       await fx.client.close();

@@ -8,9 +8,11 @@ import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import type { Connection, Database } from '../../src/db/database.ts';
-import { readLastOk, UnchangedLists } from '../../src/sync/load/unchanged-lists.ts';
+import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
+import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';
@@ -68,29 +70,28 @@ describe("a run job's unchanged lists", () => {
         expect(first.status).toBe('changed');
         firsts.set(target, first.snapshotId!);
       }
-      const unchanged = new UnchangedLists(await readLastOk(t.db, 'aside-env'));
+      const batch = new ApplyBatch(await readLastOk(t.db, 'aside-env'), { db: t.db, logger: silentLogger });
       sb.control.modifyEntry('shipment_modes', 'LTL', { description: 'Less-Than-Truckload, patched' });
       const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 3, slot: 'aside-1' });
 
       const sent: string[] = [];
-      const outcomeA = await syncTarget(counting(t.db, sent), fx.client, a!, { runId: run.id, unchanged });
+      const outcomeA = await syncTarget(counting(t.db, sent), fx.client, a!, { runId: run.id, batch });
       expect(outcomeA).toMatchObject({ status: 'unchanged', setAside: true });
       expect(outcomeA.snapshotId).toBeUndefined();
       expect(sent).toEqual([]);
       // A changed list is not set aside: it is applied at once, the ordinary way, without first
       // trying the one-statement record of an unchanged fetch (its hash is not the one read).
       const sentC: string[] = [];
-      const outcomeC = await syncTarget(counting(t.db, sentC), fx.client, c!, { runId: run.id, unchanged });
+      const outcomeC = await syncTarget(counting(t.db, sentC), fx.client, c!, { runId: run.id, batch });
       expect(outcomeC).toMatchObject({ status: 'changed', counts: { modified: 1 } });
       expect(outcomeC.setAside).toBeUndefined();
       expect(sentC[0]).toContain('from refdata.lock_target_state(');
       expect(sentC.filter((s) => s.includes('refdata.record_unchanged_lists('))).toEqual([]);
-      const outcomeB = await syncTarget(t.db, fx.client, b!, { runId: run.id, unchanged });
+      const outcomeB = await syncTarget(t.db, fx.client, b!, { runId: run.id, batch });
       expect(outcomeB).toMatchObject({ status: 'unchanged', setAside: true });
-      expect(unchanged.size).toBe(2);
       expect(await inRun(run.id, a!)).toEqual([]);
 
-      const recorded = await unchanged.record(t.db, run.id);
+      const recorded = (await batch.apply(t.db, run.id)).ids;
       expect([...recorded.keys()]).toEqual([a, b]);
       for (const target of [a!, b!]) {
         const { rows: last } = await t.db.query<{ content_hash: string; entry_count: number }>(
@@ -110,10 +111,10 @@ describe("a run job's unchanged lists", () => {
     try {
       const [locked, changed, free] = targetsOf(fx.source, ['hazmat', 'piece_types', 'location_types']);
       for (const target of [locked!, changed!, free!]) expect((await syncTarget(t.db, fx.client, target, { runId: null })).status).toBe('changed');
-      const unchanged = new UnchangedLists(await readLastOk(t.db, 'refused-env'));
+      const batch = new ApplyBatch(await readLastOk(t.db, 'refused-env'), { db: t.db, logger: silentLogger });
       const run = await startRun(t.db, { source: fx.source, trigger: 'schedule', targetsTotal: 3, slot: 'refused-1' });
       for (const target of [locked!, changed!, free!]) {
-        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, unchanged })).toMatchObject({ setAside: true });
+        expect(await syncTarget(t.db, fx.client, target, { runId: run.id, batch })).toMatchObject({ setAside: true });
       }
       // Another sync changes piece_types after the job read its hash (outside the run).
       sb.control.modifyEntry('piece_types', 'PALLET', { description: 'Pallet, patched' });
@@ -122,7 +123,7 @@ describe("a run job's unchanged lists", () => {
       // Another sync holds hazmat's lock while the lists are recorded.
       const recorded = await t.db.transaction(async (tx) => {
         await tx.query('select pg_advisory_xact_lock(refdata.target_lock_key($1, $2, $3))', ['refused-env', 'hazmat', '']);
-        return unchanged.record(t.db, run.id);
+        return (await batch.apply(t.db, run.id)).ids;
       });
       expect(recorded.get(locked!)).toBeNull();
       expect(recorded.get(changed!)).toBeNull();

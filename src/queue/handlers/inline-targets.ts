@@ -19,7 +19,7 @@
 import type { Job } from 'bullmq';
 import { targetName, type Target } from '../../catalog/targets.ts';
 import { largeListAfter } from '../../memory/list-memory.ts';
-import { lastOkOf, readLastOk, recordedOutcome, UnchangedLists } from '../../sync/load/unchanged-lists.ts';
+import { lastOkOf, readLastOk } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
@@ -33,7 +33,9 @@ import type { SourceSlot } from '../admission/source-gate.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
-import { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
+import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
+import { settleBatch } from '../../sync/batch/settle-batch.ts';
+import { syncTargets } from '../../sync/run/sync-targets.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
@@ -80,43 +82,37 @@ export async function syncSmallTargets(
   const small = targets.filter((t) => notKnownLarge(deps, t));
   if (small.length === 0) return nothingInRunJob(targets);
   const source = small[0]!.source;
-  const unchanged = new UnchangedLists(lastOk);
-  // Applied after the last list, in one transaction: a run job's lanes are few, and group commit
-  // would apply most lists on their own.
-  const firstLoads = new FirstLoadsTogether(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
-  const large = new Set<Target>();
+  // Its first loads applied after the last list, in one transaction: a run job's lanes are few, and
+  // group commit would apply most lists on their own.
+  const batch = new ApplyBatch(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
   // At most one lane fewer than the worker's sync slots: BullMQ, counting a run job as one job, may
   // give the worker others, and a run job whose lanes took every slot kept them waiting for its
   // lists (a slow source's first run kept a calm source's run waiting on the same worker).
   const lanes = await admitLanes(deps, source, `${job.id}:inline`, Math.min(small.length, Math.max(1, deps.syncSlots.size - 1)));
-  const tried = new Set<Target>();
-  const aside: SetAside[] = [];
-  let settled = 0;
-  let next = 0;
-  let stopped = false;
+  if (lanes.length === 0) return nothingInRunJob(targets);
+  let synced: Array<InlineSync | undefined>;
   try {
-    await Promise.all(
-      lanes.map(async () => {
-        while (!stopped && !signal.aborted && next < small.length) {
-          const target = small[next++]!;
-          const synced = await settleInline(deps, job, runId, target, signal, { unchanged, firstLoads, smallOnly: !lastOkOf(lastOk, target) });
-          if (synced === 'settled') settled += 1;
-          else if (synced === 'large') large.add(target);
-          else if (synced !== 'queued') aside.push(synced);
-          else {
-            // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most
-            // likely stop the next one too: the rest go to target jobs, which know how to wait.
-            stopped = true;
-            tried.add(target);
-          }
-        }
-      }),
-    );
+    synced = await syncTargets(small, {
+      lanes: lanes.length,
+      signal,
+      sync: (target) => settleInline(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) }),
+      // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most likely
+      // stop the next one too: the rest go to target jobs, which know how to wait.
+      stopsAfter: (result) => result === 'queued',
+    });
   } finally {
     await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
   }
-  const recorded = await recordSetAside(deps, { unchanged, firstLoads }, runId, aside);
-  settled += recorded.settled;
+  const started = small.filter((_, i) => synced[i] !== undefined);
+  const tried = new Set(small.filter((_, i) => synced[i] === 'queued'));
+  const large = new Set(small.filter((_, i) => synced[i] === 'large'));
+  const recorded = await writeBatch(
+    deps,
+    batch,
+    runId,
+    synced.filter((result) => typeof result === 'object'),
+  );
+  const settled = synced.filter((result) => result === 'settled').length + recorded.settled;
   for (const target of recorded.unsure) tried.add(target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
@@ -125,54 +121,56 @@ export async function syncSmallTargets(
   // and a count of the run's snapshots, of a run job's eight in the hourly slot).
   if (settled > 0) await refreshRun(deps.db, runId, source, settled === targets.length);
   const notDone = new Set([...tried, ...recorded.again, ...large]);
-  const done = new Set(small.slice(0, next).filter((t) => !notDone.has(t)));
+  const done = new Set(started.filter((t) => !notDone.has(t)));
   return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
 }
 
-/** An unchanged list synced in the run job and set aside, with its log, until the lists' one record. */
+/** A list synced in the run job and taken by its batch, with its log, until the batch is written. */
 interface SetAside {
   outcome: TargetOutcome;
   log: Logger;
 }
 
+/** How a list's sync in the run job ended: settled, left to a target job ('queued', 'large'), or taken by the batch. */
+type InlineSync = 'settled' | 'queued' | 'large' | SetAside;
+
 /**
- * Records the unchanged lists set aside in one statement and applies the first loads held together,
- * and settles each it wrote. `again`: the lists it did not write (nothing written for them), for
+ * Writes the batch (the unchanged lists set aside in one statement, the first loads held together),
+ * and settles each list it wrote. `again`: the lists it did not write (nothing written for them), for
  * target jobs to sync the ordinary way. `unsure`: the unchanged ones when their statement failed,
  * which may have committed before its answer was lost; their target jobs look for a snapshot in the
  * run first (a group of first loads that failed is in `again`: its transaction wrote nothing).
  */
-async function recordSetAside(
+async function writeBatch(
   deps: ProcessorDeps,
-  aside: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether },
+  batch: ApplyBatch,
   runId: number,
   setAside: SetAside[],
 ): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
-  if (setAside.length === 0) return { settled: 0, asServed: 0, again: [], unsure: [] };
-  let ids: Map<Target, number | null>;
-  const loaded = await aside.firstLoads.applied();
-  try {
-    ids = new Map([...(await aside.unchanged.record(deps.db, runId)), ...loaded]);
-  } catch (err) {
-    deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
-    ids = loaded;
-  }
-  const unsure = setAside.map((a) => a.outcome.target).filter((target) => !ids.has(target));
+  const outcomes = setAside.map((aside) => aside.outcome);
+  const logs = new Map(setAside.map((aside) => [aside.outcome.target, aside.log]));
   let settled = 0;
   let asServed = 0;
   const again: Target[] = [];
-  for (const { outcome, log } of setAside) {
-    if (!ids.has(outcome.target)) continue;
-    const snapshotId = ids.get(outcome.target) ?? null;
-    if (snapshotId === null) {
-      log.info('unchanged list changed or taken by another sync before its record: queued as a target job');
+  await settleBatch(batch, outcomes, {
+    db: deps.db,
+    runId,
+    recorded: async (outcome) => {
+      const done = await settleOutcome(deps, outcome, runId, logs.get(outcome.target)!, false);
+      settled += 1;
+      if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
+      return done;
+    },
+    again: async (outcome) => {
+      logs.get(outcome.target)!.info('unchanged list changed or taken by another sync before its record: queued as a target job');
       again.push(outcome.target);
-      continue;
-    }
-    await settleOutcome(deps, recordedOutcome(outcome, snapshotId), runId, log, false);
-    settled += 1;
-    if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
-  }
+      return outcome;
+    },
+    unrecorded: async (err) => {
+      deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+    },
+  });
+  const unsure = outcomes.filter((outcome) => outcome.setAside && !again.includes(outcome.target)).map((outcome) => outcome.target);
   return { settled, asServed, again, unsure };
 }
 
@@ -205,8 +203,8 @@ async function settleInline(
   runId: number,
   target: Target,
   signal: AbortSignal,
-  run: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether; smallOnly: boolean },
-): Promise<'settled' | 'queued' | 'large' | SetAside> {
+  run: { batch: ApplyBatch; smallOnly: boolean },
+): Promise<InlineSync> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
   const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
   try {

@@ -7,8 +7,7 @@ import { largeListAfter, type ListMemory } from '../../memory/list-memory.ts';
 import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
 import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
-import type { UnchangedLists } from '../../sync/load/unchanged-lists.ts';
-import type { FirstLoadsTogether } from '../../sync/load/first-loads-together.ts';
+import type { ApplyBatch } from '../../sync/batch/apply-batch.ts';
 import { syncTarget, type TargetOutcome } from '../../sync/sync-target.ts';
 import { outcomeError } from '../../sync/outcome/target-outcome.ts';
 import { tuningWith } from '../../sync/tuning.ts';
@@ -29,10 +28,8 @@ export interface WorkerSyncRequest {
    * job syncing lists itself counts them once, after the last (syncSmallTargets).
    */
   advanceRun: boolean;
-  /** A run job's unchanged lists: an unchanged fetch is set aside there, for the job to record with the others. */
-  unchanged?: UnchangedLists;
-  /** A run job's first loads: a small one is held there, for the job to apply with the others. */
-  firstLoads?: FirstLoadsTogether;
+  /** A run job's batch: a small unchanged list or first load is taken there, for the job to write with the others. */
+  batch?: ApplyBatch;
   /**
    * A run job's list of unknown size: it must stay small. Once its fetch proves it large the sync
    * stops (ProvedLarge, thrown) before anything grows or is written, for a target job to sync it.
@@ -84,8 +81,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
       memory: inSlot,
       advanceRun: request.advanceRun,
-      ...(request.unchanged ? { unchanged: request.unchanged } : {}),
-      ...(request.firstLoads ? { firstLoads: request.firstLoads } : {}),
+      ...(request.batch ? { batch: request.batch } : {}),
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;

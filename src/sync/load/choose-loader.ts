@@ -7,10 +7,8 @@ import { FirstLoad } from './first-load.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
 import { StreamedResync } from './streamed-resync.ts';
-import { fetchedFields } from './snapshot-row.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
-import type { FetchedFields } from '../sql.ts';
-import type { SetAsideAnswer } from './unchanged-lists.ts';
+import type { ApplyBatch } from '../batch/apply-batch.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
 import { recordIfUnchanged } from './unchanged-alone.ts';
 
@@ -28,12 +26,10 @@ export interface LoaderSetup {
    */
   streamAtSpill: boolean;
   /**
-   * The run's unchanged lists (UnchangedLists#setAside): sets a fetch with the hash the run read
-   * aside instead of recording it; any other hash is known not to be unchanged then.
+   * The run's batch (apply-batch.ts), asked once whether it takes a fetch that never spilled: set
+   * aside as unchanged or held as a first load, for the run to write with its others.
    */
-  setAside?: (fetched: FetchedFields) => SetAsideAnswer;
-  /** The run's first loads applied together (FirstLoadsTogether#hold): holds a small first load; whether it did. */
-  holdFirstLoad?: (collected: CollectedList, options: ApplyOptions) => boolean;
+  batch?: ApplyBatch;
 }
 
 /*
@@ -80,18 +76,21 @@ function heldFirstLoad(collected: CollectedList): Loader {
 }
 
 /**
- * After a fetch that never spilled: an unchanged list is set aside (when the caller asks for that) or
- * recorded in one statement; any other is loaded by the loader chosen under the lock in the
- * transaction that then loads. A fetch whose hash is not the one its run read skips the one
- * statement: it would write nothing, and should another sync have made the list unchanged since,
- * the transaction's apply records it so.
+ * After a fetch that never spilled: the run's batch takes it (unchanged, or a first load), or an
+ * unchanged list without a batch is recorded in one statement; any other is loaded by the loader
+ * chosen under the lock in the transaction that then loads. A fetch the batch did not take skips the
+ * one statement: its hash is not the one its run read, so it would write nothing, and should another
+ * sync have made the list unchanged since, the transaction's apply records it so.
  */
 export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
-  const answer = setup.setAside?.(fetchedFields(collected, options));
-  if (answer === 'set-aside') return withoutLoad(setup, { setAside: true });
-  if (setup.holdFirstLoad?.(collected, options)) return { loader: heldFirstLoad(collected), result: { setAside: true, firstLoad: true } };
-  const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
-  if (recorded) return withoutLoad(setup, recorded);
+  if (setup.batch) {
+    const taken = setup.batch.take(setup.target, collected, options);
+    if (taken?.firstLoad) return { loader: heldFirstLoad(collected), result: taken };
+    if (taken) return withoutLoad(setup, taken);
+  } else {
+    const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
+    if (recorded) return withoutLoad(setup, recorded);
+  }
   return setup.conn.transaction(async (tx, opened) => {
     const txn = await TargetTransaction.within(tx, setup.target, opened);
     const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);

@@ -9,9 +9,9 @@ export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
  * What a load ended in: applied, or a fast path that backed out and asks for the list to be fetched
  * again the plain way (a stale index of the current rows, a key met twice by a streaming first load).
  * A value, not an exception: the caller's retry is written out where it happens (sync-target.ts).
- * `setAside`: an unchanged fetch left unrecorded, for its run to record with its other unchanged lists
- * (unchanged-lists.ts), or with `firstLoad` a small first load held for its run to apply with its
- * others (first-loads-together.ts); only loadAfterFetch answers it, never a loader.
+ * `setAside`: a small fetch its run's batch took (apply-batch.ts), left unrecorded: an unchanged list
+ * for the run to record with its other unchanged lists, or with `firstLoad` a first load held for
+ * it to apply with its others; only loadAfterFetch answers it, never a loader.
  */
 export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { setAside: true; firstLoad?: true };
 

@@ -23,9 +23,9 @@ interface OutcomeFacts {
   /** Why the impact on a usage column could not be computed (the list itself synced). */
   impactError?: string;
   /**
-   * Not recorded yet: an unchanged list set aside for its run to record with its other unchanged
-   * lists (SyncTargetOptions.unchanged), or a first load held for its run to apply with its others
-   * (first-loads-together.ts); the run gives it its snapshotId.
+   * Not recorded yet: taken by its run's batch (SyncTargetOptions.batch, apply-batch.ts), an
+   * unchanged list set aside for the run to record with its other unchanged lists, or a first load
+   * held for it to apply with its others; the run gives it its snapshotId.
    */
   setAside?: boolean;
 }

@@ -3,16 +3,17 @@ import type { ListKey } from '../../catalog/list-keys.ts';
 import { targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import type { Connection, Database } from '../../db/database.ts';
-import { mapWithConcurrency } from '../../util/concurrency.ts';
 import { silentLogger, type Logger } from '../../util/logger.ts';
 import { recordOutcomeFailure } from '../outcome/record-failure.ts';
 import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
 import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
 import type { SyncTuning } from '../tuning.ts';
-import { readLastOk, recordedOutcome, UnchangedLists } from '../load/unchanged-lists.ts';
+import { readLastOk } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
-import { FirstLoadsTogether } from '../load/first-loads-together.ts';
+import { ApplyBatch } from '../batch/apply-batch.ts';
+import { settleBatch } from '../batch/settle-batch.ts';
+import { syncTargets } from './sync-targets.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
@@ -96,10 +97,11 @@ interface Plan {
 
 interface StartedRun {
   runId: number;
-  /** The source's unchanged lists, set aside during the run and recorded together at its end. */
-  unchanged: UnchangedLists;
-  /** The source's small first loads, held as they are fetched and applied a few at a time. */
-  firstLoads: FirstLoadsTogether;
+  /**
+   * The source's batch: its unchanged lists set aside during the run and recorded together at its
+   * end, its small first loads held as they are fetched and applied a few at a time.
+   */
+  batch: ApplyBatch;
 }
 
 /**
@@ -144,9 +146,9 @@ async function startRuns(
     await claim.hold(run.id);
     const lastOk = await readLastOk(options.db, source.environment);
     const firstLoadsApply = { db: options.db, logger: options.logger ?? silentLogger, parallel: firstLoadsParallel(options) };
-    const firstLoads = new FirstLoadsTogether(lastOk, firstLoadsApply);
-    firstLoadKeys += new Set(firstLoads.expect(targets).map((t) => t.list.key)).size;
-    runs.push({ runId: run.id, unchanged: new UnchangedLists(lastOk), firstLoads });
+    const batch = new ApplyBatch(lastOk, firstLoadsApply);
+    firstLoadKeys += new Set(batch.expect(targets).map((t) => t.list.key)).size;
+    runs.push({ runId: run.id, batch });
   }
   // A list with no ok snapshot yet will be written, whatever it serves: the connections its first
   // load is applied on (one per list key at most, firstLoadsParallel) are opened now, beside the
@@ -159,18 +161,17 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
-  const outcomes = await mapWithConcurrency(work, options.concurrency ?? DEFAULT_CONCURRENCY, async ({ plan, target }) => {
-    try {
-      return await syncOne(options, plan, target, plan.run);
-    } finally {
-      // Held or not, this list is no longer to come: the source's last first loads need not wait.
-      (await plan.run.catch(() => undefined))?.firstLoads.done(target);
-    }
+  // Every list is started (a failure of the database throws), its failure recorded at once.
+  const outcomes = await syncTargets(work, {
+    lanes: options.concurrency ?? DEFAULT_CONCURRENCY,
+    sync: ({ plan, target }) => syncOne(options, plan, target, plan.run),
+    // Taken or not, this list is no longer to come: the source's last first loads need not wait.
+    ended: async ({ plan, target }) => (await plan.run.catch(() => undefined))?.batch.done(target),
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
-    const planned = outcomes.filter((_, i) => work[i]!.plan === plan);
+    const planned = outcomes.flatMap((outcome, i) => (outcome && work[i]!.plan === plan ? [outcome] : []));
     const status = await settleRun(options, plan, run, planned, claim);
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
@@ -192,8 +193,20 @@ async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outco
 }
 
 async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
-  await recordSetAside(options, plan, run, outcomes, db);
-  await applyFirstLoads(options, plan, run, outcomes);
+  // The batch's lists: one not written is synced again the ordinary way, in the run, without a batch.
+  await settleBatch(run.batch, outcomes, {
+    db,
+    runId: run.runId,
+    recorded: async (outcome) => {
+      options.onTarget?.(outcome);
+      return outcome;
+    },
+    again: (outcome) => syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId })),
+    unrecorded: async (err) => {
+      await failRunFor(options, plan, err);
+      throw err;
+    },
+  });
   for (const [i, outcome] of outcomes.entries()) {
     if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);
@@ -246,45 +259,15 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
   try {
     return await fn();
   } catch (err) {
-    // A refused connection fails the list that needed it, not the run: settleRun closes the run.
-    if (err instanceof DatabaseRefusedError) throw err;
-    const { runId } = await plan.run;
-    await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
+    await failRunFor(options, plan, err);
     throw err;
   }
 }
 
-/**
- * Waits for the source's small first loads held during the run to be applied (first-loads-together.ts),
- * replacing their outcomes in `outcomes`. One not applied is synced again the ordinary way.
- */
-async function applyFirstLoads(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<void> {
-  if (run.firstLoads.size === 0) return;
-  await settleRecorded(options, plan, run, outcomes, await run.firstLoads.applied());
-}
-
-/**
- * Records the source's unchanged lists set aside in one statement (unchanged-lists.ts), replacing
- * their outcomes in `outcomes`. One it did not record (another sync holds or changed it meanwhile)
- * is synced again the ordinary way.
- */
-async function recordSetAside(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], db: Database): Promise<void> {
-  if (run.unchanged.size === 0 || !outcomes.some((outcome) => outcome.setAside)) return;
-  const ids = await failingRun(options, plan, () => run.unchanged.record(db, run.runId));
-  await settleRecorded(options, plan, run, outcomes, ids);
-}
-
-/** The set-aside outcomes `ids` has, recorded as its snapshots, or synced again the ordinary way where it has null. */
-async function settleRecorded(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], ids: Map<Target, number | null>): Promise<void> {
-  for (const [i, outcome] of outcomes.entries()) {
-    if (!outcome.setAside || !ids.has(outcome.target)) continue;
-    const snapshotId = ids.get(outcome.target) ?? null;
-    if (snapshotId === null) {
-      // In its run, without the lists set aside: the ordinary way.
-      outcomes[i] = await syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId }));
-      continue;
-    }
-    outcomes[i] = recordedOutcome(outcome, snapshotId);
-    options.onTarget?.(outcomes[i]);
-  }
+/** Fails the run for what the database threw, best effort. */
+async function failRunFor(options: RunSyncOptions, plan: Plan, err: unknown): Promise<void> {
+  // A refused connection fails the list that needed it, not the run: settleRun closes the run.
+  if (err instanceof DatabaseRefusedError) return;
+  const { runId } = await plan.run;
+  await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
 }

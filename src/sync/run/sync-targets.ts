@@ -1,0 +1,53 @@
+// The one way a run's lists are synced side by side, whoever runs them: `refsync sync`
+// (run-sync.ts) and a worker's run job syncing its small lists itself
+// (src/queue/handlers/inline-targets.ts). What differs is the run's policy: how many lists at once,
+// what stops the lanes, how one list is synced and settled (its failure recorded at once in
+// process; in a run job, anything it cannot settle left to a target job, which retries), and its
+// batch told as each list ends. A target job syncs one list, alone, without a batch: its unchanged
+// list's one statement counts the run's progress too, where a batch's would cost a second.
+
+/** How a run syncs its lists. */
+export interface TargetsPolicy<T, R> {
+  /** Lists in flight at once. */
+  lanes: number;
+  /** Syncs one list and settles or reports it as the run does. What it throws stops the lanes. */
+  sync(item: T): Promise<R>;
+  /** Told once a list's sync has ended, however it ended: its run's batch waits for it no longer. */
+  ended?(item: T): Promise<void> | void;
+  /** Whether a list's result stops the lanes: no list starts after it. */
+  stopsAfter?(result: R): boolean;
+  /** Stops the lanes too: no list starts once it is aborted. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Syncs the items in lanes: each one's result in the items' order, undefined for one never started.
+ * After a throw no further list starts, and it is thrown only once the lists in flight have settled:
+ * a caller that closes shared resources (an HTTP pool, a database) on the way out must not cut the
+ * others short, which they would then report as failures of their own.
+ */
+export async function syncTargets<T, R>(items: readonly T[], policy: TargetsPolicy<T, R>): Promise<Array<R | undefined>> {
+  const results = Array.from<R | undefined>({ length: items.length });
+  let next = 0;
+  let stopped = false;
+  const lanes = Array.from({ length: Math.max(1, Math.min(policy.lanes, items.length)) }, async () => {
+    while (!stopped && !policy.signal?.aborted && next < items.length) {
+      const index = next++;
+      const item = items[index]!;
+      try {
+        const result = await policy.sync(item);
+        results[index] = result;
+        if (policy.stopsAfter?.(result)) stopped = true;
+      } catch (err) {
+        stopped = true;
+        throw err;
+      } finally {
+        await policy.ended?.(item);
+      }
+    }
+  });
+  const settled = await Promise.allSettled(lanes);
+  const failure = settled.find((s) => s.status === 'rejected');
+  if (failure) throw failure.reason;
+  return results;
+}
