@@ -2,12 +2,13 @@ import type { Target } from '../../catalog/targets.ts';
 import type { LazyConnection } from '../../db/lazy-connection.ts';
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import type { CurrentRowsCheck } from './current-rows-check.ts';
-import { FirstLoad } from './first-load.ts';
+import { FirstLoadAlone } from './first-load-alone.ts';
+import { StreamedFirstLoad } from './large/streamed-first-load.ts';
+import { StreamedResync } from './large/streamed-resync.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
-import { StreamedResync } from './streamed-resync.ts';
 import { fetchedFields } from './snapshot-row.ts';
+import type { RowsCheck } from './rows-check.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import type { FetchedFields } from '../sql.ts';
 import type { SetAsideAnswer } from './unchanged-lists.ts';
@@ -18,7 +19,7 @@ import { recordIfUnchanged } from './unchanged-alone.ts';
 export interface LoaderSetup {
   conn: LazyConnection;
   target: Target;
-  check: CurrentRowsCheck;
+  check: RowsCheck;
   rule: RowWriteRule;
   /**
    * Whether a load may hold a transaction from its first spill to its end (a first load, or a
@@ -50,9 +51,10 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
     const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
     if (txn?.state.firstLoad) {
       setup.check.off();
-      return FirstLoad.open(txn, setup.rule);
+      return StreamedFirstLoad.open(txn, setup.rule);
     }
-    const streamed = txn && (await StreamedResync.open(txn, setup.check));
+    const index = setup.check.current;
+    const streamed = txn && index && (await StreamedResync.open(txn, index));
     if (streamed) return streamed;
     // Another sync holds the target right now, or the index is missing or stale: stage, and diff once it is free.
     await txn?.rollback();
@@ -93,9 +95,9 @@ export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedLis
   const recorded = answer === 'other-hash' ? undefined : await recordIfUnchanged(setup.conn, setup.target, collected, options);
   if (recorded) return withoutLoad(setup, recorded);
   return setup.conn.transaction(
-    async (tx, opened) => {
+    async (tx, opened, atCommit) => {
       const txn = await TargetTransaction.within(tx, setup.target, opened);
-      const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+      const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule, atCommit) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
       return { loader, result: await loader.finish(collected, options) };
     },
     TargetTransaction.opening(setup.target, fetchedFields(collected, options)),
