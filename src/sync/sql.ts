@@ -538,9 +538,12 @@ export async function insertEntriesOfTargets(
   );
 }
 
-/** NOTIFY refdata_changes once per payload (notify.ts), in one statement: sent when the transaction commits. */
-export async function notifyChanges(tx: Queryable, payloads: readonly string[]): Promise<void> {
-  await tx.query("select pg_notify('refdata_changes', p) from unnest($1::text[]) as p", [payloads]);
+/**
+ * The statement that NOTIFYs refdata_changes once per payload (notify.ts), sent when the transaction
+ * commits. Its values are quoted in its text, so it can travel in the COMMIT's round trip (atCommit).
+ */
+export function notifyChangesStatement(payloads: readonly string[]): string {
+  return `select pg_notify('refdata_changes', p) from unnest(array[${payloads.map((p) => pg.escapeLiteral(p)).join(', ')}]::text[]) as p`;
 }
 
 /** Names in a snapshot's error what its views wait for. */

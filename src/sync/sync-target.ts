@@ -12,7 +12,7 @@ import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } fro
 import { ListCollector, type CollectedList } from './collect/collect.ts';
 import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
-import { CurrentRowsCheck } from './load/current-rows-check.ts';
+import { RowsCheck } from './load/rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
@@ -184,7 +184,7 @@ async function fetchStartingOver(f: Fetch, how: { indexed: boolean; streamAtSpil
 async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: boolean }): Promise<Fetched> {
   // Taken at the first spill or at the load, so a small list holds no connection while it is fetched.
   const conn = new LazyConnection(f.db, f.refusal);
-  const check = new CurrentRowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
+  const check = new RowsCheck(conn, f.target, how.indexed, f.tuning.indexAfterEntries);
   const setup: LoaderSetup = {
     conn,
     target: f.target,

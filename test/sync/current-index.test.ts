@@ -3,8 +3,8 @@
 // gives: the same current rows, the same history and change rows, and a fetch that races another
 // sync's apply must fall back rather than trust a stale index.
 import { describe, expect, it, vi } from 'vitest';
-import { CurrentRowIndex } from '../../src/sync/load/current-index.ts';
-import { CurrentRowsCheck } from '../../src/sync/load/current-rows-check.ts';
+import { CurrentRowIndex } from '../../src/sync/load/large/current-index.ts';
+import { RowsCheck } from '../../src/sync/load/rows-check.ts';
 import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -102,7 +102,7 @@ describe('the current-row index', () => {
     // Spies here measure what is held in memory, which no outcome shows; `read` also paces the fetch.
     const read = vi.spyOn(CurrentRowIndex, 'read');
     const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
-    const keeps = vi.spyOn(CurrentRowsCheck.prototype, 'keeps');
+    const keeps = vi.spyOn(RowsCheck.prototype, 'keeps');
     try {
       const waiting: PageSource = {
         async *pages(request) {

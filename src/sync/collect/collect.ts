@@ -2,7 +2,7 @@ import type { ListDefinition } from '../../catalog/catalog.ts';
 import type { FieldValues } from '../../columns/conformance.ts';
 import type { ListBatch } from '../../upstream/list-batch.ts';
 import { ContentHasher, type HasherOptions } from './content-hash.ts';
-import type { IndexMatch } from '../load/current-index.ts';
+import type { IndexMatch } from '../load/large/current-index.ts';
 import { FieldTracker } from '../../columns/field-tracker.ts';
 import { normalizeEntry, type NormalizedEntry } from './normalize.ts';
 import { ServedDigest } from './served-digest.ts';

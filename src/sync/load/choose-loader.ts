@@ -2,11 +2,12 @@ import type { Target } from '../../catalog/targets.ts';
 import type { LazyConnection } from '../../db/lazy-connection.ts';
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import type { CurrentRowsCheck } from './current-rows-check.ts';
-import { FirstLoad } from './first-load.ts';
+import { FirstLoadAlone } from './first-load-alone.ts';
+import { StreamedFirstLoad } from './large/streamed-first-load.ts';
+import { StreamedResync } from './large/streamed-resync.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import { Resync } from './resync.ts';
-import { StreamedResync } from './streamed-resync.ts';
+import type { RowsCheck } from './rows-check.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import type { ApplyBatch } from '../batch/apply-batch.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
@@ -16,7 +17,7 @@ import { recordIfUnchanged } from './unchanged-alone.ts';
 export interface LoaderSetup {
   conn: LazyConnection;
   target: Target;
-  check: CurrentRowsCheck;
+  check: RowsCheck;
   rule: RowWriteRule;
   /**
    * Whether a load may hold a transaction from its first spill to its end (a first load, or a
@@ -46,9 +47,10 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
     const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
     if (txn?.state.firstLoad) {
       setup.check.off();
-      return FirstLoad.open(txn, setup.rule);
+      return StreamedFirstLoad.open(txn, setup.rule);
     }
-    const streamed = txn && (await StreamedResync.open(txn, setup.check));
+    const index = setup.check.current;
+    const streamed = txn && index && (await StreamedResync.open(txn, index));
     if (streamed) return streamed;
     // Another sync holds the target right now, or the index is missing or stale: stage, and diff once it is free.
     await txn?.rollback();
@@ -91,9 +93,9 @@ export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedLis
     const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
     if (recorded) return withoutLoad(setup, recorded);
   }
-  return setup.conn.transaction(async (tx, opened) => {
+  return setup.conn.transaction(async (tx, opened, atCommit) => {
     const txn = await TargetTransaction.within(tx, setup.target, opened);
-    const loader = txn.state.firstLoad ? FirstLoad.open(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule, atCommit) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
     return { loader, result: await loader.finish(collected, options) };
   }, TargetTransaction.opening(setup.target));
 }

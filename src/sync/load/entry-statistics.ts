@@ -24,7 +24,7 @@ const PLANNED_COLUMNS = 'id, environment, list_key, variant, entry_key, code, va
  * replaced), ANALYZE the table now instead of whenever autovacuum gets to it: a minute later at
  * best, never where it is off. Until then the planner plans the next sync's statements for the
  * table as it was: right after a first load of a million entries it took the read of the current
- * rows (current-index.ts) for a handful of rows and ran it as an index scan, a random heap read a
+ * rows (large/current-index.ts) for a handful of rows and ran it as an index scan, a random heap read a
  * row (1.1-1.6 s in psql, against 0.6-0.8 s for the sequential scan fresh statistics choose), while
  * the resync's fetch waited for it: eight interleaved pairs of a 1% resync of a million took 1.56x
  * their collect floor without this, 1.27x with it (docs/performance.md, P3). Data teams'

@@ -4,24 +4,21 @@
 // bookkeeping, its NOTIFY, its commit: about fifteen statements) on a connection of its own, and in a
 // worker a BullMQ job of its own (docs/performance.md, P1 and P4). Held here as they arrive, they are
 // written a few at a time in one transaction per group of lists: one statement for the locks, one
-// for the states, one for the snapshots, one for the rows, one for the NOTIFYs, and a few for all the
-// lists' columns and views (src/columns/recorded-columns.ts), in the same transaction.
+// for the states, then what a small first load alone writes too (first-loads-write.ts): one for the
+// snapshots, one for the rows, a few for all the lists' columns and views, and the NOTIFYs with the
+// COMMIT.
 //
 // Nothing is lost to a failure here: a list whose lock another sync holds, that another sync loaded
 // meanwhile, or whose group's transaction failed, is not applied, and its caller syncs it again the
 // ordinary way (as UnchangedLists does with the unchanged lists it could not record).
 import { listVariant, type Target } from '../../catalog/targets.ts';
-import { planTarget, recordColumnsTogether } from '../../columns/recorded-columns.ts';
-import { waitingMessage } from '../../columns/waiting-views.ts';
 import type { Database, Queryable } from '../../db/database.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import { changeNotice } from '../notify.ts';
-import { firstLoadStates, insertEntriesOfTargets, insertSnapshots, notifyChanges, tryLockTargetsStatement, type SnapshotRow } from '../sql.ts';
-import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
-import { onePerKey } from './first-load.ts';
-import { snapshotOf } from './snapshot-row.ts';
+import { firstLoadStates, tryLockTargetsStatement } from '../sql.ts';
+import type { ApplyOptions } from './apply-types.ts';
+import { writeFirstLoads, type LockedFirstLoad } from './first-loads-write.ts';
 import { lastOkOf, type LastOk } from './unchanged-lists.ts';
 
 /** A small first load held until its run applies it. */
@@ -218,35 +215,14 @@ export function groupsOf<T extends GroupedLoad>(held: T[], parts: number): T[][]
   return groups.map((g) => g.loads.sort((a, b) => listVariant(a.target).localeCompare(listVariant(b.target))));
 }
 
-/** A held load found a first load still under its lock, with its reserved snapshot id. */
-type LockedLoad = HeldLoad & { snapshotId: number };
-
 /** One group's transaction: the lists it could lock and that are still first loads, applied; their snapshot ids. */
 async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, number>> {
   const environment = group[0]!.target.source.environment;
   return db.withConnection((conn) =>
     conn.transaction(
-      async (tx, opened) => {
-        const free = new Set(
-          opened.filter((r) => r.locked === true).map((r) => listVariant({ list: { key: String(r.list_key) }, variant: String(r.variant) })),
-        );
-        const locked = group.filter((h) => free.has(listVariant(h.target)));
-        if (locked.length === 0) return new Map<Target, number>();
-        const { now, states } = await firstLoadStates(
-          tx,
-          environment,
-          locked.map((h) => h.target),
-        );
-        const loads: LockedLoad[] = [];
-        for (const [i, h] of locked.entries()) if (states[i]!.firstLoad) loads.push({ ...h, snapshotId: states[i]!.snapshotId });
-        if (loads.length === 0) return new Map<Target, number>();
-        await insertSnapshots(tx, environment, await snapshotsWithColumns(tx, loads, now));
-        const withRows = loads.map((l) => ({ target: l.target, snapshotId: l.snapshotId, rows: rowsOf(l.collected) })).filter((l) => l.rows.length > 0);
-        if (withRows.length) await insertEntriesOfTargets(tx, environment, now, withRows);
-        await notifyChanges(
-          tx,
-          loads.map((l) => changeNotice(l.target, l.snapshotId, firstLoadCounts(l.collected.entryCount))),
-        );
+      async (q, opened, atCommit) => {
+        const { now, loads } = await lockedFirstLoads(q, environment, group, opened);
+        await writeFirstLoads({ q, now, atCommit }, loads);
         return new Map(loads.map((l) => [l.target, l.snapshotId]));
       },
       tryLockTargetsStatement(
@@ -258,30 +234,23 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
 }
 
 /**
- * The loads' columns planned and recorded as each first load on its own plans and records them
- * (first-load.ts), in a few statements for all (recorded-columns.ts). Then each load's snapshot row,
- * which counts its values that do not fit and names its views' wait.
+ * The group's loads whose locks were free (the transaction's opening tried them) and that are still
+ * first loads under them, each with its snapshot id reserved; and the clock, read after the locks.
  */
-async function snapshotsWithColumns(
-  tx: Queryable,
-  loads: readonly LockedLoad[],
-  now: Date,
-): Promise<Array<{ target: Target; row: SnapshotRow & { id: number } }>> {
-  const recorded = await recordColumnsTogether(
-    tx,
-    loads.map((l) => ({ key: l.target.list.key, observed: l.collected.fieldValues, target: planTarget(l.target), snapshotId: l.snapshotId })),
-    now,
+async function lockedFirstLoads(
+  q: Queryable,
+  environment: string,
+  group: readonly HeldLoad[],
+  opened: ReadonlyArray<Record<string, unknown>>,
+): Promise<{ now: Date; loads: LockedFirstLoad[] }> {
+  const free = new Set(opened.filter((r) => r.locked === true).map((r) => listVariant({ list: { key: String(r.list_key) }, variant: String(r.variant) })));
+  const locked = group.filter((h) => free.has(listVariant(h.target)));
+  if (locked.length === 0) return { now: new Date(), loads: [] };
+  const { now, states } = await firstLoadStates(
+    q,
+    environment,
+    locked.map((h) => h.target),
   );
-  return loads.map((load, i) => {
-    const counts = firstLoadCounts(load.collected.entryCount);
-    const { plan, settled } = recorded[i]!;
-    const row = snapshotOf(load.collected, load.options, now, { status: 'ok', changed: true, counts, nonconforming: plan.nonconforming, id: load.snapshotId });
-    if (settled?.waiting) row.error = waitingMessage(settled.waiting);
-    return { target: load.target, row: { ...row, id: load.snapshotId } };
-  });
-}
-
-/** A held fetch's rows, an identical duplicate once (the collector has failed a key with two contents). */
-function rowsOf(collected: CollectedList) {
-  return collected.pending.length > collected.entryCount ? onePerKey(collected.pending) : collected.pending;
+  const loads = locked.flatMap((h, i) => (states[i]!.firstLoad ? [{ ...h, snapshotId: states[i]!.snapshotId }] : []));
+  return { now, loads };
 }

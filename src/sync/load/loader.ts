@@ -2,7 +2,7 @@ import type { ApplyOptions, ApplyResult } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 
-/** The ways a fetched list takes into the database (first-load.ts, resync.ts, streamed-resync.ts). */
+/** The ways a fetched list takes into the database (first-load-alone.ts and first-loads-write.ts, resync.ts, large/). */
 export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
 
 /**

@@ -83,7 +83,7 @@ export async function applyResync(txn: TargetTransaction, source: DiffSource, co
 export interface DiffSource {
   /** The complete diff table (sql.ts#createDiff's columns), in the apply's transaction: its name. */
   complete(tx: Queryable, collected: CollectedList, options: ApplyOptions): Promise<string>;
-  /** The diff's versions are closed and opened already (streamed-resync.ts). */
+  /** The diff's versions are closed and opened already (large/streamed-resync.ts). */
   streamed?: StreamedVersions;
 }
 

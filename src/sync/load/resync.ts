@@ -1,11 +1,11 @@
 import type { ApplyOptions } from './apply-types.ts';
 import type { CollectedList } from '../collect/collect.ts';
-import type { CurrentRowsCheck } from './current-rows-check.ts';
 import type { LazyConnection } from '../../db/lazy-connection.ts';
 import type { Target } from '../../catalog/targets.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, stagedDiff } from './resync-apply.ts';
+import type { RowsCheck } from './rows-check.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
@@ -20,13 +20,13 @@ export class Resync implements Loader {
   readonly kind = 'resync';
   readonly #conn: LazyConnection;
   readonly #target: Target;
-  readonly #check: CurrentRowsCheck;
+  readonly #check: RowsCheck;
   readonly #staging: StagingTable;
   /** The transaction to finish in when the load was chosen inside one; else finish() opens its own. */
   readonly #txn: TargetTransaction | undefined;
   #finished = false;
 
-  constructor(conn: LazyConnection, target: Target, check: CurrentRowsCheck, rule: RowWriteRule, txn?: TargetTransaction) {
+  constructor(conn: LazyConnection, target: Target, check: RowsCheck, rule: RowWriteRule, txn?: TargetTransaction) {
     this.#conn = conn;
     this.#target = target;
     this.#check = check;

@@ -1,3 +1,4 @@
+import type { Target } from '../../catalog/targets.ts';
 import type { NormalizedEntry } from '../collect/normalize.ts';
 
 /*
@@ -74,4 +75,9 @@ export function unnestRows(rows: readonly NormalizedEntry[], first: number): Row
     params: [rows.map((r) => r.entryKey), rows.map((r) => r.code), rows.map((r) => r.description), payloads.value, rows.map((r) => r.digest)],
     rows: rows.length,
   };
+}
+
+/** The COPY text in front of each of a target's rows written by copyEntries (sql.ts): its target, its time and its snapshot, twice. */
+export function entryCopyPrefix(target: Target, now: Date, snapshotId: number): string {
+  return [target.source.environment, target.list.key, target.variant, now.toISOString(), snapshotId, snapshotId].map((v) => copyText(String(v))).join('\t');
 }

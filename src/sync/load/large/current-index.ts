@@ -1,9 +1,9 @@
-import type { Target } from '../../catalog/targets.ts';
-import { copyOut } from '../../db/copy-out.ts';
-import type { Connection } from '../../db/database.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
-import { clockAndLastSnapshots, rowsGeneration } from '../sql.ts';
-import { copyCurrentIndex } from './load-sql.ts';
+import type { Target } from '../../../catalog/targets.ts';
+import { copyOut } from '../../../db/copy-out.ts';
+import type { Connection } from '../../../db/database.ts';
+import type { NormalizedEntry } from '../../collect/normalize.ts';
+import { clockAndLastSnapshots, rowsGeneration } from '../../sql.ts';
+import { copyCurrentIndex } from '../load-sql.ts';
 
 /**
  * The current rows changed since the index was read (another sync applied this target in between),

@@ -1,8 +1,8 @@
-import type { Target } from '../../catalog/targets.ts';
-import type { Connection } from '../../db/database.ts';
-import type { CollectedList } from '../collect/collect.ts';
+import type { Target } from '../../../catalog/targets.ts';
+import type { Connection } from '../../../db/database.ts';
+import type { CollectedList } from '../../collect/collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
+import type { NormalizedEntry } from '../../collect/normalize.ts';
 
 /**
  * Decides, for one fetch, whether rows are checked against the current rows before they are staged

@@ -1,0 +1,51 @@
+import type { CollectedList } from '../collect/collect.ts';
+import type { NormalizedEntry } from '../collect/normalize.ts';
+import { reserveSnapshotId } from '../sql.ts';
+import type { TargetTransaction } from '../target/target-transaction.ts';
+import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
+import { writeFirstLoads } from './first-loads-write.ts';
+import type { Loader, LoadResult } from './loader.ts';
+import type { RowWriteRule } from './row-write-rule.ts';
+
+/**
+ * The first load of a list that never spilled, when no run holds it to apply with its others
+ * (first-loads-together.ts): a group of one, written by the same statements (first-loads-write.ts)
+ * in the transaction loadAfterFetch opened under the target's lock, whose state says first load.
+ * Its rows come whole at finish(); a list that spills streams instead (large/streamed-first-load.ts).
+ */
+export class FirstLoadAlone implements Loader {
+  readonly kind = 'first-load';
+  readonly #txn: TargetTransaction;
+  readonly #rule: RowWriteRule;
+  readonly #atCommit: (statement: string) => void;
+  #written = 0;
+
+  /** `atCommit`: the statements the transaction's COMMIT carries (Connection#transaction). */
+  constructor(txn: TargetTransaction, rule: RowWriteRule, atCommit: (statement: string) => void) {
+    this.#txn = txn;
+    this.#rule = rule;
+    this.#atCommit = atCommit;
+  }
+
+  get rowsWritten(): number {
+    return this.#written;
+  }
+
+  /** Never called: it is chosen after the fetch, with every row in hand. */
+  async append(_rows: NormalizedEntry[]): Promise<void> {
+    throw new Error(`${this.#txn.target.list.key}: a first load chosen after its fetch takes its rows at finish`);
+  }
+
+  /** Writes the columns, the snapshot, the rows and the NOTIFY; the transaction's owner commits. */
+  async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
+    const { q, target, state } = this.#txn;
+    const { rows } = await q.query<{ id: string }>(reserveSnapshotId);
+    const snapshotId = Number(rows[0]!.id);
+    await writeFirstLoads({ q, now: state.now, atCommit: this.#atCommit }, [{ target, collected, options, snapshotId }], this.#rule);
+    this.#written = collected.entryCount;
+    return { applied: { status: 'changed', snapshotId, counts: firstLoadCounts(collected.entryCount), baseline: true } };
+  }
+
+  /** Nothing to undo: its writes are in a transaction its owner rolls back by throwing. */
+  async abort(): Promise<void> {}
+}
