@@ -7,7 +7,7 @@ import { grantMigrationsToReader, migrateSchema } from '../db/migrate.ts';
 import { listFunctionNames } from './list-functions-sql.ts';
 import { FieldTracker } from './field-tracker.ts';
 import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
-import { settleListViews } from './waiting-views.ts';
+import { updateListViews } from './waiting-views.ts';
 import { entriesPayloadPage, listsWithoutColumns } from './columns-sql.ts';
 
 const BATCH = 5000;
@@ -42,7 +42,7 @@ export async function migrateListViews(db: Database): Promise<void> {
       const { rows: clock } = await tx.query<{ now: Date }>('select clock_timestamp() as now');
       if (history) await evolveListColumns(tx, key, history.fieldValues(), null, clock[0]!.now);
       // Views that objects of the user keep from being re-created wait for the first sync after them.
-      await settleListViews(tx, key, [], null, clock[0]!.now);
+      await updateListViews(tx, key, [], null, clock[0]!.now);
     });
   }
 }

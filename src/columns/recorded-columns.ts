@@ -12,7 +12,7 @@ import { listHistoryView } from './view-descriptions.ts';
 import { nameNewFields } from './column-name.ts';
 import type { ColumnType } from './column-type.ts';
 import { conform, unfitting, type FieldValues } from './conformance.ts';
-import { settleViewsTogether, type ListToSettle, type ViewsSettled } from './waiting-views.ts';
+import { updateViewsTogether, type ListToUpdate, type ViewsUpdated } from './waiting-views.ts';
 import { readColumnsOfLists, type TypedColumn } from './typed-column.ts';
 import { readerFunction, type ColumnShape } from './typed-sql.ts';
 import { otherTargetsFit, insertAddedColumns, replaceColumn, insertColumn, touchColumnsOfFetches, lockListsColumns } from './columns-sql.ts';
@@ -250,7 +250,7 @@ export interface PlanToRecord {
  * user keep from being re-created wait (src/columns/waiting-views.ts). Returns, for each plan that
  * changes its list's views, what settling them did.
  */
-export async function recordColumns(q: Queryable, planned: readonly PlanToRecord[], now: Date): Promise<ViewsSettled[]> {
+export async function recordColumns(q: Queryable, planned: readonly PlanToRecord[], now: Date): Promise<ViewsUpdated[]> {
   await recordAdded(q, planned, now);
   for (const { plan, snapshotId } of planned) await recordWidened(q, plan, snapshotId, now);
   // The list's applies that change no column run side by side (planColumns): a row another one has
@@ -261,7 +261,7 @@ export async function recordColumns(q: Queryable, planned: readonly PlanToRecord
     snapshotId === null ? [] : [{ list_key: plan.key, snapshot_id: snapshotId, fields: plan.observedFields }],
   );
   if (touched.length) await q.query(touchColumnsOfFetches, [JSON.stringify(touched)]);
-  const settled = await settleViewsTogether(q, listsToSettle(planned, now), now);
+  const settled = await updateViewsTogether(q, listsToUpdate(planned, now), now);
   return planned.map(({ plan }) => (changes(plan) ? settled.get(plan.key)! : {}));
 }
 
@@ -293,8 +293,8 @@ async function recordWidened(q: Queryable, plan: ColumnPlan, snapshotId: number 
  * that changed them, their typed columns once every plan is recorded (as refdata.list_columns has
  * them now), and whether their views waited.
  */
-function listsToSettle(planned: readonly PlanToRecord[], now: Date): Map<ListKey, ListToSettle> {
-  const lists = new Map<ListKey, ListToSettle>();
+function listsToUpdate(planned: readonly PlanToRecord[], now: Date): Map<ListKey, ListToUpdate> {
+  const lists = new Map<ListKey, ListToUpdate>();
   for (const { plan, snapshotId } of planned) {
     if (!changes(plan)) continue;
     const list = lists.get(plan.key) ?? { changes: [], snapshotId, typed: plan.recorded, waited: false };
@@ -310,7 +310,7 @@ export async function planListColumns(q: Queryable, key: ListKey, observed: Read
 }
 
 /** recordColumns of one plan: what settling the list's views did. */
-export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsSettled> {
+export async function applyColumnPlan(q: Queryable, plan: ColumnPlan, snapshotId: number | null, now: Date): Promise<ViewsUpdated> {
   return (await recordColumns(q, [{ plan, snapshotId }], now))[0]!;
 }
 
@@ -322,7 +322,7 @@ export interface FetchToRecord extends FetchToPlan {
 /** A fetch's plan, and what settling its list's views did when the plan changed them. */
 export interface RecordedColumns {
   plan: ColumnPlan;
-  settled?: ViewsSettled;
+  settled?: ViewsUpdated;
 }
 
 /** Plans and records the columns of a transaction's fetches, in the order given. */

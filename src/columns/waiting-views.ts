@@ -19,7 +19,7 @@ export interface WaitingViews {
 }
 
 /** What settling a list's views did: they wait, or a change that waited was applied now (its columns). */
-export interface ViewsSettled {
+export interface ViewsUpdated {
   waiting?: WaitingViews;
   applied?: ColumnChange[];
 }
@@ -29,7 +29,7 @@ export interface ViewsSettled {
  * column lock: records the wait (adding `changes` to what waits) when objects of the user block
  * it, and clears a wait once the views could be brought along.
  */
-export async function settleListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsSettled> {
+export async function updateListViews(q: Queryable, key: ListKey, changes: ColumnChange[], snapshotId: number | null, now: Date): Promise<ViewsUpdated> {
   const reconciled = await reconcileListViews(q, key, await readTypedColumns(q, key));
   if (reconciled.waiting) return { waiting: await recordWait(q, key, { changes, snapshotId }, reconciled.waiting, now) };
   const { rows } = await q.query<{ columns: ColumnChange[] }>(takeWaitingViews, [[key]]);
@@ -40,7 +40,7 @@ export async function settleListViews(q: Queryable, key: ListKey, changes: Colum
 async function recordWait(
   q: Queryable,
   key: ListKey,
-  list: Pick<ListToSettle, 'changes' | 'snapshotId'>,
+  list: Pick<ListToUpdate, 'changes' | 'snapshotId'>,
   blocked: { views: string[]; dependents: string[] },
   now: Date,
 ): Promise<WaitingViews> {
@@ -57,8 +57,8 @@ async function recordWait(
   return { views, dependents, columns: row.columns, since: row.since, began: row.began };
 }
 
-/** One list's part in settleViewsTogether: its column changes, the snapshot they came with, its typed columns as recorded, whether a change of its views waited. */
-export interface ListToSettle {
+/** One list's part in updateViewsTogether: its column changes, the snapshot they came with, its typed columns as recorded, whether a change of its views waited. */
+export interface ListToUpdate {
   changes: ColumnChange[];
   snapshotId: number | null;
   typed: readonly TypedColumn[];
@@ -66,12 +66,12 @@ export interface ListToSettle {
 }
 
 /**
- * settleListViews of lists whose column changes were just recorded (recorded-columns.ts), in a few
+ * updateListViews of lists whose column changes were just recorded (recorded-columns.ts), in a few
  * statements for all: their views brought along together (reconcileViewsTogether), a wait recorded
  * for each list whose views objects of the user keep, and the waits that end taken off in one.
  */
-export async function settleViewsTogether(q: Queryable, lists: ReadonlyMap<ListKey, ListToSettle>, now: Date): Promise<Map<ListKey, ViewsSettled>> {
-  const settled = new Map<ListKey, ViewsSettled>([...lists.keys()].map((key) => [key, {}]));
+export async function updateViewsTogether(q: Queryable, lists: ReadonlyMap<ListKey, ListToUpdate>, now: Date): Promise<Map<ListKey, ViewsUpdated>> {
+  const settled = new Map<ListKey, ViewsUpdated>([...lists.keys()].map((key) => [key, {}]));
   if (lists.size === 0) return settled;
   const reconciled = await reconcileViewsTogether(q, new Map([...lists].map(([key, list]) => [key, list.typed])));
   const ended: ListKey[] = [];

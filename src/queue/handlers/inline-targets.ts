@@ -95,7 +95,7 @@ export async function syncSmallTargets(
     synced = await syncTargets(small, {
       lanes: lanes.length,
       signal,
-      sync: (target) => settleInline(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) }),
+      sync: (target) => syncOneInRunJob(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) }),
       // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most likely
       // stop the next one too: the rest go to target jobs, which know how to wait.
       stopsAfter: (result) => result === 'queued',
@@ -197,7 +197,7 @@ const QUEUED = 'list not settled in its run job: queued as a target job';
  * Syncs one target in its own span and settles it, or sets it aside (unchanged: recorded with the
  * others after the last list), or says it is for a target job ('queued').
  */
-async function settleInline(
+async function syncOneInRunJob(
   deps: ProcessorDeps,
   job: Job<RunJobData>,
   runId: number,

@@ -1,6 +1,6 @@
 /**
  * One write at a time running behind the caller: a spill is written while the next pages are
- * fetched. Starting or settling waits for the write before and throws its failure, so nothing
+ * fetched. Starting or waiting (written) waits for the write before and throws its failure, so nothing
  * reads a table a failed write left partial.
  */
 export class BackgroundWrite {
@@ -8,7 +8,7 @@ export class BackgroundWrite {
   #failure: unknown;
 
   /** Waits for the write in flight; throws the failure of any earlier write. */
-  async settle(): Promise<void> {
+  async written(): Promise<void> {
     if (this.#inflight) {
       await this.#inflight;
       this.#inflight = undefined;
@@ -16,7 +16,7 @@ export class BackgroundWrite {
     if (this.#failure !== undefined) throw this.#failure;
   }
 
-  /** Lets `write` run on; its failure is kept for the next settle. Call after settle(). */
+  /** Lets `write` run on; its failure is kept for the next written(). Call after written(). */
   start(write: Promise<void>): void {
     this.#inflight = write.catch((err: unknown) => {
       this.#failure = err;

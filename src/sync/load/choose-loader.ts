@@ -42,7 +42,7 @@ export interface LoaderSetup {
 /** At the first spill, while the fetch goes on. */
 export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
   // An index read in flight uses the same connection: let it end before a transaction begins there.
-  await setup.check.settled();
+  await setup.check.readsEnded();
   if (setup.streamAtSpill) {
     const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
     if (txn?.state.firstLoad) {

@@ -50,9 +50,9 @@ export class RowsCheck {
     return current ? current.unmatched(rows) : rows;
   }
 
-  /** Waits for an index read in flight (CurrentRowsCheck#settled). */
-  async settled(): Promise<void> {
-    await this.#current?.settled();
+  /** Waits for an index read in flight (CurrentRowsCheck#readsEnded). */
+  async readsEnded(): Promise<void> {
+    await this.#current?.readsEnded();
   }
 
   /** No check for this fetch from now on (CurrentRowsCheck#off): a first load has no current rows. */

@@ -55,7 +55,7 @@ export class StagingTable {
    * transaction pass it as `q`: on PGlite, the connection itself waits for the transaction to end.
    */
   async append(rows: readonly NormalizedEntry[], q: Queryable = this.#conn): Promise<void> {
-    await this.#spill.settle();
+    await this.#spill.written();
     // Nothing to write creates nothing (complete makes the table for the diff): a list whose every row
     // the index matched begins no transaction, and is recorded in one statement if unchanged.
     if (rows.length === 0) return;

@@ -5,18 +5,18 @@ import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import { lockListColumns } from '../../columns/recorded-columns.ts';
-import { settleListViews, waitingMessage, type ViewsSettled } from '../../columns/waiting-views.ts';
+import { updateListViews, waitingMessage, type ViewsUpdated } from '../../columns/waiting-views.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import { setSnapshotError } from '../sql.ts';
 
 /** Names the wait in the snapshot's error: the data was applied, only the views wait. */
-export async function noteWaitingViews(tx: Queryable, snapshotId: number, settled: ViewsSettled): Promise<void> {
+export async function noteWaitingViews(tx: Queryable, snapshotId: number, settled: ViewsUpdated): Promise<void> {
   if (!settled.waiting) return;
   await tx.query(setSnapshotError, [snapshotId, waitingMessage(settled.waiting)]);
 }
 
 /** What a schema_changed alert says about the views: the wait and what depends on them, or the change applied after one. */
-export function viewsDigest(settled: ViewsSettled): Record<string, unknown> {
+export function viewsDigest(settled: ViewsUpdated): Record<string, unknown> {
   if (settled.waiting) {
     const { views, dependents, columns, since } = settled.waiting;
     return { views_waiting: { views, dependents, columns, since, message: waitingMessage(settled.waiting) } };
@@ -32,7 +32,7 @@ export function viewsDigest(settled: ViewsSettled): Record<string, unknown> {
 export async function retryWaitingViews(txn: TargetTransaction, snapshotId: number): Promise<void> {
   const { q: tx, target, state } = txn;
   await lockListColumns(tx, target.list.key);
-  const settled = await settleListViews(tx, target.list.key, [], snapshotId, state.now);
+  const settled = await updateListViews(tx, target.list.key, [], snapshotId, state.now);
   await noteWaitingViews(tx, snapshotId, settled);
   if (settled.applied) await alertSchema(tx, target, snapshotId, { fields_added: [], fields_removed: [], columns: [], ...viewsDigest(settled) });
 }

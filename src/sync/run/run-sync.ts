@@ -172,7 +172,7 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   for (const plan of plans) {
     const run = await plan.run;
     const planned = outcomes.flatMap((outcome, i) => (outcome && work[i]!.plan === plan ? [outcome] : []));
-    const status = await settleRun(options, plan, run, planned, claim);
+    const status = await finishRun(options, plan, run, planned, claim);
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
   return results;
@@ -183,16 +183,16 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
  * connection kept from being recorded) and closes the run. When Postgres refuses the pool a
  * connection for it, the same is done on the claim's held connection: the run never stays `running`.
  */
-async function settleRun(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], claim: Promise<RunClaim>): Promise<RunStatus> {
+async function finishRun(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], claim: Promise<RunClaim>): Promise<RunStatus> {
   try {
-    return await settleOn(options.db, options, plan, run, outcomes);
+    return await finishRunOn(options.db, options, plan, run, outcomes);
   } catch (err) {
     if (!(err instanceof DatabaseRefusedError)) throw err;
-    return settleOn((await claim).database(options.db), options, plan, run, outcomes);
+    return finishRunOn((await claim).database(options.db), options, plan, run, outcomes);
   }
 }
 
-async function settleOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
+async function finishRunOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
   // The batch's lists: one not written is synced again the ordinary way, in the run, without a batch.
   await settleBatch(run.batch, outcomes, {
     db,
@@ -266,7 +266,7 @@ async function failingRun<T>(options: RunSyncOptions, plan: Plan, fn: () => Prom
 
 /** Fails the run for what the database threw, best effort. */
 async function failRunFor(options: RunSyncOptions, plan: Plan, err: unknown): Promise<void> {
-  // A refused connection fails the list that needed it, not the run: settleRun closes the run.
+  // A refused connection fails the list that needed it, not the run: finishRun closes the run.
   if (err instanceof DatabaseRefusedError) return;
   const { runId } = await plan.run;
   await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);

@@ -57,7 +57,7 @@ export class CurrentRowsCheck {
   }
 
   /** Waits for an index read in flight, which holds the connection (its failure is thrown later, where the index is used). */
-  async settled(): Promise<void> {
+  async readsEnded(): Promise<void> {
     await this.#index?.catch(() => undefined);
   }
 

@@ -57,7 +57,7 @@ export class StreamedFirstLoad implements Loader {
 
   /** Resolves once the previous batch is in; throws the failure of any earlier one. */
   async append(rows: NormalizedEntry[]): Promise<void> {
-    await this.#batch.settle();
+    await this.#batch.written();
     if (this.#conflict || rows.length === 0) return;
     this.#written += rows.length;
     const ids = this.#reserve();
@@ -94,7 +94,7 @@ export class StreamedFirstLoad implements Loader {
     const { q, target, state } = this.#txn;
     const counts = firstLoadCounts(collected.entryCount);
     await this.append(pending);
-    await this.#batch.settle();
+    await this.#batch.written();
     if (this.#conflict) {
       await this.#txn.rollback();
       return { fetchAgain: this.#conflict };

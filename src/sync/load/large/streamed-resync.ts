@@ -70,7 +70,7 @@ export class StreamedResync implements Loader {
 
   /** Writes the spill's unmatched entries while the fetch goes on: resolves once the previous spill is in. */
   async append(rows: NormalizedEntry[]): Promise<void> {
-    await this.#write.settle();
+    await this.#write.written();
     const unmatched = await this.#check.unmatched(rows);
     if (unmatched.length === 0) return;
     this.#written += unmatched.length;
@@ -112,7 +112,7 @@ export class StreamedResync implements Loader {
   /** Writes the last entries and the removed, applies the diff as a staged resync's, and commits. */
   async finish(collected: CollectedList, options: ApplyOptions): Promise<LoadResult> {
     // The pending entries were checked against the index already (CurrentRowsCheck#finish).
-    await this.#write.settle();
+    await this.#write.written();
     if (collected.pending.length) {
       this.#written += collected.pending.length;
       await this.#writeVersions(collected.pending);
