@@ -203,7 +203,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
       spillEvery: Math.min(f.tuning.spillEvery, f.tuning.spillThreshold),
       keep: (row) => check.keeps(row),
       hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
-      served: { entries: largeAfter - 1, chars: SERVED_DIGEST_MAX_CHARS, hold: mayBeSetAside(f.options) },
+      served: { entries: largeAfter - 1, chars: SERVED_DIGEST_MAX_CHARS, keepRaw: mayBeSetAside(f.options) },
       spill: async (rows) => {
         if (!loader) {
           loader = f.loader = await loaderAtFirstSpill(setup);
@@ -266,7 +266,7 @@ async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollecto
  * last ok snapshot is no first load; so its summary, which has no rows, never reaches a loader.
  */
 function setAsideAsServedBefore(setup: LoaderSetup, batch: ApplyBatch, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
-  const before = batch.servedBefore(setup.target, collector.heldDigest());
+  const before = batch.servedBefore(setup.target, collector.rawDigest());
   if (!before) return undefined;
   const collected = collector.finishAsBefore(before);
   const taken = batch.take(setup.target, collected, options);
@@ -276,7 +276,7 @@ function setAsideAsServedBefore(setup: LoaderSetup, batch: ApplyBatch, collector
 
 /**
  * Whether the target's run read its lists' last ok snapshots to set unchanged fetches aside with (a
- * run job's, `refsync sync`'s): only then is a small list held unnormalised until its served digest
+ * run job's, `refsync sync`'s): only then is a small list kept raw until its served digest
  * is compared. A run still starting is taken to have: holding costs a small list next to nothing.
  */
 function mayBeSetAside(options: SyncTargetOptions): boolean {

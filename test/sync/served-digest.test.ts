@@ -25,7 +25,7 @@ const shipmentModes = catalog.find((l) => l.key === 'shipment_modes')!;
 /** A batch as the client hands it over: the entries parsed from `text`, with the text. */
 const served = (text: string): ListBatch => listBatch(JSON.parse(text) as unknown[], text);
 
-const collectorFor = (list: ListDefinition, bounds: { entries: number; chars: number; hold: boolean }, spilled: unknown[][] = []) =>
+const collectorFor = (list: ListDefinition, bounds: { entries: number; chars: number; keepRaw: boolean }, spilled: unknown[][] = []) =>
   new ListCollector(list, {
     spillThreshold: 3,
     spill: async (rows) => void spilled.push(rows),
@@ -53,7 +53,7 @@ describe('the served digest of a small list', () => {
     const batches = ['[{"code":"A"},{"code":"B"}]', '[{"code":"C"},7]'];
     const messages: string[] = [];
     for (const hold of [false, true]) {
-      const collector = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold });
+      const collector = collectorFor(shipmentModes, { entries: 100, chars: 10_000, keepRaw: hold });
       const taken = (async () => {
         for (const text of batches) await collector.addBatch(served(text));
         return collector.finish();
@@ -68,17 +68,17 @@ describe('the served digest of a small list', () => {
 
   it('is offered for a set-aside only while no entry has been normalised', async () => {
     const text = '[{"code":"A"},{"code":"B"}]';
-    const held = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
-    const normalised = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: false });
+    const held = collectorFor(shipmentModes, { entries: 100, chars: 10_000, keepRaw: true });
+    const normalised = collectorFor(shipmentModes, { entries: 100, chars: 10_000, keepRaw: false });
     for (const c of [held, normalised]) await c.addBatch(served(text));
-    expect(held.heldDigest()).toMatch(/^[0-9a-f]{64}$/);
-    expect(normalised.heldDigest()).toBeNull();
+    expect(held.rawDigest()).toMatch(/^[0-9a-f]{64}$/);
+    expect(normalised.rawDigest()).toBeNull();
     expect(normalised.servedDigest()).toBe(held.servedDigest());
   });
 
   it('is none once the list passes its bounds, whose batches are then normalised and spilled as they come', async () => {
     const spilled: unknown[][] = [];
-    const collector = collectorFor(shipmentModes, { entries: 2, chars: 10_000, hold: true }, spilled);
+    const collector = collectorFor(shipmentModes, { entries: 2, chars: 10_000, keepRaw: true }, spilled);
     await collector.addBatch(served('[{"code":"A"},{"code":"B"}]'));
     expect(spilled).toEqual([]);
     await collector.addBatch(served('[{"code":"C"},{"code":"D"}]'));
@@ -86,12 +86,12 @@ describe('the served digest of a small list', () => {
     const collected = await collector.finish();
     expect(collected).toMatchObject({ servedDigest: null, entryCount: 4 });
 
-    const long = collectorFor(shipmentModes, { entries: 100, chars: 20, hold: true });
+    const long = collectorFor(shipmentModes, { entries: 100, chars: 20, keepRaw: true });
     await long.addBatch(served('[{"code":"A","description":"longer than twenty characters"}]'));
     expect((await long.finish()).servedDigest).toBeNull();
 
     // A batch not read from an answer has no text to digest.
-    const unread = collectorFor(shipmentModes, { entries: 100, chars: 10_000, hold: true });
+    const unread = collectorFor(shipmentModes, { entries: 100, chars: 10_000, keepRaw: true });
     await unread.addBatch(listBatch([{ code: 'A' }]));
     expect((await unread.finish()).servedDigest).toBeNull();
   });
@@ -124,7 +124,7 @@ describe('what normalising makes of an answer, pinned', () => {
   it('is the same content hash, count and fields as pinned here: a change to it must bump NORMALIZING (served-digest.ts) with this value', async () => {
     const nmfc = catalog.find((l) => l.key === 'nmfc_codes')!;
     const entries = parseJsonText(PINNED_ANSWER, { where: 'pinned', endpoint: 'pinned' }, PINNED_ANSWER.length) as unknown[];
-    const collector = collectorFor(nmfc, { entries: 100, chars: 10_000, hold: false });
+    const collector = collectorFor(nmfc, { entries: 100, chars: 10_000, keepRaw: false });
     await collector.addBatch(listBatch(entries));
     const { contentHash, entryCount, fields } = await collector.finish();
     // Should this fail after a change to normalize.ts, canonical.ts, content-hash.ts or what they use,

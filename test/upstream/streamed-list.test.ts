@@ -100,7 +100,7 @@ describe('a list answer larger than a page streams in batches', () => {
       const collector = new ListCollector(catalog.find((l) => l.key === 'shipment_modes')!, {
         spillThreshold: 100_000,
         spill: async () => undefined,
-        served: { entries: 100_000, chars: 2 ** 26, hold },
+        served: { entries: 100_000, chars: 2 ** 26, keepRaw: hold },
       });
       for await (const batch of client.pages({ basePath: '/v2', path: '/shipments/nmfc/' })) await collector.addBatch(batch);
       await c!.close();

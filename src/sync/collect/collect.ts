@@ -40,19 +40,19 @@ export interface CollectorOptions {
   spill: (rows: NormalizedEntry[]) => Promise<void>;
   /**
    * Whether a row must be kept for the database (default: all). A row already current as fetched
-   * is hashed and counted, then dropped at once: held until a spill, a million of them would
+   * is hashed and counted, then dropped at once: kept until a spill, a million of them would
    * outlive the young generation and cost the collector's GC most of its time.
    */
   keep?: (row: NormalizedEntry) => boolean;
   /** How the content hash keeps lines for a key out of order (content-hash.ts); all of them by default. */
   hash?: HasherOptions;
   /**
-   * A list of at most this much is digested as served (served-digest.ts), and with `hold` its
-   * batches are held as they came until the fetch ends (ListCollector#servedDigest says why). Past
-   * either bound the list is not small: the held batches are normalised then, and it has no digest.
-   * Keep `entries` below the spill threshold and the index's start: a held list never spills.
+   * A list of at most this much is digested as served (served-digest.ts), and with `keepRaw` its
+   * batches are kept raw, as they came, until the fetch ends (ListCollector#servedDigest says why). Past
+   * either bound the list is not small: the raw batches are normalised then, and it has no digest.
+   * Keep `entries` below the spill threshold and the index's start: a list kept raw never spills.
    */
-  served?: { entries: number; chars: number; hold: boolean };
+  served?: { entries: number; chars: number; keepRaw: boolean };
 }
 
 /** The whole list summed up without its rows, from the snapshot whose served digest it has. */
@@ -64,7 +64,7 @@ export const REPLACED_KEYS_LOGGED = 20;
 /**
  * Reads a list page by page: normalises each entry, tracks its fields, and feeds its key and digest
  * to the canonical hash; the rows themselves are buffered up to a threshold and then spilled to
- * staging, so a million-entry list is never held whole. A small list may be held as it came until
+ * staging, so a million-entry list is never in memory whole. A small list may be kept raw, as it came, until
  * its served digest is known (CollectorOptions.served).
  */
 export class ListCollector {
@@ -79,8 +79,8 @@ export class ListCollector {
   #digest: ServedDigest | null;
   /** The digest once finished (servedDigest). */
   #digestHex: string | null | undefined;
-  /** Batches taken in but not normalised yet (CollectorOptions.served.hold). */
-  #held: unknown[][] = [];
+  /** Batches taken in but not normalised yet (CollectorOptions.served.keepRaw). */
+  #raw: unknown[][] = [];
   #buffer: NormalizedEntry[] = [];
   #spilled = false;
   /** Rows per spill set after the first by the loader it chose (spillEach). */
@@ -113,11 +113,11 @@ export class ListCollector {
     if (!batch.continuesPage) this.#pages += 1;
     this.#received += entries.length;
     if (this.#digest) this.#digestServed(batch.servedText);
-    if (this.#digest && this.#options.served!.hold) {
-      this.#held.push(entries);
+    if (this.#digest && this.#options.served!.keepRaw) {
+      this.#raw.push(entries);
       return;
     }
-    await this.#releaseHeld();
+    await this.#normaliseRaw();
     await this.#normalize(entries);
   }
 
@@ -131,8 +131,8 @@ export class ListCollector {
 
   /**
    * The digest of every entry as served, once the fetch has ended, for a list that stayed small; null
-   * for a larger one. With `served.hold` nothing is normalised yet: the caller compares it with the
-   * last ok snapshot's first (heldDigest), and sums the list up from that snapshot (finishAsBefore)
+   * for a larger one. With `served.keepRaw` nothing is normalised yet: the caller compares it with the
+   * last ok snapshot's first (rawDigest), and sums the list up from that snapshot (finishAsBefore)
    * when it is the same, which is the unchanged sync's usual case, or normalises it all (finish).
    */
   servedDigest(): string | null {
@@ -141,18 +141,18 @@ export class ListCollector {
   }
 
   /**
-   * The served digest while no entry has been normalised (every batch held): only then does
+   * The served digest while no entry has been normalised (every batch kept raw): only then does
    * summing the list up from the snapshot it matches (finishAsBefore) save anything.
    */
-  heldDigest(): string | null {
+  rawDigest(): string | null {
     return this.#normalized === 0 ? this.servedDigest() : null;
   }
 
-  /** Normalises the batches held, in the order they came (the list is not small, or not as it was). */
-  async #releaseHeld(): Promise<void> {
-    const held = this.#held;
-    this.#held = [];
-    for (const entries of held) await this.#normalize(entries);
+  /** Normalises the raw batches, in the order they came (the list is not small, or not as it was). */
+  async #normaliseRaw(): Promise<void> {
+    const raw = this.#raw;
+    this.#raw = [];
+    for (const entries of raw) await this.#normalize(entries);
   }
 
   async #normalize(entries: readonly unknown[]): Promise<void> {
@@ -182,7 +182,7 @@ export class ListCollector {
   /**
    * The fetch as it was last time: its served digest is `before`'s, so normalising would make the
    * same content hash, count and fields. Its rows are not made: only an unchanged sync may use it.
-   * The batches stay held: should the caller not take it as unchanged after all, finish() still
+   * The batches stay raw: should the caller not take it as unchanged after all, finish() still
    * normalises every one.
    */
   finishAsBefore(before: SummedUp): CollectedList {
@@ -201,7 +201,7 @@ export class ListCollector {
   /** The fetch as a whole, once every page has been added; throws on two entries under one key. */
   async finish(): Promise<CollectedList> {
     const servedDigest = this.servedDigest();
-    await this.#releaseHeld();
+    await this.#normaliseRaw();
     const { contentHash, entryCount } = this.#hasher.finish();
     return {
       contentHash,
