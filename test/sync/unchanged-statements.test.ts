@@ -13,6 +13,19 @@ import { pipelineFixture } from './fixture.ts';
 
 const t = useTestDatabase();
 
+/** The columns of an unchanged fetch's snapshot that do not come from the fetch: ok, nothing counted. */
+const unchangedSnapshot = {
+  status: 'ok',
+  changed: false,
+  added: 0,
+  removed: 0,
+  modified: 0,
+  reappeared: 0,
+  reshaped: 0,
+  error: null,
+  error_code: null,
+};
+
 /**
  * The database with every statement sent on a held connection recorded; `commit` is recorded with
  * the synchronous_commit it ran under. A statement sent alone is recorded as `alone: ...`, with the
@@ -86,15 +99,7 @@ describe('an unchanged sync, statement by statement', () => {
       expect(rows).toEqual([
         {
           id: outcome.snapshotId,
-          status: 'ok',
-          changed: false,
-          added: 0,
-          removed: 0,
-          modified: 0,
-          reappeared: 0,
-          reshaped: 0,
-          error: null,
-          error_code: null,
+          ...unchangedSnapshot,
           ...firstRow[0],
           pages: 1,
           replaced_values: 0,
@@ -177,15 +182,7 @@ describe('an unchanged sync, statement by statement', () => {
       expect(firstRow[0]!.served_digest).toEqual(expect.any(String));
       expect(rows).toEqual([
         {
-          status: 'ok',
-          changed: false,
-          added: 0,
-          removed: 0,
-          modified: 0,
-          reappeared: 0,
-          reshaped: 0,
-          error: null,
-          error_code: null,
+          ...unchangedSnapshot,
           ...firstRow[0],
           nonconforming: 0,
           schema_accepted: false,
