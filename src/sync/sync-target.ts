@@ -20,7 +20,7 @@ import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
 import { TargetDeadline } from './target/target-deadline.ts';
 import { tuningWith, type SyncTuning } from './tuning.ts';
-import type { ApplyBatch } from './batch/apply-batch.ts';
+import { ApplyBatch } from './batch/apply-batch.ts';
 import { REMOVALS_HELD } from '../util/error-codes.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
@@ -37,6 +37,7 @@ export interface TargetRun {
   /**
    * The run's batch (a run job's, or a `refsync sync` source's), written after its last list: a small
    * list it takes (unchanged, or a first load) is left unrecorded, and its outcome says setAside.
+   * Without one, the list is a batch of one (ApplyBatch.ofOne): its unchanged fetch recorded at once.
    */
   batch?: ApplyBatch;
 }
@@ -241,19 +242,16 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
 async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollector, loader: Loader | undefined): Promise<Fetched> {
   const run = await runOf(f.options);
   const applyOptions = applyOptionsOf(f, run.runId);
-  const { batch } = run;
-  if (batch) {
-    setup.batch = batch;
-    const asBefore = setAsideAsServedBefore(setup, batch, collector, applyOptions);
-    if (asBefore) {
-      f.pages = asBefore.collected.pages;
-      return asBefore;
-    }
+  const batch = run.batch ?? ApplyBatch.ofOne();
+  const asBefore = await setAsideAsServedBefore(setup, batch, collector, applyOptions);
+  if (asBefore) {
+    f.pages = asBefore.collected.pages;
+    return asBefore;
   }
   const collected = await setup.check.finish(await collector.finish());
   f.pages = collected.pages;
   if (loader) return { collected, loader, result: await loader.finish(collected, applyOptions) };
-  const loaded = await loadAfterFetch(setup, collected, applyOptions);
+  const loaded = await loadAfterFetch(setup, batch, collected, applyOptions);
   f.loader = loaded.loader;
   return { collected, ...loaded };
 }
@@ -265,22 +263,23 @@ async function loadFetched(f: Fetch, setup: LoaderSetup, collector: ListCollecto
  * batch takes it as unchanged, never as a first load: it has that snapshot's hash, and a list with a
  * last ok snapshot is no first load; so its summary, which has no rows, never reaches a loader.
  */
-function setAsideAsServedBefore(setup: LoaderSetup, batch: ApplyBatch, collector: ListCollector, options: ApplyOptions): Fetched | undefined {
+async function setAsideAsServedBefore(setup: LoaderSetup, batch: ApplyBatch, collector: ListCollector, options: ApplyOptions): Promise<Fetched | undefined> {
   const before = batch.servedBefore(setup.target, collector.rawDigest());
   if (!before) return undefined;
   const collected = collector.finishAsBefore(before);
-  const taken = batch.take(setup.target, collected, options);
+  const taken = await batch.take(setup.conn, setup.target, collected, options);
   if (!taken) return undefined;
   return { collected, ...withoutLoad(setup, taken), asServedBefore: true };
 }
 
 /**
  * Whether the target's run read its lists' last ok snapshots to set unchanged fetches aside with (a
- * run job's, `refsync sync`'s): only then is a small list kept raw until its served digest
- * is compared. A run still starting is taken to have: holding costs a small list next to nothing.
+ * run job's, `refsync sync`'s; not a batch of one): only then is a small list kept raw until its
+ * served digest is compared. A run still starting is taken to have: keeping it raw costs a small
+ * list next to nothing.
  */
 function mayBeSetAside(options: SyncTargetOptions): boolean {
-  return 'run' in options || options.batch !== undefined;
+  return 'run' in options || options.batch?.readLastOk === true;
 }
 
 /** The target's run, once started (SyncTargetOptions). */

@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { targetName, targetsFor, type Target } from '../../catalog/targets.ts';
 import type { SourceConfig } from '../../config/types.ts';
+import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
 import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
@@ -16,7 +17,9 @@ import { settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
 // (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
-// after a 429 without using an attempt, or recorded and failed.
+// after a 429 without using an attempt, or recorded and failed. Its list is a batch of one
+// (ApplyBatch.ofOne): an unchanged fetch is recorded by one statement that counts the run's progress
+// too, whose commit waits for the WAL flush, so the job completes only once its work is durable.
 
 export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);
@@ -117,6 +120,7 @@ async function syncOrThrow(
       log,
       onProgress: progress.onProgress,
       advanceRun: true,
+      batch: ApplyBatch.ofOne(),
     });
     await progress.finish();
     return outcome;

@@ -28,8 +28,12 @@ export interface WorkerSyncRequest {
    * job syncing lists itself counts them once, after the last (syncSmallTargets).
    */
   advanceRun: boolean;
-  /** A run job's batch: a small unchanged list or first load is taken there, for the job to write with the others. */
-  batch?: ApplyBatch;
+  /**
+   * The list's batch: a run job's, where a small unchanged list or first load is taken for the job to
+   * write with the others; or a target job's batch of one (ApplyBatch.ofOne), which records an
+   * unchanged list at once in its one statement, counting the run's progress with it (advanceRun).
+   */
+  batch: ApplyBatch;
   /**
    * A run job's list of unknown size: it must stay small. Once its fetch proves it large the sync
    * stops (ProvedLarge, thrown) before anything grows or is written, for a target job to sync it.
@@ -81,7 +85,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
       ...(request.onProgress ? { onProgress: request.onProgress } : {}),
       memory: inSlot,
       advanceRun: request.advanceRun,
-      ...(request.batch ? { batch: request.batch } : {}),
+      batch: request.batch,
       ...(deps.tuning ? { tuning: deps.tuning } : {}),
     });
     if (outcome.status === 'changed' || outcome.status === 'unchanged') entries = outcome.entryCount;

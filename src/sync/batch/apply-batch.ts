@@ -6,17 +6,27 @@
 // that load them all (first-loads-together.ts), and any other is not taken and is applied at once
 // through its diff. What the batch could not write is nothing of it written: its caller syncs that
 // list again the ordinary way (settle-batch.ts).
+//
+// A list synced on its own (a worker's target job, a list synced again) is a batch of one
+// (ApplyBatch.ofOne), which read no last ok snapshot: reading it first would be a round trip more
+// than the list's unchanged fetch costs. Every fetch it is asked about may be unchanged, and the one
+// statement that would record it decides, at once: recorded, or not taken (changed, a first load, its
+// lock held) and applied at once the ordinary way, the fetch in hand.
 import type { Target } from '../../catalog/targets.ts';
-import type { Database } from '../../db/database.ts';
+import type { Connection, Database } from '../../db/database.ts';
 import type { CollectedList, SummedUp } from '../collect/collect.ts';
-import type { ApplyOptions } from '../load/apply-types.ts';
+import type { ApplyOptions, ApplyResult } from '../load/apply-types.ts';
 import { FirstLoadsTogether, type FirstLoadsApply } from '../load/first-loads-together.ts';
 import type { LoadResult } from '../load/loader.ts';
 import { fetchedFields } from '../load/snapshot-row.ts';
+import { recordIfUnchanged } from '../load/unchanged-alone.ts';
 import { UnchangedLists, type LastOk } from '../load/unchanged-lists.ts';
 
-/** What the batch did with a list it took: set aside as unchanged, or held as a first load (`firstLoad`). */
-export type Taken = Extract<LoadResult, { setAside: true }>;
+/**
+ * What the batch did with a list it took: set aside as unchanged, held as a first load (`firstLoad`),
+ * or, in a batch of one, recorded as unchanged at once (`applied`).
+ */
+export type Taken = Extract<LoadResult, { setAside: true }> | { applied: ApplyResult };
 
 /**
  * What the batch's apply wrote: each taken list's snapshot id, or null for one of which nothing was
@@ -34,13 +44,28 @@ export interface BatchApplied {
 
 /** One run's batch: its unchanged lists and its small first loads, written together after its last list. */
 export class ApplyBatch {
-  readonly #unchanged: UnchangedLists;
-  readonly #firstLoads: FirstLoadsTogether;
+  /** What the run keeps until apply(); undefined in a batch of one, which read no last ok snapshot and keeps nothing. */
+  readonly #kept: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether } | undefined;
 
   /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
-  constructor(lastOk: ReadonlyMap<string, LastOk>, firstLoads: FirstLoadsApply) {
-    this.#unchanged = new UnchangedLists(lastOk);
-    this.#firstLoads = new FirstLoadsTogether(lastOk, firstLoads);
+  constructor(lastOk: ReadonlyMap<string, LastOk>, firstLoads: FirstLoadsApply);
+  /** A batch of one, which read no last ok snapshot (ApplyBatch.ofOne). */
+  constructor();
+  constructor(lastOk?: ReadonlyMap<string, LastOk>, firstLoads?: FirstLoadsApply) {
+    this.#kept = lastOk && firstLoads && { unchanged: new UnchangedLists(lastOk), firstLoads: new FirstLoadsTogether(lastOk, firstLoads) };
+  }
+
+  /**
+   * The batch of a list synced on its own: it read no last ok snapshot, so each fetch may be
+   * unchanged, and take() records it in one statement at once, or does not take it.
+   */
+  static ofOne(): ApplyBatch {
+    return new ApplyBatch();
+  }
+
+  /** Whether the batch read its lists' last ok snapshots: only then is a served digest worth comparing with them. */
+  get readLastOk(): boolean {
+    return this.#kept !== undefined;
   }
 
   /**
@@ -48,17 +73,21 @@ export class ApplyBatch {
    * snapshot's (UnchangedLists#servedBefore): a fetch finished with it is taken as unchanged.
    */
   servedBefore(target: Target, servedDigest: string | null): SummedUp | undefined {
-    return this.#unchanged.servedBefore(target, servedDigest);
+    return this.#kept?.unchanged.servedBefore(target, servedDigest);
   }
 
   /**
    * Takes a small fetched list into the batch, or not: set aside when its content hash is its last
-   * ok snapshot's as the run read it, held when the run read no ok snapshot of it. Undefined when not
-   * taken: a list changed since, to apply at once (the run's read tells it is not unchanged).
+   * ok snapshot's as the run read it, held when the run read no ok snapshot of it. In a batch of one,
+   * which read none, it may be unchanged: recorded at once in one statement on the fetch's connection
+   * `conn` (recordIfUnchanged, its run's progress counted with it when options.advanceRun says so).
+   * Undefined when not taken: a list changed since (or, in a batch of one, not recorded by that
+   * statement), to apply at once.
    */
-  take(target: Target, collected: CollectedList, options: ApplyOptions): Taken | undefined {
-    if (this.#unchanged.setAside(target, fetchedFields(collected, options)) === 'set-aside') return { setAside: true };
-    if (this.#firstLoads.hold(target, collected, options)) return { setAside: true, firstLoad: true };
+  async take(conn: Connection, target: Target, collected: CollectedList, options: ApplyOptions): Promise<Taken | undefined> {
+    if (!this.#kept) return recordIfUnchanged(conn, target, collected, options);
+    if (this.#kept.unchanged.setAside(target, fetchedFields(collected, options)) === 'set-aside') return { setAside: true };
+    if (this.#kept.firstLoads.hold(target, collected, options)) return { setAside: true, firstLoad: true };
     return undefined;
   }
 
@@ -67,21 +96,23 @@ export class ApplyBatch {
    * returned, the run's possible first loads.
    */
   expect(targets: readonly Target[]): Target[] {
-    return this.#firstLoads.expect(targets);
+    return this.#kept?.firstLoads.expect(targets) ?? [];
   }
 
   /** A target's sync has ended, taken or not: the first loads held need not wait for it. */
   done(target: Target): void {
-    this.#firstLoads.done(target);
+    this.#kept?.firstLoads.done(target);
   }
 
   /**
    * Writes what the batch took, once every held first load's apply has ended: the unchanged lists
    * in one statement on `db` (beside the first loads' last applies), as snapshots of run `runId`.
+   * Nothing in a batch of one, whose list was written as it was taken, if at all.
    */
   async apply(db: Database, runId: number): Promise<BatchApplied> {
-    const loading = this.#firstLoads.applied();
-    const recorded = await this.#unchanged.record(db, runId).then(
+    if (!this.#kept) return { ids: new Map() };
+    const loading = this.#kept.firstLoads.applied();
+    const recorded = await this.#kept.unchanged.record(db, runId).then(
       (ids) => ({ ids }),
       (unrecorded: unknown) => ({ ids: new Map<Target, number | null>(), unrecorded }),
     );

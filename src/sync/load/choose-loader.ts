@@ -11,7 +11,6 @@ import type { RowsCheck } from './rows-check.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import type { ApplyBatch } from '../batch/apply-batch.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
-import { recordIfUnchanged } from './unchanged-alone.ts';
 
 /** What choosing a loader needs: the fetch's connection and index check, and how rows are written. */
 export interface LoaderSetup {
@@ -26,11 +25,6 @@ export interface LoaderSetup {
    * streamed load backed out.
    */
   streamAtSpill: boolean;
-  /**
-   * The run's batch (apply-batch.ts), asked once whether it takes a fetch that never spilled: set
-   * aside as unchanged or held as a first load, for the run to write with its others.
-   */
-  batch?: ApplyBatch;
 }
 
 /*
@@ -59,7 +53,7 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 }
 
 /**
- * A fetch that needed no load (set aside, or recorded unchanged in one statement) and its result;
+ * A fetch that needed no load (taken by its batch: set aside, or recorded unchanged in one statement) and its result;
  * the loader, which writes nothing, is the one an apply would have had, for the outcome to name.
  */
 export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: Loader; result: LoadResult } {
@@ -78,21 +72,21 @@ function heldFirstLoad(collected: CollectedList): Loader {
 }
 
 /**
- * After a fetch that never spilled: the run's batch takes it (unchanged, or a first load), or an
- * unchanged list without a batch is recorded in one statement; any other is loaded by the loader
- * chosen under the lock in the transaction that then loads. A fetch the batch did not take skips the
- * one statement: its hash is not the one its run read, so it would write nothing, and should another
- * sync have made the list unchanged since, the transaction's apply records it so.
+ * After a fetch that never spilled: its batch (apply-batch.ts; a run's, or the batch of one of a list
+ * synced on its own) takes it, set aside as unchanged, held as a first load, or recorded unchanged at
+ * once; any other is loaded by the loader chosen under the lock in the transaction that then loads.
+ * Should another sync have made a list the batch did not take unchanged since, the transaction's
+ * apply records it so.
  */
-export async function loadAfterFetch(setup: LoaderSetup, collected: CollectedList, options: ApplyOptions): Promise<{ loader: Loader; result: LoadResult }> {
-  if (setup.batch) {
-    const taken = setup.batch.take(setup.target, collected, options);
-    if (taken?.firstLoad) return { loader: heldFirstLoad(collected), result: taken };
-    if (taken) return withoutLoad(setup, taken);
-  } else {
-    const recorded = await recordIfUnchanged(setup.conn, setup.target, collected, options);
-    if (recorded) return withoutLoad(setup, recorded);
-  }
+export async function loadAfterFetch(
+  setup: LoaderSetup,
+  batch: ApplyBatch,
+  collected: CollectedList,
+  options: ApplyOptions,
+): Promise<{ loader: Loader; result: LoadResult }> {
+  const taken = await batch.take(setup.conn, setup.target, collected, options);
+  if (taken && 'firstLoad' in taken) return { loader: heldFirstLoad(collected), result: taken };
+  if (taken) return withoutLoad(setup, taken);
   return setup.conn.transaction(async (tx, opened, atCommit) => {
     const txn = await TargetTransaction.within(tx, setup.target, opened);
     const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule, atCommit) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);

@@ -193,7 +193,7 @@ async function finishRun(options: RunOptions, plan: Plan, run: StartedRun, outco
 }
 
 async function finishRunOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
-  // The batch's lists: one not written is synced again the ordinary way, in the run, without a batch.
+  // The batch's lists: one not written is synced again in the run, as a batch of one.
   await settleBatch(run.batch, outcomes, {
     db,
     runId: run.runId,

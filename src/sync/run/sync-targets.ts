@@ -3,8 +3,8 @@
 // (src/queue/handlers/inline-targets.ts). What differs is the run's policy: how many lists at once,
 // what stops the lanes, how one list is synced and settled (its failure recorded at once in
 // process; in a run job, anything it cannot settle left to a target job, which retries), and its
-// batch told as each list ends. A target job syncs one list, alone, without a batch: its unchanged
-// list's one statement counts the run's progress too, where a batch's would cost a second.
+// batch told as each list ends. A target job syncs one list through a batch of one
+// (src/queue/handlers/target-job.ts): its gate, 429 wait and retries are the queue's, not lanes'.
 
 /** How a run syncs its lists. */
 export interface TargetsPolicy<T, R> {
