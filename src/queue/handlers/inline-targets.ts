@@ -135,7 +135,7 @@ interface SetAside {
 type InlineSync = 'settled' | 'queued' | 'large' | SetAside;
 
 /**
- * Writes the batch (the unchanged lists set aside in one statement, the first loads held together),
+ * Writes the batch (the unchanged lists set aside in one statement, the first loads gathered together),
  * and settles each list it wrote. `again`: the lists it did not write (nothing written for them), for
  * target jobs to sync the ordinary way. `unsure`: the unchanged ones when their statement failed,
  * which may have committed before its answer was lost; their target jobs look for a snapshot in the

@@ -2,7 +2,7 @@
 // one, so that a run of many small lists pays a handful of statements rather than a transaction per
 // list (docs/performance.md, P1 and P4). A list's sync asks the batch once, at the end of a fetch that
 // never spilled, whether it takes the list: an unchanged list is set aside for one statement that
-// records them all (unchanged-lists.ts), a list with no ok snapshot is held for a few transactions
+// records them all (unchanged-lists.ts), a list with no ok snapshot is gathered for a few transactions
 // that load them all (first-loads-together.ts), and any other is not taken and is applied at once
 // through its diff. What the batch could not write is nothing of it written: its caller syncs that
 // list again the ordinary way (settle-batch.ts).
@@ -11,7 +11,7 @@
 // (ApplyBatch.ofOne), which read no last ok snapshot: reading it first would be a round trip more
 // than the list's unchanged fetch costs. Every fetch it is asked about may be unchanged, and the one
 // statement that would record it decides, at once: recorded, or not taken (changed, a first load, its
-// lock held) and applied at once the ordinary way, the fetch in hand.
+// lock taken by another sync) and applied at once the ordinary way, the fetch in hand.
 import type { Target } from '../../catalog/targets.ts';
 import type { Connection, Database } from '../../db/database.ts';
 import type { CollectedList, SummedUp } from '../collect/collect.ts';
@@ -23,7 +23,7 @@ import { recordIfUnchanged } from '../load/unchanged-alone.ts';
 import { UnchangedLists, type LastOk } from '../load/unchanged-lists.ts';
 
 /**
- * What the batch did with a list it took: set aside as unchanged, held as a first load (`firstLoad`),
+ * What the batch did with a list it took: set aside as unchanged, gathered as a first load (`firstLoad`),
  * or, in a batch of one, recorded as unchanged at once (`applied`).
  */
 export type Taken = Extract<LoadResult, { setAside: true }> | { applied: ApplyResult };
@@ -78,7 +78,7 @@ export class ApplyBatch {
 
   /**
    * Takes a small fetched list into the batch, or not: set aside when its content hash is its last
-   * ok snapshot's as the run read it, held when the run read no ok snapshot of it. In a batch of one,
+   * ok snapshot's as the run read it, gathered when the run read no ok snapshot of it. In a batch of one,
    * which read none, it may be unchanged: recorded at once in one statement on the fetch's connection
    * `conn` (recordIfUnchanged, its run's progress counted with it when options.advanceRun says so).
    * Undefined when not taken: a list changed since (or, in a batch of one, not recorded by that
@@ -87,25 +87,25 @@ export class ApplyBatch {
   async take(conn: Connection, target: Target, collected: CollectedList, options: ApplyOptions): Promise<Taken | undefined> {
     if (!this.#kept) return recordIfUnchanged(conn, target, collected, options);
     if (this.#kept.unchanged.setAside(target, fetchedFields(collected, options)) === 'set-aside') return { setAside: true };
-    if (this.#kept.firstLoads.hold(target, collected, options)) return { setAside: true, firstLoad: true };
+    if (this.#kept.firstLoads.gather(target, collected, options)) return { setAside: true, firstLoad: true };
     return undefined;
   }
 
   /**
-   * The run's targets, of which those with no ok snapshot may yet be held (FirstLoadsTogether#expect):
+   * The run's targets, of which those with no ok snapshot may yet be gathered (FirstLoadsTogether#expect):
    * returned, the run's possible first loads.
    */
   expect(targets: readonly Target[]): Target[] {
     return this.#kept?.firstLoads.expect(targets) ?? [];
   }
 
-  /** A target's sync has ended, taken or not: the first loads held need not wait for it. */
+  /** A target's sync has ended, taken or not: the first loads gathered need not wait for it. */
   done(target: Target): void {
     this.#kept?.firstLoads.done(target);
   }
 
   /**
-   * Writes what the batch took, once every held first load's apply has ended: the unchanged lists
+   * Writes what the batch took, once every gathered first load's apply has ended: the unchanged lists
    * in one statement on `db` (beside the first loads' last applies), as snapshots of run `runId`.
    * Nothing in a batch of one, whose list was written as it was taken, if at all.
    */

@@ -60,8 +60,8 @@ export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: L
   return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result };
 }
 
-/** What names the loader of a first load held for its run: it writes nothing itself. */
-function heldFirstLoad(collected: CollectedList): Loader {
+/** What names the loader of a first load gathered for its run: it writes nothing itself. */
+function gatheredFirstLoad(collected: CollectedList): Loader {
   return {
     kind: 'first-load',
     rowsWritten: collected.entryCount,
@@ -73,7 +73,7 @@ function heldFirstLoad(collected: CollectedList): Loader {
 
 /**
  * After a fetch that never spilled: its batch (apply-batch.ts; a run's, or the batch of one of a list
- * synced on its own) takes it, set aside as unchanged, held as a first load, or recorded unchanged at
+ * synced on its own) takes it, set aside as unchanged, gathered as a first load, or recorded unchanged at
  * once; any other is loaded by the loader chosen under the lock in the transaction that then loads.
  * Should another sync have made a list the batch did not take unchanged since, the transaction's
  * apply records it so.
@@ -85,7 +85,7 @@ export async function loadAfterFetch(
   options: ApplyOptions,
 ): Promise<{ loader: Loader; result: LoadResult }> {
   const taken = await batch.take(setup.conn, setup.target, collected, options);
-  if (taken && 'firstLoad' in taken) return { loader: heldFirstLoad(collected), result: taken };
+  if (taken && 'firstLoad' in taken) return { loader: gatheredFirstLoad(collected), result: taken };
   if (taken) return withoutLoad(setup, taken);
   return setup.conn.transaction(async (tx, opened, atCommit) => {
     const txn = await TargetTransaction.within(tx, setup.target, opened);

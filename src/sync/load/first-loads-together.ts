@@ -2,7 +2,7 @@
 // source's, is a first load of each of its lists, most of them tens of entries. Applied one by one,
 // each list paid a transaction of its own (its lock, its state, its snapshot, its rows, its columns'
 // bookkeeping, its NOTIFY, its commit: about fifteen statements) on a connection of its own, and in a
-// worker a BullMQ job of its own (docs/performance.md, P1 and P4). Held here as they arrive, they are
+// worker a BullMQ job of its own (docs/performance.md, P1 and P4). Gathered here as they arrive, they are
 // written a few at a time in one transaction per group of lists: one statement for the locks, one
 // for the states, then what a small first load alone writes too (first-loads-write.ts): one for the
 // snapshots, one for the rows, a few for all the lists' columns and views, and the NOTIFYs with the
@@ -21,8 +21,8 @@ import type { ApplyOptions } from './apply-types.ts';
 import { writeFirstLoads, type LockedFirstLoad } from './first-loads-write.ts';
 import { lastOkOf, type LastOk } from './unchanged-lists.ts';
 
-/** A small first load held until its run applies it. */
-interface HeldLoad {
+/** A small first load gathered until its run applies it. */
+interface GatheredLoad {
   target: Target;
   collected: CollectedList;
   options: ApplyOptions;
@@ -30,24 +30,24 @@ interface HeldLoad {
   applied: (snapshotId: number | null) => void;
 }
 
-/** Where and how held loads are applied: the database, a logger for a group that fails, and the transactions at once. */
+/** Where and how gathered loads are applied: the database, a logger for a group that fails, and the transactions at once. */
 export interface FirstLoadsApply {
   db: Database;
   logger: Logger;
   /** Transactions at once, each on a connection of its own (default 1). */
   parallel?: number;
   /**
-   * Start an apply as soon as a load is held (default): for lists fetched side by side. Without, the
+   * Start an apply as soon as a load is gathered (default): for lists fetched side by side. Without, the
    * loads wait for applied(), which applies them all: for lists fetched one after the other, which
    * group commit would apply one by one.
    */
   startOnHold?: boolean;
-  /** How long held loads wait for the run's others while no apply runs (default GATHER_MS). */
+  /** How long gathered loads wait for the run's others while no apply runs (default GATHER_MS). */
   gatherMs?: number;
 }
 
 /**
- * How long the first load held while no apply runs waits for the run's other lists before its apply
+ * How long the first load gathered while no apply runs waits for the run's other lists before its apply
  * starts. A first sync's lists arrive within 10-30 ms of each other: started at once, the first
  * list's apply ran alone and the 22 that came while it ran went in one transaction after it, on one
  * core (docs/performance.md, P1). Gathered, they are split over the
@@ -57,24 +57,24 @@ export interface FirstLoadsApply {
 export const GATHER_MS = 50;
 
 /**
- * The run's small first loads. Applied as group commit does: the first held load starts an apply
- * once the run's other lists have come or GATHER_MS have passed, and the loads held while it runs
+ * The run's small first loads. Applied as group commit does: the first gathered load starts an apply
+ * once the run's other lists have come or GATHER_MS have passed, and the loads gathered while it runs
  * wait for the next, which takes all of them. A first sync's lists, which arrive within a few
  * milliseconds of each other, go in one or two applies at once; a list that is slow to fetch never
  * keeps the others' rows from being written. Told which of the run's lists may still come (expect,
  * done), it starts the last loads at once beside a running apply, on the connections that apply
- * leaves free: nothing held later could join them.
+ * leaves free: nothing gathered later could join them.
  */
 export class FirstLoadsTogether {
   readonly #lastOk: ReadonlyMap<string, LastOk>;
   readonly #apply: FirstLoadsApply;
-  #held: HeldLoad[] = [];
+  #gathered: GatheredLoad[] = [];
   readonly #results = new Map<Target, Promise<number | null>>();
   /** Transactions of the applies running, a connection each: none when no apply runs. */
   #busy = 0;
-  /** The run's lists that may be first loads, neither held nor ended yet; undefined until expect(). */
+  /** The run's lists that may be first loads, neither gathered nor ended yet; undefined until expect(). */
   #awaited: Set<Target> | undefined;
-  /** While the held loads wait for the run's others (GATHER_MS): its timer. */
+  /** While the gathered loads wait for the run's others (GATHER_MS): its timer. */
   #gathering: NodeJS.Timeout | undefined;
 
   /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
@@ -84,17 +84,17 @@ export class FirstLoadsTogether {
   }
 
   /**
-   * Holds a fetch that never spilled when its list had no ok snapshot as the run began (most likely
+   * Gathers a fetch that never spilled when its list had no ok snapshot as the run began (most likely
    * a first load; checked again under its lock when applied), and starts an apply unless one runs.
-   * Whether it was held.
+   * Whether it was gathered.
    */
-  hold(target: Target, collected: CollectedList, options: ApplyOptions): boolean {
+  gather(target: Target, collected: CollectedList, options: ApplyOptions): boolean {
     if (lastOkOf(this.#lastOk, target)) return false;
     this.#awaited?.delete(target);
     // The fetch's duration as it ended, not as it waited for its apply.
     const fetchMs = options.durationMs();
     const result = new Promise<number | null>((applied) => {
-      this.#held.push({ target, collected, options: { ...options, durationMs: () => fetchMs }, applied });
+      this.#gathered.push({ target, collected, options: { ...options, durationMs: () => fetchMs }, applied });
     });
     this.#results.set(target, result);
     if (this.#apply.startOnHold ?? true) this.#next();
@@ -102,7 +102,7 @@ export class FirstLoadsTogether {
   }
 
   /**
-   * The run's targets: those with no ok snapshot as it began may yet be held, until held or done().
+   * The run's targets: those with no ok snapshot as it began may yet be gathered, until gathered or done().
    * Returns them: the run's possible first loads.
    */
   expect(targets: readonly Target[]): Target[] {
@@ -111,18 +111,18 @@ export class FirstLoadsTogether {
     return possible;
   }
 
-  /** A target's sync has ended, held or not: once none may come, what is held need not wait. */
+  /** A target's sync has ended, gathered or not: once none may come, what is gathered need not wait. */
   done(target: Target): void {
     if (this.#awaited?.delete(target) && (this.#apply.startOnHold ?? true)) this.#next();
   }
 
-  /** How many loads were held so far. */
+  /** How many loads were gathered so far. */
   get size(): number {
     return this.#results.size;
   }
 
   /**
-   * Each held list's snapshot id once every apply has ended, or null for one not applied (nothing of
+   * Each gathered list's snapshot id once every apply has ended, or null for one not applied (nothing of
    * it written), for the caller to sync again the ordinary way.
    */
   async applied(): Promise<Map<Target, number | null>> {
@@ -132,13 +132,13 @@ export class FirstLoadsTogether {
   }
 
   /**
-   * Applies what is held, unless an apply runs: its end starts the next. The last loads (none may
+   * Applies what is gathered, unless an apply runs: its end starts the next. The last loads (none may
    * come after them) start beside a running apply when it leaves a connection free. With no apply
-   * running and more of the run's lists to come, the held loads wait for them (GATHER_MS at most),
+   * running and more of the run's lists to come, the gathered loads wait for them (GATHER_MS at most),
    * unless `now`: the window has passed, the loads waited for an apply, or applied() wants them all.
    */
   #next(now = false): void {
-    if (this.#held.length === 0) return;
+    if (this.#gathered.length === 0) return;
     const parallel = Math.max(1, this.#apply.parallel ?? 1);
     const last = this.#awaited?.size === 0 && this.#busy < parallel;
     if (this.#busy > 0 && !last) return;
@@ -151,12 +151,12 @@ export class FirstLoadsTogether {
     }
     clearTimeout(this.#gathering);
     this.#gathering = undefined;
-    const groups = groupsOf(this.#held, parallel - this.#busy);
-    this.#held = [];
+    const groups = groupsOf(this.#gathered, parallel - this.#busy);
+    this.#gathered = [];
     this.#busy += groups.length;
     void this.#applyGroups(groups).finally(() => {
       this.#busy -= groups.length;
-      // The loads held meanwhile have waited for this apply: they need not wait for more.
+      // The loads gathered meanwhile have waited for this apply: they need not wait for more.
       this.#next(true);
     });
   }
@@ -166,7 +166,7 @@ export class FirstLoadsTogether {
    * they share its columns). Never throws: a group that fails is told null, and its lists are synced
    * again the ordinary way.
    */
-  async #applyGroups(groups: HeldLoad[][]): Promise<void> {
+  async #applyGroups(groups: GatheredLoad[][]): Promise<void> {
     const { db, logger } = this.#apply;
     await Promise.all(
       groups.map(async (group) => {
@@ -195,13 +195,13 @@ export class FirstLoadsTogether {
  */
 const LIST_KEY_COST_IN_ROWS = 150;
 
-/** What grouping reads of a held load: its list and variant, and its entries. */
-type GroupedLoad = Pick<HeldLoad, 'target'> & { collected: Pick<CollectedList, 'entryCount'> };
+/** What grouping reads of a gathered load: its list and variant, and its entries. */
+type GroupedLoad = Pick<GatheredLoad, 'target'> & { collected: Pick<CollectedList, 'entryCount'> };
 
-/** The held loads in at most `parts` groups, a list key's variants in one, the groups about equal in cost (rows and lists). */
-export function groupsOf<T extends GroupedLoad>(held: T[], parts: number): T[][] {
+/** The gathered loads in at most `parts` groups, a list key's variants in one, the groups about equal in cost (rows and lists). */
+export function groupsOf<T extends GroupedLoad>(gathered: T[], parts: number): T[][] {
   const byKey = new Map<string, T[]>();
-  for (const h of held) byKey.set(h.target.list.key, [...(byKey.get(h.target.list.key) ?? []), h]);
+  for (const h of gathered) byKey.set(h.target.list.key, [...(byKey.get(h.target.list.key) ?? []), h]);
   const groups: Array<{ cost: number; loads: T[] }> = [];
   const costOf = (loads: T[]) => loads.reduce((n, h) => n + h.collected.entryCount + 1, LIST_KEY_COST_IN_ROWS);
   for (const loads of [...byKey.values()].sort((a, b) => costOf(b) - costOf(a))) {
@@ -216,7 +216,7 @@ export function groupsOf<T extends GroupedLoad>(held: T[], parts: number): T[][]
 }
 
 /** One group's transaction: the lists it could lock and that are still first loads, applied; their snapshot ids. */
-async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, number>> {
+async function applyGroup(db: Database, group: GatheredLoad[]): Promise<Map<Target, number>> {
   const environment = group[0]!.target.source.environment;
   return db.withConnection((conn) =>
     conn.transaction(
@@ -240,7 +240,7 @@ async function applyGroup(db: Database, group: HeldLoad[]): Promise<Map<Target, 
 async function lockedFirstLoads(
   q: Queryable,
   environment: string,
-  group: readonly HeldLoad[],
+  group: readonly GatheredLoad[],
   opened: ReadonlyArray<Record<string, unknown>>,
 ): Promise<{ now: Date; loads: LockedFirstLoad[] }> {
   const free = new Set(opened.filter((r) => r.locked === true).map((r) => listVariant({ list: { key: String(r.list_key) }, variant: String(r.variant) })));

@@ -10,7 +10,7 @@ export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
  * again the plain way (a stale index of the current rows, a key met twice by a streaming first load).
  * A value, not an exception: the caller's retry is written out where it happens (sync-target.ts).
  * `setAside`: a small fetch its run's batch took (apply-batch.ts), left unrecorded: an unchanged list
- * for the run to record with its other unchanged lists, or with `firstLoad` a first load held for
+ * for the run to record with its other unchanged lists, or with `firstLoad` a first load gathered for
  * it to apply with its others; only loadAfterFetch answers it, never a loader.
  */
 export type LoadResult = { applied: ApplyResult } | { fetchAgain: string } | { setAside: true; firstLoad?: true };

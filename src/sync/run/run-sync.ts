@@ -99,7 +99,7 @@ interface StartedRun {
   runId: number;
   /**
    * The source's batch: its unchanged lists set aside during the run and recorded together at its
-   * end, its small first loads held as they are fetched and applied a few at a time.
+   * end, its small first loads gathered as they are fetched and applied a few at a time.
    */
   batch: ApplyBatch;
 }
