@@ -120,7 +120,8 @@ CREATE OR REPLACE FUNCTION refdata.record_unchanged(
 RETURNS TABLE (snapshot_id bigint, run_advanced boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  -- Waited for, as the previous release did; record_unchanged_lists' try then finds it taken by this session.
+  -- Waited for, as this call always waited; record_unchanged_lists' try of the same lock then succeeds,
+  -- the lock being this transaction's already.
   PERFORM pg_advisory_xact_lock(refdata.target_lock_key(p_environment, p_list_key, p_variant));
   RETURN QUERY
   SELECT r.snapshot_id, r.run_advanced

@@ -1,6 +1,7 @@
 import type { Target } from '../catalog/targets.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
+import { notifyChangesStatement } from './sql.ts';
 
 export interface ChangeNotice {
   environment: string;
@@ -20,7 +21,7 @@ export interface ChangeNotice {
  * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
  */
 export async function notifyChange(tx: Queryable, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
-  await tx.query("select pg_notify('refdata_changes', $1)", [changeNotice(target, snapshotId, counts)]);
+  await tx.query(notifyChangesStatement([changeNotice(target, snapshotId, counts)]));
 }
 
 /** The payload of a snapshot's NOTIFY refdata_changes, as JSON text. */

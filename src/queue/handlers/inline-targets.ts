@@ -84,7 +84,7 @@ export async function syncSmallTargets(
   const source = small[0]!.source;
   // Its first loads applied after the last list, in one transaction: a run job's lanes are few, and
   // group commit would apply most lists on their own.
-  const batch = new ApplyBatch(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnHold: false });
+  const batch = new ApplyBatch(lastOk, { db: deps.db, logger: deps.logger.child({ runId }), startOnGather: false });
   // At most one lane fewer than the worker's sync slots: BullMQ, counting a run job as one job, may
   // give the worker others, and a run job whose lanes took every slot kept them waiting for its
   // lists (a slow source's first run kept a calm source's run waiting on the same worker).

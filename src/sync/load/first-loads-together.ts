@@ -41,7 +41,7 @@ export interface FirstLoadsApply {
    * loads wait for applied(), which applies them all: for lists fetched one after the other, which
    * group commit would apply one by one.
    */
-  startOnHold?: boolean;
+  startOnGather?: boolean;
   /** How long gathered loads wait for the run's others while no apply runs (default GATHER_MS). */
   gatherMs?: number;
 }
@@ -97,7 +97,7 @@ export class FirstLoadsTogether {
       this.#gathered.push({ target, collected, options: { ...options, durationMs: () => fetchMs }, applied });
     });
     this.#results.set(target, result);
-    if (this.#apply.startOnHold ?? true) this.#next();
+    if (this.#apply.startOnGather ?? true) this.#next();
     return true;
   }
 
@@ -113,12 +113,7 @@ export class FirstLoadsTogether {
 
   /** A target's sync has ended, gathered or not: once none may come, what is gathered need not wait. */
   done(target: Target): void {
-    if (this.#awaited?.delete(target) && (this.#apply.startOnHold ?? true)) this.#next();
-  }
-
-  /** How many loads were gathered so far. */
-  get size(): number {
-    return this.#results.size;
+    if (this.#awaited?.delete(target) && (this.#apply.startOnGather ?? true)) this.#next();
   }
 
   /**

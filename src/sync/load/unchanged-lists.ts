@@ -81,11 +81,6 @@ export class UnchangedLists {
     return 'set-aside';
   }
 
-  /** How many fetches are set aside. */
-  get size(): number {
-    return this.#aside.length;
-  }
-
   /**
    * Records the lists set aside in one statement (a transaction of its own, its commit not waiting for
    * the WAL flush: the caller's count of the run's progress does). Each list's snapshot id, or null
