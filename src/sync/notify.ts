@@ -1,7 +1,7 @@
 import type { Target } from '../catalog/targets.ts';
-import type { Queryable } from '../db/database.ts';
 import type { ChangeKind } from './load/apply-types.ts';
 import { notifyChangesStatement } from './sql.ts';
+import type { TargetTransaction } from './target/target-transaction.ts';
 
 export interface ChangeNotice {
   environment: string;
@@ -17,11 +17,12 @@ export interface ChangeNotice {
 }
 
 /**
- * NOTIFY refdata_changes, sent by Postgres only when the transaction commits. It is a wake-up
- * signal (listeners re-read the tables); the payload stays far below Postgres's 8000-byte limit.
+ * NOTIFY refdata_changes for a snapshot, in its transaction's COMMIT message: Postgres sends it only
+ * once the transaction commits anyway. It is a wake-up signal (listeners re-read the tables); the
+ * payload stays far below Postgres's 8000-byte limit.
  */
-export async function notifyChange(tx: Queryable, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): Promise<void> {
-  await tx.query(notifyChangesStatement([changeNotice(target, snapshotId, counts)]));
+export function notifyChange(txn: Pick<TargetTransaction, 'atCommit'>, target: Target, snapshotId: number, counts: Record<ChangeKind, number>): void {
+  txn.atCommit(notifyChangesStatement([changeNotice(target, snapshotId, counts)]));
 }
 
 /** The payload of a snapshot's NOTIFY refdata_changes, as JSON text. */

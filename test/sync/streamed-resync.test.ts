@@ -2,6 +2,7 @@
 // list is fetched (src/sync/load/streamed-resync.ts). It must end exactly where staging every changed
 // row ends: the same current rows, history and change rows, reappeared keys told apart from new ones,
 // and a hold (too many removed, a schema policy) that leaves the rows as they were.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -58,17 +59,56 @@ async function changeFields(snapshotId: number) {
   return rows;
 }
 
+/** The NOTIFY refdata_changes payloads a LISTEN client hears while the describe's cases run. */
+function useChangeNotices() {
+  const notices: Array<Record<string, unknown>> = [];
+  let listener: pg.Client | undefined;
+  beforeAll(async () => {
+    listener = new pg.Client({ connectionString: t.url });
+    await listener.connect();
+    listener.on('notification', (n) => notices.push(JSON.parse(n.payload!) as Record<string, unknown>));
+    await listener.query('listen refdata_changes');
+  });
+  afterAll(async () => {
+    await listener?.end();
+  });
+  /** The notices of a snapshot, once heard (a notice travels after its commit, apart from the sync's answer). */
+  return async (snapshotId: number | undefined) => {
+    for (let i = 0; i < 200 && !notices.some((n) => n.snapshot_id === snapshotId); i++) await new Promise((r) => setTimeout(r, 10));
+    return notices.filter((n) => n.snapshot_id === snapshotId);
+  };
+}
+
 describe('a streamed resync', () => {
   const l = useList('accessorials');
+  const noticesOf = useChangeNotices();
 
   it('writes modified, added and removed entries as staging does, and tells a key back from a new one', async () => {
-    expect(await l.sync()).toMatchObject({ status: 'changed', baseline: true, entryCount: ENTRIES });
+    const first = await l.sync();
+    expect(first).toMatchObject({ status: 'changed', baseline: true, entryCount: ENTRIES });
+    expect(await noticesOf(first.snapshotId)).toEqual([
+      {
+        environment: 'sandbox',
+        list_key: 'accessorials',
+        variant: '',
+        snapshot_id: first.snapshotId,
+        added: ENTRIES,
+        removed: 0,
+        modified: 0,
+        reappeared: 0,
+        reshaped: 0,
+      },
+    ]);
     l.at.sb.control.changeGenerated('accessorials', { everyNth: 2 });
     l.at.sb.control.removeEntry('accessorials', 'G0000101');
     l.at.sb.control.addEntry('accessorials', { code: 'ZNEW', description: 'added after the load', id: 7 });
     const changed = await l.sync();
     expect(changed.status).toBe('changed');
     expect(changed.counts).toEqual({ added: 1, removed: 1, modified: ENTRIES / 2 - 1, reappeared: 0, reshaped: 0 });
+    // Its NOTIFY went with its COMMIT, once.
+    expect(await noticesOf(changed.snapshotId)).toEqual([
+      { environment: 'sandbox', list_key: 'accessorials', variant: '', snapshot_id: changed.snapshotId, ...changed.counts },
+    ]);
     const { served, stored } = await l.current();
     expect(stored).toEqual(served);
     // Every closed version ends at the snapshot before, every opened one starts at this one.

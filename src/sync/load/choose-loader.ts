@@ -88,8 +88,8 @@ export async function loadAfterFetch(
   if (taken && 'firstLoad' in taken) return { loader: gatheredFirstLoad(collected), result: taken };
   if (taken) return withoutLoad(setup, taken);
   return setup.conn.transaction(async (tx, opened, atCommit) => {
-    const txn = await TargetTransaction.within(tx, setup.target, opened);
-    const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule, atCommit) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    const txn = await TargetTransaction.within(tx, setup.target, opened, atCommit);
+    const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
     return { loader, result: await loader.finish(collected, options) };
   }, TargetTransaction.opening(setup.target));
 }

@@ -17,14 +17,11 @@ export class FirstLoadAlone implements Loader {
   readonly kind = 'first-load';
   readonly #txn: TargetTransaction;
   readonly #rule: RowWriteRule;
-  readonly #atCommit: (statement: string) => void;
   #written = 0;
 
-  /** `atCommit`: the statements the transaction's COMMIT carries (Connection#transaction). */
-  constructor(txn: TargetTransaction, rule: RowWriteRule, atCommit: (statement: string) => void) {
+  constructor(txn: TargetTransaction, rule: RowWriteRule) {
     this.#txn = txn;
     this.#rule = rule;
-    this.#atCommit = atCommit;
   }
 
   get rowsWritten(): number {
@@ -41,7 +38,11 @@ export class FirstLoadAlone implements Loader {
     const { q, target, state } = this.#txn;
     const { rows } = await q.query<{ id: string }>(reserveSnapshotId);
     const snapshotId = Number(rows[0]!.id);
-    await writeFirstLoads({ q, now: state.now, atCommit: this.#atCommit }, [{ target, collected, options, snapshotId }], this.#rule);
+    await writeFirstLoads(
+      { q, now: state.now, atCommit: (statement) => this.#txn.atCommit(statement) },
+      [{ target, collected, options, snapshotId }],
+      this.#rule,
+    );
     this.#written = collected.entryCount;
     return { applied: { status: 'changed', snapshotId, counts: firstLoadCounts(collected.entryCount), baseline: true } };
   }

@@ -192,7 +192,7 @@ async function writeChanges(txn: TargetTransaction, diff: string, collected: Col
       await writeAlert(tx, alertFor(target, 'schema_changed', snapshotId, accepted.length ? { ...digest, accepted } : digest));
     }
   }
-  await notifyChange(tx, target, snapshotId, counts);
+  notifyChange(txn, target, snapshotId, counts);
   return { status: 'changed', snapshotId, counts, baseline, ...(impactError ? { impactError } : {}) };
 }
 

@@ -62,7 +62,7 @@ export class Resync implements Loader {
     const source = stagedDiff(this.#target, this.#staging);
     if (this.#txn) return applyResync(this.#txn, source, collected, options);
     return this.#conn.transaction(
-      async (tx, opened) => applyResync(await TargetTransaction.within(tx, this.#target, opened), source, collected, options),
+      async (tx, opened, atCommit) => applyResync(await TargetTransaction.within(tx, this.#target, opened, atCommit), source, collected, options),
       TargetTransaction.opening(this.#target),
     );
   }

@@ -18,13 +18,18 @@ export class TargetTransaction {
   readonly target: Target;
   readonly state: TargetState;
   readonly #ends: boolean;
+  /** Where atCommit() puts a statement: the owning transaction's COMMIT message (`within`), or #closing. */
+  readonly #closeWith: (statement: string) => void;
+  /** The statements this transaction's own commit() sends in the COMMIT's message (`tryBegin`). */
+  readonly #closing: string[] = [];
   #open = true;
 
-  private constructor(q: Queryable, target: Target, state: TargetState, ends: boolean) {
+  private constructor(q: Queryable, target: Target, state: TargetState, closeWith?: (statement: string) => void) {
     this.q = q;
     this.target = target;
     this.state = state;
-    this.#ends = ends;
+    this.#ends = !closeWith;
+    this.#closeWith = closeWith ?? ((statement) => this.#closing.push(statement));
   }
 
   /**
@@ -36,11 +41,19 @@ export class TargetTransaction {
     return lockThenLastSnapshots(target);
   }
 
-  /** The target inside `tx`, opened with `opening(target)`, whose rows are `opened`. */
-  static async within(tx: Queryable, target: Target, opened: Array<Record<string, unknown>>): Promise<TargetTransaction> {
+  /**
+   * The target inside `tx`, opened with `opening(target)`, whose rows are `opened`; `atCommit` is the
+   * transaction's own (Connection#transaction), which its owner sends with the COMMIT.
+   */
+  static async within(
+    tx: Queryable,
+    target: Target,
+    opened: Array<Record<string, unknown>>,
+    atCommit: (statement: string) => void,
+  ): Promise<TargetTransaction> {
     const row = opened[0];
     if (!row) throw new Error(`${target.list.key}: the transaction was not opened with TargetTransaction.opening`);
-    return new TargetTransaction(tx, target, await completeTargetState(tx, target, stateReadOf(row)), false);
+    return new TargetTransaction(tx, target, await completeTargetState(tx, target, stateReadOf(row)), atCommit);
   }
 
   /** Begins a transaction on `conn` and takes the target's lock if it is free; undefined (nothing open) if it is not. */
@@ -51,25 +64,38 @@ export class TargetTransaction {
         await conn.query('rollback');
         return undefined;
       }
-      return new TargetTransaction(conn, target, await readTargetState(conn, target), true);
+      return new TargetTransaction(conn, target, await readTargetState(conn, target));
     } catch (err) {
       await conn.query('rollback').catch(() => undefined);
       throw err;
     }
   }
 
+  /**
+   * A statement to run just before the COMMIT, in its message (one round trip): a NOTIFY, which
+   * Postgres sends only once the transaction commits anyway.
+   */
+  atCommit(statement: string): void {
+    this.#closeWith(statement);
+  }
+
+  /** Commits a transaction of its own (`tryBegin`), with the statements given atCommit before it. */
   async commit(): Promise<void> {
-    await this.#end('commit');
+    if (!this.#ends || !this.#open) return;
+    this.#open = false;
+    try {
+      await this.q.script([...this.#closing, 'commit']);
+    } catch (err) {
+      // A failed statement of the message skips the COMMIT: the transaction is left aborted, not ended.
+      await this.q.query('rollback').catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Idempotent; a transaction `within` another's is rolled back by throwing out of it instead. */
   async rollback(): Promise<void> {
-    await this.#end('rollback');
-  }
-
-  async #end(how: 'commit' | 'rollback'): Promise<void> {
     if (!this.#ends || !this.#open) return;
     this.#open = false;
-    await this.q.query(how);
+    await this.q.query('rollback');
   }
 }

@@ -105,7 +105,7 @@ export class StreamedFirstLoad implements Loader {
     const snapshotId = await insertSnapshot(q, target, { ...row, id: (await this.#reserve()).snapshotId });
     // A baseline records no changes and no alerts, but the list's views must show its columns.
     await noteWaitingViews(q, snapshotId, await applyColumnPlan(q, columns, snapshotId, state.now));
-    await notifyChange(q, target, snapshotId, counts);
+    notifyChange(this.#txn, target, snapshotId, counts);
     await this.#txn.commit();
     return { applied: { status: 'changed', snapshotId, counts, baseline: true } };
   }
