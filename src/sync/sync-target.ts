@@ -350,8 +350,9 @@ function appliedOutcome(f: Fetch, fetched: Fetched): TargetOutcome {
 }
 
 /**
- * Which way the list took to the database, the rows that way wrote and the fetches it took: for a
- * maintainer reading a debug log, and for the tests of a fast path, which count the rows it spared.
+ * Which way the list took to the database, the rows that way wrote and the fetches it took: for an
+ * operator or maintainer reading a debug log (CHANGELOG), and for the benchmarks, which report the
+ * rows a fast path spared (bench/sync-child.ts). Tests read the stored rows instead.
  */
 function logLoad(f: Fetch, loader: Loader, message: string): void {
   (f.options.logger ?? silentLogger).debug(

@@ -71,3 +71,21 @@ export async function servedAndStored(db: Database, sb: Sandbox, target: Target,
   );
   return { served, stored: rows.map((r) => pick(r.entry_key, canonicalJson(r.payload), r.entry_hash)) };
 }
+
+/** Each version of a list's rows in refdata.entries: where it lies and the transaction that wrote it. */
+async function entryVersions(db: Database, list: ListKey): Promise<Set<string>> {
+  const { rows } = await db.query<{ version: string }>(`select ctid::text || ' ' || xmin::text as version from refdata.entries where list_key = $1`, [list]);
+  return new Set(rows.map((r) => r.version));
+}
+
+/**
+ * Runs `sync` and counts the rows of the list in refdata.entries it wrote: inserted, or updated (an
+ * update leaves a new version of the row, even one that changed nothing). Read from the data, so it
+ * holds whichever way the rows took to the table.
+ */
+export async function countingEntriesWritten<T>(db: Database, list: ListKey, sync: () => Promise<T>): Promise<{ result: T; written: number }> {
+  const before = await entryVersions(db, list);
+  const result = await sync();
+  const after = await entryVersions(db, list);
+  return { result, written: [...after].filter((version) => !before.has(version)).length };
+}

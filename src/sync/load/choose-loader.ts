@@ -54,7 +54,7 @@ export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
 
 /**
  * A fetch that needed no load (taken by its batch: set aside, or recorded unchanged in one statement) and its result;
- * the loader, which writes nothing, is the one an apply would have had, for the outcome to name.
+ * the loader, which writes nothing, is the one an apply would have had, for the load's log line to name.
  */
 export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: Loader; result: LoadResult } {
   return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result };
