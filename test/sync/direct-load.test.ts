@@ -53,7 +53,8 @@ const currentRows = () => servedAndStored(t.db, g.sb, g.target, true);
  */
 async function entriesBeingWritten(): Promise<boolean> {
   const { rows } = await t.db.query<{ writing: boolean }>(
-    `select exists (select from pg_locks where relation = 'refdata.entries'::regclass and mode = 'RowExclusiveLock' and granted
+    `select exists (select from pg_locks where database = (select oid from pg_database where datname = current_database())
+                    and relation = 'refdata.entries'::regclass and mode = 'RowExclusiveLock' and granted
                     and pid <> pg_backend_pid()) as writing`,
   );
   return rows[0]!.writing;
