@@ -7,8 +7,8 @@
 --
 -- refdata.record_unchanged_lists is the only writer of the unchanged record: a target job's single
 -- list is a batch of one (src/sync/load/unchanged-alone.ts). What refdata.record_unchanged did for
--- it, counting the run's progress in the same statement, is its new p_advance_run; its default keeps
--- the three-argument call of the previous release working during a rolling upgrade. The opening of
+-- it, counting the run's progress in the same statement, is its new p_advance_run (false unless
+-- given, as a run's batch counts its progress once, after its last list). The opening of
 -- an apply no longer records anything (refdata.lock_target_state_or_record_unchanged): the apply's
 -- unchanged branch writes the row through the same writer (src/sync/load/resync-apply.ts).
 
@@ -109,10 +109,8 @@ COMMENT ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean)
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean) FROM PUBLIC;
 --> statement-breakpoint
--- The previous release's calls, kept for the minutes of a rolling upgrade (expand, then contract:
--- its workers' jobs in flight still make them) and written through the one writer like every other
--- snapshot row. Nothing in this release calls them; the next release's migration drops them
--- (test/db/functions-in-use.test.ts lists them as retiring).
+-- The two single-list writers this replaces, rewritten over the one writer so that no second INSERT
+-- into refdata.snapshots stays in force. Nothing calls them: migration 0021 drops them.
 CREATE OR REPLACE FUNCTION refdata.record_unchanged(
   p_environment text, p_list_key text, p_variant text, p_content_hash text, p_run_id bigint,
   p_entry_count integer, p_fields text[], p_pages integer, p_duration_ms integer, p_replaced_values integer,

@@ -45,13 +45,6 @@ function namedBySource(source: string): (name: string) => boolean {
   return (name) => names.has(name) || prefixes.some((p) => name.startsWith(p));
 }
 
-/**
- * Functions this release no longer calls but keeps for the previous release's workers during a
- * rolling upgrade (docs/production.md#upgrading: expand, then contract). The next release's
- * migration drops them and empties this list.
- */
-const retiring = new Set(['record_unchanged', 'lock_target_state_or_record_unchanged']);
-
 interface FunctionRow {
   name: string;
   signature: string;
@@ -72,9 +65,7 @@ async function uncalledFunctions(q: Queryable): Promise<string[]> {
   const named = namedBySource(sourceCode());
   const publicNames = contractPublicFunctions();
   const perList = new Set(listKeys.flatMap((key) => listFunctionNames(key)));
-  const live = new Set(
-    rows.filter((f) => retiring.has(f.name) || f.used_by_database || named(f.name) || publicNames.has(f.name) || perList.has(f.name)).map((f) => f.name),
-  );
+  const live = new Set(rows.filter((f) => f.used_by_database || named(f.name) || publicNames.has(f.name) || perList.has(f.name)).map((f) => f.name));
   // A function a live function calls is live: closed over the bodies until nothing is added.
   for (let grew = true; grew; ) {
     grew = false;
@@ -95,63 +86,6 @@ async function uncalledFunctions(q: Queryable): Promise<string[]> {
 describe('functions of schema refdata', () => {
   it('are each called by src/, listed public in the contract, or used by the database or a function in use', async () => {
     expect(await uncalledFunctions(t.db)).toEqual([]);
-  });
-
-  it('keeps the retiring functions only while nothing in src/ calls them', async () => {
-    const named = namedBySource(sourceCode());
-    expect([...retiring].filter(named)).toEqual([]);
-    const { rows } = await t.db.query<{ name: string }>(
-      "select p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'refdata' and p.proname = any($1)",
-      [[...retiring]],
-    );
-    expect(rows.map((r) => r.name).sort()).toEqual([...retiring].sort());
-  });
-
-  it("still answer the previous release's calls, writing through the one writer", async () => {
-    const row = (hash: string) => ({
-      list_key: 'shipment_modes',
-      variant: 'default',
-      status: 'ok',
-      content_hash: hash,
-      entry_count: 3,
-      changed: true,
-      added: 3,
-      removed: 0,
-      modified: 0,
-      reappeared: 0,
-      reshaped: 0,
-      fields: ['code'],
-      pages: 1,
-      duration_ms: 5,
-      replaced_values: 0,
-      nonconforming: 0,
-      schema_accepted: false,
-    });
-    await t.db.query('select * from refdata.write_snapshots($1, $2)', ['retiring', JSON.stringify([row('aaa')])]);
-    const args = ['retiring', 'shipment_modes', 'default', 'aaa', null, 3, ['code'], 1, 7, 0];
-    const alone = await t.db.query<{ snapshot_id: string; run_advanced: boolean }>(
-      'select * from refdata.record_unchanged($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,false)',
-      args,
-    );
-    expect(alone.rows).toEqual([{ snapshot_id: expect.anything(), run_advanced: false }]);
-    const opened = await t.db.query<{ unchanged_snapshot_id: string | null }>(
-      'select unchanged_snapshot_id from refdata.lock_target_state_or_record_unchanged($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
-      args,
-    );
-    const other = await t.db.query<{ snapshot_id: string | null }>('select snapshot_id from refdata.record_unchanged($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,false)', [
-      ...args.slice(0, 3),
-      'bbb',
-      ...args.slice(4),
-    ]);
-    expect(other.rows).toEqual([{ snapshot_id: null }]);
-    const { rows } = await t.db.query(
-      "select id::text, status, changed, added, content_hash, entry_count, duration_ms from refdata.snapshots where environment = 'retiring' order by id",
-    );
-    expect(rows).toEqual([
-      { id: expect.any(String), status: 'ok', changed: true, added: 3, content_hash: 'aaa', entry_count: 3, duration_ms: 5 },
-      { id: String(alone.rows[0]!.snapshot_id), status: 'ok', changed: false, added: 0, content_hash: 'aaa', entry_count: 3, duration_ms: 7 },
-      { id: String(opened.rows[0]!.unchanged_snapshot_id), status: 'ok', changed: false, added: 0, content_hash: 'aaa', entry_count: 3, duration_ms: 7 },
-    ]);
   });
 
   it('finds a function nothing calls', async () => {

@@ -133,12 +133,10 @@ describe('the refdata_reader role', () => {
       // refsync's own reads and locks of a sync (migration 0010): not for readers.
       { proname: 'lock_target_state', reader: false, public: false },
       // The previous release's calls, kept for a rolling upgrade (migration 0020): not for readers.
-      { proname: 'lock_target_state_or_record_unchanged', reader: false, public: false },
       // The terms of the views' nonconforming column (migration 0017): executable as the readers are.
       ...['bigint', 'boolean', 'date', 'numeric', 'text', 'timestamptz'].map((type) => ({ proname: `nonconforming_${type}`, reader: true, public: true })),
       { proname: 'orphans', reader: true, public: false },
       // refsync's one-statement record of unchanged fetches (migration 0020): not for readers.
-      { proname: 'record_unchanged', reader: false, public: false },
       { proname: 'record_unchanged_lists', reader: false, public: false },
       { proname: 'run_progress', reader: false, public: false },
       { proname: 'target_lock_key', reader: false, public: false },
