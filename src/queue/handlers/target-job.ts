@@ -17,10 +17,11 @@ import { verdictOn } from './target-verdict.ts';
 import { settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
-// (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
+// (syncAndSettle, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
 // after a 429 without using an attempt, or recorded and failed. Its list is a batch of one
-// (ApplyBatch.ofOne): an unchanged fetch is recorded by one statement that counts the run's progress
-// too, whose commit waits for the WAL flush, so the job completes only once its work is durable.
+// (ApplyBatch.ofOne), synced as every list is (syncInBatches): an unchanged fetch is recorded by one
+// statement that counts the run's progress too, whose commit waits for the WAL flush, so the job
+// completes only once its work is durable.
 
 export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);

@@ -160,17 +160,17 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
   const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [plan.targets[i]!] : []))).flat();
-  const planOf = new Map(plans.map((plan) => [plan.source, plan]));
+  const planOf = new Map(plans.flatMap((plan) => plan.targets.map((target) => [target, plan] as const)));
   const statuses = new Map<Plan, RunStatus>();
   // Every list is started (a failure of the database throws), its failure recorded at once.
   const outcomes = await syncInBatches(work, {
     lanes: options.concurrency ?? DEFAULT_CONCURRENCY,
-    sync: (target) => syncOne(options, planOf.get(target.source)!, target, planOf.get(target.source)!.run),
-    batchOf: async (target) => (await planOf.get(target.source)!.run.catch(() => undefined))?.batch,
+    sync: (target) => syncOne(options, planOf.get(target)!, target, planOf.get(target)!.run),
+    batchOf: async (target) => (await planOf.get(target)!.run.catch(() => undefined))?.batch,
     settle: {
       outcomeOf: (outcome) => outcome,
       settling: async (_batch, [first]) => {
-        const plan = planOf.get(first!.target.source)!;
+        const plan = planOf.get(first!.target)!;
         return runSettling(options, plan, await plan.run, claim, (status) => statuses.set(plan, status));
       },
     },
@@ -178,7 +178,7 @@ async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunC
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
-    const planned = outcomes.flatMap((outcome, i) => (outcome && work[i]!.source === plan.source ? [outcome] : []));
+    const planned = outcomes.flatMap((outcome, i) => (outcome && planOf.get(work[i]!) === plan ? [outcome] : []));
     // A source with no list to sync has no outcome for its batch to settle: its run is closed here.
     const status = statuses.get(plan) ?? (await finishRun(options, plan, run, planned, options.db, claim));
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
