@@ -34,8 +34,8 @@ import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
 import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
-import { settleBatch } from '../../sync/batch/settle-batch.ts';
-import { syncTargets } from '../../sync/run/sync-targets.ts';
+import type { BatchSettling } from '../../sync/batch/settle-batch.ts';
+import { syncInBatches } from '../../sync/run/sync-in-batches.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */
@@ -90,88 +90,88 @@ export async function syncSmallTargets(
   // lists (a slow source's first run kept a calm source's run waiting on the same worker).
   const lanes = await admitLanes(deps, source, `${job.id}:inline`, Math.min(small.length, Math.max(1, deps.syncSlots.size - 1)));
   if (lanes.length === 0) return nothingInRunJob(targets);
-  let synced: Array<InlineSync | undefined>;
-  try {
-    synced = await syncTargets(small, {
-      lanes: lanes.length,
-      signal,
-      sync: (target) => syncOneInRunJob(deps, job, runId, target, signal, { batch, smallOnly: !lastOkOf(lastOk, target) }),
-      // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most likely
-      // stop the next one too: the rest go to target jobs, which know how to wait.
-      stopsAfter: (result) => result === 'queued',
-    });
-  } finally {
-    await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
-  }
+  const logs = new Map<Target, Logger>();
+  const written: BatchWritten = { settled: 0, asServed: 0, again: [] };
+  const synced = await syncInBatches(small, {
+    lanes: lanes.length,
+    signal,
+    sync: (target) => {
+      const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
+      logs.set(target, log);
+      return syncOneInRunJob(deps, job, runId, target, signal, log, { batch, smallOnly: !lastOkOf(lastOk, target) });
+    },
+    // Whatever stopped this list (a failure, a 429, the database, a shutdown) would most likely
+    // stop the next one too: the rest go to target jobs, which know how to wait.
+    stopsAfter: (result) => result === 'queued',
+    batchOf: () => batch,
+    lanesEnded: async () => {
+      await Promise.all(lanes.map((lane) => lane.release().catch(() => undefined)));
+    },
+    settle: {
+      outcomeOf: (result) => (typeof result === 'object' ? result : undefined),
+      settling: (_batch, setAside) => batchSettling(deps, runId, logs, written, setAside.length),
+    },
+  });
   const started = small.filter((_, i) => synced[i] !== undefined);
   const tried = new Set(small.filter((_, i) => synced[i] === 'queued'));
   const large = new Set(small.filter((_, i) => synced[i] === 'large'));
-  const recorded = await writeBatch(
-    deps,
-    batch,
-    runId,
-    synced.filter((result) => typeof result === 'object'),
-  );
-  const settled = synced.filter((result) => result === 'settled').length + recorded.settled;
-  for (const target of recorded.unsure) tried.add(target);
+  const settled = synced.filter((result) => result === 'settled').length + written.settled;
+  // The unchanged lists whose statement failed, which may have committed before its answer was
+  // lost: their target jobs look for a snapshot in the run first (a group of first loads that
+  // failed is in `again`: its transaction wrote nothing).
+  for (const result of synced) if (typeof result === 'object' && result.setAside && !written.again.includes(result.target)) tried.add(result.target);
   // The lists settled here are counted once, now: with their snapshots committed without waiting
   // for the WAL flush, this count's commit (which waits) makes them durable before the job goes on.
   // When they are all of the run's, none is left in flight and the count closes the run: it goes
   // straight to the close, without the one-statement count of a run still going on (a round trip
   // and a count of the run's snapshots, of a run job's eight in the hourly slot).
   if (settled > 0) await refreshRun(deps.db, runId, source, settled === targets.length);
-  const notDone = new Set([...tried, ...recorded.again, ...large]);
+  const notDone = new Set([...tried, ...written.again, ...large]);
   const done = new Set(started.filter((t) => !notDone.has(t)));
-  return { settled, unchangedAsServed: recorded.asServed, tried, left: targets.filter((t) => !done.has(t)) };
+  return { settled, unchangedAsServed: written.asServed, tried, left: targets.filter((t) => !done.has(t)) };
 }
-
-/** A list synced in the run job and taken by its batch, with its log, until the batch is written. */
-interface SetAside {
-  outcome: TargetOutcome;
-  log: Logger;
-}
-
-/** How a list's sync in the run job ended: settled, left to a target job ('queued', 'large'), or taken by the batch. */
-type InlineSync = 'settled' | 'queued' | 'large' | SetAside;
 
 /**
- * Writes the batch (the unchanged lists set aside in one statement, the first loads gathered together),
- * and settles each list it wrote. `again`: the lists it did not write (nothing written for them), for
- * target jobs to sync the ordinary way. `unsure`: the unchanged ones when their statement failed,
- * which may have committed before its answer was lost; their target jobs look for a snapshot in the
- * run first (a group of first loads that failed is in `again`: its transaction wrote nothing).
+ * How a run job's list ended: settled, left to a target job ('queued', 'large'), or taken by the
+ * batch (its outcome set aside until the batch is written).
  */
-async function writeBatch(
-  deps: ProcessorDeps,
-  batch: ApplyBatch,
-  runId: number,
-  setAside: SetAside[],
-): Promise<{ settled: number; asServed: number; again: Target[]; unsure: Target[] }> {
-  const outcomes = setAside.map((aside) => aside.outcome);
-  const logs = new Map(setAside.map((aside) => [aside.outcome.target, aside.log]));
-  let settled = 0;
-  let asServed = 0;
-  const again: Target[] = [];
-  await settleBatch(batch, outcomes, {
+type InlineSync = 'settled' | 'queued' | 'large' | TargetOutcome;
+
+/**
+ * What the run job's batch wrote: the lists settled, of them those recorded unchanged by their served
+ * digest, and `again`, the lists it did not write (nothing written for them), for target jobs to sync
+ * the ordinary way.
+ */
+interface BatchWritten {
+  settled: number;
+  asServed: number;
+  again: Target[];
+}
+
+/**
+ * How the run job settles its batch once written (the unchanged lists set aside in one statement, the
+ * first loads gathered together): each list it wrote settled here, the rest left to target jobs.
+ * Counts into `written`; `setAside`, the lists the batch holds.
+ */
+function batchSettling(deps: ProcessorDeps, runId: number, logs: ReadonlyMap<Target, Logger>, written: BatchWritten, setAside: number): BatchSettling {
+  return {
     db: deps.db,
     runId,
     recorded: async (outcome) => {
       const done = await settleOutcome(deps, outcome, runId, logs.get(outcome.target)!, false);
-      settled += 1;
-      if (outcome.status === 'unchanged' && outcome.asServedBefore) asServed += 1;
+      written.settled += 1;
+      if (outcome.status === 'unchanged' && outcome.asServedBefore) written.asServed += 1;
       return done;
     },
     again: async (outcome) => {
       logs.get(outcome.target)!.info('unchanged list changed or taken by another sync before its record: queued as a target job');
-      again.push(outcome.target);
+      written.again.push(outcome.target);
       return outcome;
     },
     unrecorded: async (err) => {
-      deps.logger.info({ runId, lists: setAside.length, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
+      deps.logger.info({ runId, lists: setAside, err: errorLine(err) }, 'unchanged lists not recorded in their run job: queued as target jobs');
     },
-  });
-  const unsure = outcomes.filter((outcome) => outcome.setAside && !again.includes(outcome.target)).map((outcome) => outcome.target);
-  return { settled, asServed, again, unsure };
+  };
 }
 
 /**
@@ -203,10 +203,10 @@ async function syncOneInRunJob(
   runId: number,
   target: Target,
   signal: AbortSignal,
+  log: Logger,
   run: { batch: ApplyBatch; smallOnly: boolean },
 ): Promise<InlineSync> {
   const attributes = { 'refsync.source': target.source.name, 'refsync.list': target.list.key, 'refsync.variant': target.variant, 'refsync.run_id': runId };
-  const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, inRunJob: true });
   try {
     return await inSpan('refsync.target', { target: true, attributes }, async (span) => {
       const outcome = await syncInWorker(deps, target, {
@@ -238,7 +238,7 @@ async function syncOneInRunJob(
       }
       if (outcome.setAside) {
         span.setAttribute('refsync.status', outcome.status);
-        return { outcome, log };
+        return outcome;
       }
       const settled = await settleOutcome(deps, outcome, runId, log, false);
       span.setAttribute('refsync.status', settled.status);

@@ -5,6 +5,7 @@ import type { SourceConfig } from '../../config/types.ts';
 import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
 import { syncedInRun } from '../../sync/outcome/record-failure.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
+import { syncInBatches } from '../../sync/run/sync-in-batches.ts';
 import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { causeOf } from '../../util/failure-cause.ts';
@@ -16,10 +17,11 @@ import { verdictOn } from './target-verdict.ts';
 import { settleOutcome, syncInWorker } from './worker-sync.ts';
 
 // A target job: admitted by its source's gate, synced, and its outcome settled in one place
-// (syncAdmitted, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
+// (syncAndSettle, by target-verdict.ts's policy): completed, retried with nothing recorded, put back
 // after a 429 without using an attempt, or recorded and failed. Its list is a batch of one
-// (ApplyBatch.ofOne): an unchanged fetch is recorded by one statement that counts the run's progress
-// too, whose commit waits for the WAL flush, so the job completes only once its work is durable.
+// (ApplyBatch.ofOne), synced as every list is (syncInBatches): an unchanged fetch is recorded by one
+// statement that counts the run's progress too, whose commit waits for the WAL flush, so the job
+// completes only once its work is durable.
 
 export async function processTargetJob(deps: ProcessorDeps, job: Job<TargetJobData>, token: string | undefined, signal: AbortSignal): Promise<JobResult> {
   const source = sourceFor(deps, job.data.source);
@@ -65,10 +67,35 @@ async function syncAdmitted(
     return { kind: 'target', runId, status: 'done-before', skipped: true };
   }
 
+  // Its list is a batch of one in one lane, synced the way every list is (syncInBatches): written as
+  // it is taken, and settled here by the job's verdict. What the job throws (a wait, a retry, a
+  // failure) comes out as it was thrown.
+  const batch = ApplyBatch.ofOne();
+  const [result] = await syncInBatches([target], {
+    lanes: 1,
+    batchOf: () => batch,
+    sync: () => syncAndSettle({ deps, job, token, signal, source, span }, target, batch),
+  });
+  return result!;
+}
+
+/** An admitted target job, as its sync sees it. */
+interface AdmittedJob {
+  deps: ProcessorDeps;
+  job: Job<TargetJobData>;
+  token: string | undefined;
+  signal: AbortSignal;
+  source: SourceConfig;
+  span: Span;
+}
+
+/** Syncs the job's target in its batch of one and settles it by the job's verdict: completed, put back, retried or failed. */
+async function syncAndSettle({ deps, job, token, signal, source, span }: AdmittedJob, target: Target, batch: ApplyBatch): Promise<JobResult> {
+  const { runId } = job.data;
   const attempts = job.opts.attempts ?? 1;
   const attempt = { last: job.attemptsMade + 1 >= attempts, rateLimited: job.data.rateLimited ?? 0 };
   const log = deps.logger.child({ target: targetName(target), runId, jobId: job.id, attempt: job.attemptsMade + 1 });
-  const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log);
+  const outcome = await syncOrThrow(deps, job, signal, source, target, attempt.last, log, batch);
   const verdict = verdictOn(outcome, attempt);
   span.setAttribute('refsync.status', verdict.kind === 'wait' ? 'rate_limited' : verdict.kind === 'retry' ? 'retrying' : outcome.status);
   if (verdict.kind === 'wait') {
@@ -109,6 +136,7 @@ async function syncOrThrow(
   target: Target,
   lastAttempt: boolean,
   log: Logger,
+  batch: ApplyBatch,
 ): Promise<TargetOutcome> {
   const progress = jobProgressReporter(job);
   try {
@@ -120,7 +148,7 @@ async function syncOrThrow(
       log,
       onProgress: progress.onProgress,
       advanceRun: true,
-      batch: ApplyBatch.ofOne(),
+      batch,
     });
     await progress.finish();
     return outcome;

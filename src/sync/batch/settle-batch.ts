@@ -17,9 +17,10 @@ export interface BatchSettling {
   again(outcome: TargetOutcome): Promise<TargetOutcome>;
   /**
    * The unchanged lists' one statement failed, perhaps after its commit: throw to stop the settle,
-   * or return to leave their outcomes set aside.
+   * return nothing to leave their outcomes set aside, or return a database to write the batch on
+   * instead (in process, the run claim's own connection when the pool was refused one).
    */
-  unrecorded(err: unknown): Promise<void>;
+  unrecorded(err: unknown): Promise<Database | undefined>;
 }
 
 /**
@@ -29,8 +30,12 @@ export interface BatchSettling {
  */
 export async function settleBatch(batch: ApplyBatch, outcomes: TargetOutcome[], how: BatchSettling): Promise<void> {
   if (!outcomes.some((outcome) => outcome.setAside)) return;
-  const { ids, unrecorded } = await batch.apply(how.db, how.runId);
-  if (unrecorded !== undefined) await how.unrecorded(unrecorded);
+  let { ids, unrecorded } = await batch.apply(how.db, how.runId);
+  while (unrecorded !== undefined) {
+    const elsewhere = await how.unrecorded(unrecorded);
+    if (!elsewhere) break;
+    ({ ids, unrecorded } = await batch.apply(elsewhere, how.runId));
+  }
   for (const [i, outcome] of outcomes.entries()) {
     if (!outcome.setAside || !ids.has(outcome.target)) continue;
     const snapshotId = ids.get(outcome.target) ?? null;

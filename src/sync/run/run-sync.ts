@@ -12,8 +12,7 @@ import type { SyncTuning } from '../tuning.ts';
 import { readLastOk } from '../load/unchanged-lists.ts';
 import { warmConnections } from '../../db/warm-connections.ts';
 import { ApplyBatch } from '../batch/apply-batch.ts';
-import { settleBatch } from '../batch/settle-batch.ts';
-import { syncTargets } from './sync-targets.ts';
+import { syncInBatches, type BatchFinish } from './sync-in-batches.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
@@ -160,41 +159,42 @@ async function startRuns(
 async function syncPlans(options: RunOptions, plans: Plan[], claim: Promise<RunClaim>): Promise<RunResult[]> {
   // Taken in turn across sources, so that one slow source's lists do not fill every slot first.
   const rounds = Math.max(0, ...plans.map((plan) => plan.targets.length));
-  const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [{ plan, target: plan.targets[i]! }] : []))).flat();
+  const work = Array.from({ length: rounds }, (_, i) => plans.flatMap((plan) => (i < plan.targets.length ? [plan.targets[i]!] : []))).flat();
+  const planOf = new Map(plans.flatMap((plan) => plan.targets.map((target) => [target, plan] as const)));
+  const statuses = new Map<Plan, RunStatus>();
   // Every list is started (a failure of the database throws), its failure recorded at once.
-  const outcomes = await syncTargets(work, {
+  const outcomes = await syncInBatches(work, {
     lanes: options.concurrency ?? DEFAULT_CONCURRENCY,
-    sync: ({ plan, target }) => syncOne(options, plan, target, plan.run),
-    // Taken or not, this list is no longer to come: the source's last first loads need not wait.
-    ended: async ({ plan, target }) => (await plan.run.catch(() => undefined))?.batch.done(target),
+    sync: (target) => syncOne(options, planOf.get(target)!, target, planOf.get(target)!.run),
+    batchOf: async (target) => (await planOf.get(target)!.run.catch(() => undefined))?.batch,
+    settle: {
+      outcomeOf: (outcome) => outcome,
+      settling: async (_batch, [first]) => {
+        const plan = planOf.get(first!.target)!;
+        return runSettling(options, plan, await plan.run, claim, (status) => statuses.set(plan, status));
+      },
+    },
   });
   const results: RunResult[] = [];
   for (const plan of plans) {
     const run = await plan.run;
-    const planned = outcomes.flatMap((outcome, i) => (outcome && work[i]!.plan === plan ? [outcome] : []));
-    const status = await finishRun(options, plan, run, planned, claim);
+    const planned = outcomes.flatMap((outcome, i) => (outcome && planOf.get(work[i]!) === plan ? [outcome] : []));
+    // A source with no list to sync has no outcome for its batch to settle: its run is closed here.
+    const status = statuses.get(plan) ?? (await finishRun(options, plan, run, planned, options.db, claim));
     results.push({ runId: run.runId, source: plan.source, status, outcomes: planned });
   }
   return results;
 }
 
 /**
- * Records what the run's lists left to record (the unchanged lists set aside, the failures a refused
- * connection kept from being recorded) and closes the run. When Postgres refuses the pool a
- * connection for it, the same is done on the claim's held connection: the run never stays `running`.
+ * How a source's run settles its batch's lists: one the batch took is told to onTarget once written,
+ * one it did not write is synced again in the run as a batch of one, and a failed unchanged statement
+ * fails the run. Then the run is finished (finishRun). When Postgres refuses the pool a connection
+ * for the batch, the rest is done on the claim's held connection: the run never stays `running`.
  */
-async function finishRun(options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[], claim: Promise<RunClaim>): Promise<RunStatus> {
-  try {
-    return await finishRunOn(options.db, options, plan, run, outcomes);
-  } catch (err) {
-    if (!(err instanceof DatabaseRefusedError)) throw err;
-    return finishRunOn((await claim).database(options.db), options, plan, run, outcomes);
-  }
-}
-
-async function finishRunOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
-  // The batch's lists: one not written is synced again in the run, as a batch of one.
-  await settleBatch(run.batch, outcomes, {
+function runSettling(options: RunOptions, plan: Plan, run: StartedRun, claim: Promise<RunClaim>, finished: (status: RunStatus) => void): BatchFinish {
+  let db = options.db;
+  return {
     db,
     runId: run.runId,
     recorded: async (outcome) => {
@@ -203,10 +203,36 @@ async function finishRunOn(db: Database, options: RunOptions, plan: Plan, run: S
     },
     again: (outcome) => syncOne(options, plan, outcome.target, Promise.resolve({ runId: run.runId })),
     unrecorded: async (err) => {
+      if (err instanceof DatabaseRefusedError && db === options.db) return (db = (await claim).database(options.db));
       await failRunFor(options, plan, err);
       throw err;
     },
-  });
+    settled: async (outcomes) => finished(await finishRun(options, plan, run, outcomes, db, claim)),
+  };
+}
+
+/**
+ * Records the failures the run's lists left to record (those a refused connection kept from being
+ * recorded) and closes the run, on `db`. When Postgres refuses the pool a connection for it, the same
+ * is done on the claim's held connection: the run never stays `running`.
+ */
+async function finishRun(
+  options: RunOptions,
+  plan: Plan,
+  run: StartedRun,
+  outcomes: TargetOutcome[],
+  db: Database,
+  claim: Promise<RunClaim>,
+): Promise<RunStatus> {
+  try {
+    return await finishRunOn(db, options, plan, run, outcomes);
+  } catch (err) {
+    if (!(err instanceof DatabaseRefusedError) || db !== options.db) throw err;
+    return finishRunOn((await claim).database(options.db), options, plan, run, outcomes);
+  }
+}
+
+async function finishRunOn(db: Database, options: RunOptions, plan: Plan, run: StartedRun, outcomes: TargetOutcome[]): Promise<RunStatus> {
   for (const [i, outcome] of outcomes.entries()) {
     if (!isFailedOutcome(outcome) || outcome.snapshotId !== undefined) continue;
     outcomes[i] = await recordOutcomeFailure(db, outcome, run.runId, options.failures);

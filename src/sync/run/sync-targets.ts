@@ -1,18 +1,14 @@
-// The one way a run's lists are synced side by side, whoever runs them: `refsync sync`
-// (run-sync.ts) and a worker's run job syncing its small lists itself
-// (src/queue/handlers/inline-targets.ts). What differs is the run's policy: how many lists at once,
-// what stops the lanes, how one list is synced and settled (its failure recorded at once in
-// process; in a run job, anything it cannot settle left to a target job, which retries), and its
-// batch told as each list ends. A target job syncs one list through a batch of one
-// (src/queue/handlers/target-job.ts): its gate, 429 wait and retries are the queue's, not lanes'.
+// The lanes lists are synced in, side by side: a few at a time, in the items' order, until a list
+// or the signal stops them. Whoever syncs lists uses them through sync-in-batches.ts, which tells
+// each list's batch as it ends and writes the batches after the last.
 
-/** How a run syncs its lists. */
+/** How lists are synced in lanes. */
 export interface TargetsPolicy<T, R> {
   /** Lists in flight at once. */
   lanes: number;
-  /** Syncs one list and settles or reports it as the run does. What it throws stops the lanes. */
+  /** Syncs one list and settles or reports it as its caller does. What it throws stops the lanes. */
   sync(item: T): Promise<R>;
-  /** Told once a list's sync has ended, however it ended: its run's batch waits for it no longer. */
+  /** Told once a list's sync has ended, however it ended: its batch waits for it no longer. */
   ended?(item: T): Promise<void> | void;
   /** Whether a list's result stops the lanes: no list starts after it. */
   stopsAfter?(result: R): boolean;
