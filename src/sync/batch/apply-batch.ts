@@ -86,7 +86,7 @@ export class ApplyBatch {
    */
   async take(conn: Connection, target: Target, collected: CollectedList, options: ApplyOptions): Promise<Taken | undefined> {
     if (!this.#kept) return recordIfUnchanged(conn, target, collected, options);
-    if (this.#kept.unchanged.setAside(target, fetchedFields(collected, options)) === 'set-aside') return { setAside: true };
+    if (this.#kept.unchanged.setAside(target, fetchedFields(collected, options))) return { setAside: true };
     if (this.#kept.firstLoads.gather(target, collected, options)) return { setAside: true, firstLoad: true };
     return undefined;
   }

@@ -15,12 +15,6 @@ export interface LastOk {
   replacedValues: number;
 }
 
-/**
- * What UnchangedLists#setAside did with a fetch: set it aside, or not, as its hash is not its list's
- * last ok one as the run read it (changed, or never loaded).
- */
-export type SetAsideAnswer = 'set-aside' | 'other-hash';
-
 /** The last ok snapshot of each target of the environment, in one read (refdata.target_last_ok). */
 export async function readLastOk(db: Database, environment: string): Promise<Map<string, LastOk>> {
   const { rows } = await db.query<{
@@ -73,12 +67,15 @@ export class UnchangedLists {
     return { contentHash: last.contentHash, entryCount: last.entryCount, fields: last.fields };
   }
 
-  /** Sets the fetch aside, to be recorded with the others, when its hash is the one the run read. */
-  setAside(target: Target, fetched: FetchedFields): SetAsideAnswer {
+  /**
+   * Sets the fetch aside, to be recorded with the others, when its hash is the one the run read;
+   * false when it is not (changed, or never loaded).
+   */
+  setAside(target: Target, fetched: FetchedFields): boolean {
     const expected = lastOkOf(this.#lastOk, target)?.contentHash;
-    if (expected === undefined || fetched.contentHash !== expected) return 'other-hash';
+    if (expected === undefined || fetched.contentHash !== expected) return false;
     this.#aside.push({ target, fetched });
-    return 'set-aside';
+    return true;
   }
 
   /**
