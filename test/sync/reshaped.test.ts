@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useChangeNotices } from '../helpers/change-notices.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { pipelineFixture } from './fixture.ts';
@@ -12,8 +12,6 @@ describe('reshaped is not modified', () => {
   const t = useTestDatabase();
   let sb: Sandbox;
   let fx: ReturnType<typeof pipelineFixture>;
-  let listener: pg.Client;
-  const notices: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     sb = await useSandbox();
@@ -23,14 +21,8 @@ describe('reshaped is not modified', () => {
     );
     fx = pipelineFixture(sb, { REFSYNC_ALERT_ON: 'modified,schema_changed' });
     expect((await fx.sync(t.db, [LIST])).status).toBe('succeeded');
-    listener = new pg.Client({ connectionString: t.url });
-    await listener.connect();
-    listener.on('notification', (n) => notices.push(JSON.parse(n.payload!) as Record<string, unknown>));
-    await listener.query('listen refdata_changes');
   });
-  afterAll(async () => {
-    await listener?.end();
-  });
+  const noticesOf = useChangeNotices(() => t.url);
 
   const changesOf = async (snapshotId: number | undefined) =>
     (
@@ -47,15 +39,6 @@ describe('reshaped is not modified', () => {
         await t.db.query<{ kind: string; payload: Record<string, unknown> }>('select kind, payload from refdata.alerts where snapshot_id = $1', [snapshotId])
       ).rows.map((r) => [r.kind, r.payload]),
     );
-  async function noticeFor(snapshotId: number | undefined): Promise<Record<string, unknown>> {
-    for (let i = 0; i < 200; i++) {
-      const found = notices.find((n) => n.snapshot_id === snapshotId);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no NOTIFY for snapshot ${snapshotId}`);
-  }
-
   it('a field added to every entry reshapes them; the one real edit among them is modified and names both fields', async () => {
     sb.control.addField(LIST, 'transit_days', 3);
     sb.control.modifyEntry(LIST, 'B', { description: 'mode B (edited)' });
@@ -70,7 +53,7 @@ describe('reshaped is not modified', () => {
     const alerts = await alertsOf(outcome.snapshotId);
     expect(alerts.modified).toMatchObject({ count: 1, entries: [{ entry_key: 'B' }], more: 0 });
     expect(alerts.schema_changed).toMatchObject({ fields_added: ['transit_days:number'], reshaped: 2 });
-    expect(await noticeFor(outcome.snapshotId)).toMatchObject({ modified: 1, reshaped: 2, added: 0, removed: 0 });
+    expect(await noticesOf(outcome.snapshotId)).toMatchObject([{ modified: 1, reshaped: 2, added: 0, removed: 0 }]);
     // The history rows of a reshape are versions like any other.
     const { rows } = await t.db.query<{ n: number }>(`select count(*)::int as n from refdata.entries where list_key = $1 and entry_key = 'A'`, [LIST]);
     expect(rows[0]!.n).toBe(2);
@@ -84,7 +67,7 @@ describe('reshaped is not modified', () => {
     const alerts = await alertsOf(outcome.snapshotId);
     expect(alerts.modified).toBeUndefined();
     expect(alerts.schema_changed).toMatchObject({ fields_removed: ['transit_days:number'], reshaped: 3 });
-    expect(await noticeFor(outcome.snapshotId)).toMatchObject({ modified: 0, reshaped: 3 });
+    expect(await noticesOf(outcome.snapshotId)).toMatchObject([{ modified: 0, reshaped: 3 }]);
   });
 
   it('an entry gaining a field that other entries already have is modified: the field did not appear in the list', async () => {

@@ -2,7 +2,6 @@
 // list is fetched (src/sync/load/streamed-resync.ts). It must end exactly where staging every changed
 // row ends: the same current rows, history and change rows, reappeared keys told apart from new ones,
 // and a hold (too many removed, a schema policy) that leaves the rows as they were.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -11,6 +10,7 @@ import { eachFailureLog } from '../../src/sync/outcome/failure-log.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { useChangeNotices } from '../helpers/change-notices.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture, servedAndStored } from './fixture.ts';
@@ -59,29 +59,9 @@ async function changeFields(snapshotId: number) {
   return rows;
 }
 
-/** The NOTIFY refdata_changes payloads a LISTEN client hears while the describe's cases run. */
-function useChangeNotices() {
-  const notices: Array<Record<string, unknown>> = [];
-  let listener: pg.Client | undefined;
-  beforeAll(async () => {
-    listener = new pg.Client({ connectionString: t.url });
-    await listener.connect();
-    listener.on('notification', (n) => notices.push(JSON.parse(n.payload!) as Record<string, unknown>));
-    await listener.query('listen refdata_changes');
-  });
-  afterAll(async () => {
-    await listener?.end();
-  });
-  /** The notices of a snapshot, once heard (a notice travels after its commit, apart from the sync's answer). */
-  return async (snapshotId: number | undefined) => {
-    for (let i = 0; i < 200 && !notices.some((n) => n.snapshot_id === snapshotId); i++) await new Promise((r) => setTimeout(r, 10));
-    return notices.filter((n) => n.snapshot_id === snapshotId);
-  };
-}
-
 describe('a streamed resync', () => {
   const l = useList('accessorials');
-  const noticesOf = useChangeNotices();
+  const noticesOf = useChangeNotices(() => t.url);
 
   it('writes modified, added and removed entries as staging does, and tells a key back from a new one', async () => {
     const first = await l.sync();
