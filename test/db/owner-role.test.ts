@@ -1,4 +1,4 @@
-// A managed Postgres's owner role (issue 56): it owns its database but may not create roles. It
+// A managed Postgres's owner role: it owns its database but may not create roles. It
 // migrates and syncs without refdata_reader, and the first migrate after an administrator created
 // the role grants it what an ordinary migrate would have.
 import pg from 'pg';

@@ -103,3 +103,29 @@ describe('docs references in src/, bench/ and scripts/', () => {
     for (const sample of good) expect(brokenReferences('x.ts', sample), sample).toEqual([]);
   });
 });
+
+/** Where a line names one of the project's issues by number: the history, which a reader cannot follow. */
+const issueNumber = /\bissue #?\d+\b|\bissues #\d+/i;
+
+/** The lines of a file that name an issue by number. */
+function issueCitations(name: string, text: string): string[] {
+  return text.split('\n').flatMap((line, i) => (issueNumber.test(line) ? [`${name}:${i + 1}: ${line.trim().slice(0, 120)}`] : []));
+}
+
+describe("the project's issues in code", () => {
+  // The two files whose samples quote a citation on purpose, to show the checks catch it.
+  const samples = new Set(['test/docs/code-references.test.ts', 'test/docs/narrative.test.ts']);
+  const code = [...files, ...sourceFiles('test').filter((f) => !samples.has(f))];
+
+  it('no file of src/, bench/, scripts/ or test/ names an issue by its number: a comment says why, not when', () => {
+    expect(code).toContain('test/helpers/db.ts');
+    expect(code.flatMap((f) => issueCitations(f, readFileSync(join(root, f), 'utf8')))).toEqual([]);
+  });
+
+  it('catches a citation, and leaves product words alone', () => {
+    for (const sample of ['// (issue 31): the guards', "it('says it once (issue 59)'", '// see issue #12'])
+      expect(issueCitations('x.ts', sample), sample).toHaveLength(1);
+    for (const sample of ['// an issue of the upstream', '// issues 0 requests', 'expect(issues).toHaveLength(2)'])
+      expect(issueCitations('x.ts', sample), sample).toEqual([]);
+  });
+});

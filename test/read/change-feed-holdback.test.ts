@@ -1,4 +1,4 @@
-// Held back, and told (issue 55, item 4). A real write transaction left open on a second connection
+// Held back, and told. A real write transaction left open on a second connection
 // holds the change feed back: `refsync status --json`, the worker's refsync_change_feed_held_seconds
 // and refdata_reader all say so and name the session, and all go back to 0 when it commits. Run on a
 // private Postgres (autovacuum off) so that no other session in the cluster writes meanwhile and the

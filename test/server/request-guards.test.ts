@@ -1,4 +1,4 @@
-// Issue 31 item 3 against a real worker: what a web page in the operator's browser can send (a
+// The worker's port against a real worker: what a web page in the operator's browser can send (a
 // cross-site `text/plain` POST or form post, cached Basic credentials attached; a request through a
 // DNS-rebound host name) adds no job and pauses no queue, read-only by default or writable with a
 // password; the probes answer any Host; the allowed requests work.

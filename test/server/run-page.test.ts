@@ -1,4 +1,4 @@
-// The run's page when every list of the run failed for one cause (issue 59, item 2): the run's
+// The run's page when every list of the run failed for one cause: the run's
 // error says it once, and each list's row points to it instead of repeating it; a list that failed
 // for a cause of its own keeps its reason. Real syncs against an unreachable host and the sandbox.
 import { describe, expect, it } from 'vitest';

@@ -83,7 +83,7 @@ describe("a run's progress", () => {
     }
   });
 
-  it('says a cause that several lists share once, naming them, and one that stopped every list without them (issue 59)', async () => {
+  it('says a cause that several lists share once, naming them, and one that stopped every list without them', async () => {
     const fx = pipelineFixture(await useSandbox());
     try {
       const fail = (target: ReturnType<typeof targetsFor>[number], message: string, runId: number) =>
