@@ -30,7 +30,7 @@ export class RowsCheck {
   }
 
   #large(): CurrentRowsCheck | undefined {
-    if (this.#enabled) this.#current ??= new CurrentRowsCheck(this.#conn, this.#target, true, this.#indexAfterEntries);
+    if (this.#enabled) this.#current ??= new CurrentRowsCheck(this.#conn, this.#target, this.#indexAfterEntries);
     return this.#current;
   }
 

@@ -5,23 +5,24 @@ import { CurrentRowIndex } from './current-index.ts';
 import type { NormalizedEntry } from '../../collect/normalize.ts';
 
 /**
- * Decides, for one fetch, whether rows are checked against the current rows before they are staged
- * (large lists on node-postgres), and does the checking. Without an index every row is staged.
+ * Checks a large list's fetched rows against its current rows before they are staged, for one fetch
+ * (rows-check.ts makes it once the list proves large and may use an index). Without an index every
+ * row is staged.
  */
 export class CurrentRowsCheck {
   readonly #conn: Connection;
   readonly #target: Target;
-  #enabled: boolean;
+  /** Until a first load turns it off (off()) or the index is handed over (finish()). */
+  #enabled = true;
   /** Entries received before the index is read (tuning.indexAfterEntries); a list that never spills never reads one. */
   readonly #indexAfterEntries: number;
   #index: Promise<CurrentRowIndex> | undefined;
   /** The index once it has been read. */
   #ready: CurrentRowIndex | undefined;
 
-  constructor(conn: Connection, target: Target, enabled: boolean, indexAfterEntries: number) {
+  constructor(conn: Connection, target: Target, indexAfterEntries: number) {
     this.#conn = conn;
     this.#target = target;
-    this.#enabled = enabled;
     this.#indexAfterEntries = indexAfterEntries;
   }
 
@@ -43,7 +44,7 @@ export class CurrentRowsCheck {
     return this.#index;
   }
 
-  /** The index once read (the first spill awaits it: settled()). */
+  /** The index once read (the first spill awaits it: readsEnded()). */
   get index(): CurrentRowIndex | undefined {
     return this.#ready;
   }
