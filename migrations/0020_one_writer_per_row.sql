@@ -10,7 +10,8 @@
 -- it, counting the run's progress in the same statement, is its new p_advance_run (false unless
 -- given, as a run's batch counts its progress once, after its last list). The opening of
 -- an apply no longer records anything (refdata.lock_target_state_or_record_unchanged): the apply's
--- unchanged branch writes the row through the same writer (src/sync/load/resync-apply.ts).
+-- unchanged branch writes the row through the same writer (src/sync/load/resync-apply.ts). Nothing
+-- calls those two single-list writers any more: migration 0021 drops them.
 
 -- Inserts snapshot rows given as a JSON array of objects, one per row, keyed by column, of one
 -- environment. A row without an id takes the next one, a row without fetched_at the statement's
@@ -108,49 +109,3 @@ $$;
 COMMENT ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean) IS 'Records the unchanged fetches of one run''s lists in one statement, each only if its lock is free, and the run''s progress with them when asked (refsync internal).';
 --> statement-breakpoint
 REVOKE EXECUTE ON FUNCTION refdata.record_unchanged_lists(text, bigint, jsonb, boolean) FROM PUBLIC;
---> statement-breakpoint
--- The two single-list writers this replaces, rewritten over the one writer so that no second INSERT
--- into refdata.snapshots stays in force. Nothing calls them: migration 0021 drops them.
-CREATE OR REPLACE FUNCTION refdata.record_unchanged(
-  p_environment text, p_list_key text, p_variant text, p_content_hash text, p_run_id bigint,
-  p_entry_count integer, p_fields text[], p_pages integer, p_duration_ms integer, p_replaced_values integer,
-  p_advance_run boolean)
-RETURNS TABLE (snapshot_id bigint, run_advanced boolean)
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-  -- Waited for, as this call always waited; record_unchanged_lists' try of the same lock then succeeds,
-  -- the lock being this transaction's already.
-  PERFORM pg_advisory_xact_lock(refdata.target_lock_key(p_environment, p_list_key, p_variant));
-  RETURN QUERY
-  SELECT r.snapshot_id, r.run_advanced
-  FROM refdata.record_unchanged_lists(p_environment, p_run_id, jsonb_build_array(jsonb_build_object(
-         'list_key', p_list_key, 'variant', p_variant, 'content_hash', p_content_hash, 'entry_count', p_entry_count,
-         'fields', to_jsonb(p_fields), 'pages', p_pages, 'duration_ms', p_duration_ms, 'replaced_values', p_replaced_values)),
-       p_advance_run) r;
-END;
-$$;
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION refdata.lock_target_state_or_record_unchanged(
-  p_environment text, p_list_key text, p_variant text, p_content_hash text, p_run_id bigint,
-  p_entry_count integer, p_fields text[], p_pages integer, p_duration_ms integer, p_replaced_values integer)
-RETURNS TABLE (now timestamptz, views_waiting boolean, last_ok jsonb, last jsonb, unchanged_snapshot_id bigint)
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  v_state record;
-  v_id bigint;
-BEGIN
-  PERFORM pg_advisory_xact_lock(refdata.target_lock_key(p_environment, p_list_key, p_variant));
-  -- A statement of its own after the lock: it sees the commit the lock waited for.
-  SELECT * INTO v_state FROM refdata.target_state(p_environment, p_list_key, p_variant);
-  IF NOT v_state.views_waiting AND v_state.last_ok IS NOT NULL AND v_state.last_ok ->> 'content_hash' = p_content_hash THEN
-    PERFORM set_config('synchronous_commit', 'off', true);
-    SELECT w.id INTO v_id FROM refdata.write_snapshots(p_environment, jsonb_build_array(jsonb_build_object(
-      'run_id', p_run_id, 'list_key', p_list_key, 'variant', p_variant, 'fetched_at', v_state.now, 'status', 'ok',
-      'content_hash', p_content_hash, 'entry_count', p_entry_count, 'changed', false, 'added', 0, 'removed', 0,
-      'modified', 0, 'reappeared', 0, 'reshaped', 0, 'fields', to_jsonb(p_fields), 'pages', p_pages,
-      'duration_ms', p_duration_ms, 'replaced_values', p_replaced_values,
-      'nonconforming', coalesce((v_state.last_ok ->> 'nonconforming')::integer, 0), 'schema_accepted', false))) w;
-  END IF;
-  RETURN QUERY SELECT v_state.now, v_state.views_waiting, v_state.last_ok, v_state.last, v_id;
-END;
-$$;
