@@ -5,15 +5,6 @@ import type { NormalizedEntry } from '../../collect/normalize.ts';
 import { clockAndLastSnapshots, rowsGeneration } from '../../sql.ts';
 import { copyCurrentIndex } from '../load-sql.ts';
 
-/**
- * The current rows changed since the index was read (another sync applied this target in between),
- * so the rows the index let through unstaged can no longer be trusted to be current. The caller
- * fetches again without an index.
- */
-export class StaleIndexError extends Error {
-  readonly code = 'stale_index';
-}
-
 /** What the apply needs of an index: which state it reflects, and the current rows no fetched entry matched. */
 export interface IndexMatch {
   generation: number;
