@@ -56,6 +56,16 @@ runMain(async () => {
     const total = lines.reduce((a, b) => a + b, 0);
     console.log(`first sync of ${list} (${status}): ${files.length} files of src/ ran, ${total} lines`);
     for (const [i, file] of files.entries()) console.log(`  ${String(lines[i]).padStart(5)}  ${file}`);
+    // By folder: the HTTP client (upstream/) is behind the fetch's one value (list-batch.ts), the rest is the sync's own.
+    const byFolder = new Map<string, { files: number; lines: number }>();
+    for (const [i, file] of files.entries()) {
+      const folder = file.split('/').slice(1, -1).join('/') || '.';
+      const sum = byFolder.get(folder) ?? { files: 0, lines: 0 };
+      byFolder.set(folder, { files: sum.files + 1, lines: sum.lines + lines[i]! });
+    }
+    console.log('by folder of src/:');
+    for (const [folder, sum] of [...byFolder].sort(([a], [b]) => a.localeCompare(b)))
+      console.log(`  ${String(sum.files).padStart(3)} ${sum.files === 1 ? 'file ' : 'files'} ${String(sum.lines).padStart(5)} lines  ${folder}/`);
     await client.close();
   } finally {
     session.disconnect();
