@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CurrentRowIndex } from '../../src/sync/load/large/current-index.ts';
 import { RowsCheck } from '../../src/sync/load/rows-check.ts';
 import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
+import { runSync } from '../../src/sync/run/run-sync.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { count, countingEntriesWritten, servedAndStored, useGeneratedList } from './fixture.ts';
@@ -25,6 +26,18 @@ async function sync(client: PageSource = g.fx.client) {
 }
 
 const currentRows = () => servedAndStored(t.db, g.sb, g.target);
+
+/** Whether a read of the list's index waits on a lock (its COPY), asked until it does or `ms` have passed. */
+async function indexReadWaiting(ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const { rows } = await t.db.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+       where datname = current_database() and wait_event_type = 'Lock' and query like 'copy (select id, entry_key%'`,
+    );
+    if (rows[0]!.n > 0) return true;
+  }
+  return false;
+}
 
 describe('the current-row index', () => {
   it('loads a large list, then resyncs it writing only the rows that changed', async () => {
@@ -153,6 +166,42 @@ describe('the current-row index', () => {
     const changed = await sync();
     expect(changed.outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
     expect(changed.written).toBe(2);
+    const { served, stored } = await currentRows();
+    expect(stored).toEqual(served);
+  }, 120_000);
+
+  it('reads the index as the fetch begins when the run read the list as large at its last sync', async () => {
+    await sync();
+    g.sb.control.modifyEntry(LIST, 'G0000007', { description: 'changed with the index read early' });
+    // The index's COPY waits on this lock; nothing else of the run reads refdata.entries before the entries come.
+    let unlock!: () => void;
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.db.withConnection((conn) =>
+      conn.transaction(async (tx) => {
+        await tx.query('lock table refdata.entries in access exclusive mode');
+        locked();
+        await unlocked;
+      }),
+    );
+    await lockTaken;
+    let readBeforeFirstPage: boolean | undefined;
+    const gated: PageSource = {
+      async *pages(request) {
+        readBeforeFirstPage ??= await indexReadWaiting(10_000);
+        unlock();
+        yield* g.fx.client.pages(request);
+      },
+    };
+    try {
+      const [run] = await runSync({ db: t.db, sources: [g.target.source], clientFor: () => gated, trigger: 'manual', lists: [LIST] });
+      expect(readBeforeFirstPage).toBe(true);
+      expect(run!.outcomes.map((o) => [o.status, o.counts])).toEqual([['changed', { added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 }]]);
+    } finally {
+      unlock();
+      await holder;
+    }
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
   }, 120_000);

@@ -20,7 +20,7 @@ import { FirstLoadsTogether, type FirstLoadsApply } from '../load/first-loads-to
 import type { LoadResult } from '../load/loader.ts';
 import { fetchedFields } from '../load/snapshot-row.ts';
 import { recordIfUnchanged } from '../load/unchanged-alone.ts';
-import { UnchangedLists, type LastOk } from '../load/unchanged-lists.ts';
+import { lastOkOf, UnchangedLists, type LastOk } from '../load/unchanged-lists.ts';
 
 /**
  * What the batch did with a list it took: set aside as unchanged, gathered as a first load (`firstLoad`),
@@ -46,6 +46,7 @@ export interface BatchApplied {
 export class ApplyBatch {
   /** What the run keeps until apply(); undefined in a batch of one, which read no last ok snapshot and keeps nothing. */
   readonly #kept: { unchanged: UnchangedLists; firstLoads: FirstLoadsTogether } | undefined;
+  readonly #lastOk: ReadonlyMap<string, LastOk> | undefined;
 
   /** `lastOk`: the run's lists' last ok snapshots as it read them when it began (readLastOk). */
   constructor(lastOk: ReadonlyMap<string, LastOk>, firstLoads: FirstLoadsApply);
@@ -53,6 +54,7 @@ export class ApplyBatch {
   constructor();
   constructor(lastOk?: ReadonlyMap<string, LastOk>, firstLoads?: FirstLoadsApply) {
     this.#kept = lastOk && firstLoads && { unchanged: new UnchangedLists(lastOk), firstLoads: new FirstLoadsTogether(lastOk, firstLoads) };
+    this.#lastOk = lastOk;
   }
 
   /**
@@ -66,6 +68,11 @@ export class ApplyBatch {
   /** Whether the batch read its lists' last ok snapshots: only then is a served digest worth comparing with them. */
   get readLastOk(): boolean {
     return this.#kept !== undefined;
+  }
+
+  /** The target's entries at its last ok snapshot as the run read it; undefined for one never synced, or in a batch of one. */
+  lastEntryCount(target: Target): number | undefined {
+    return this.#lastOk && lastOkOf(this.#lastOk, target)?.entryCount;
   }
 
   /**

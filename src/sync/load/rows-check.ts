@@ -39,6 +39,14 @@ export class RowsCheck {
     if (received >= this.#indexAfterEntries) this.#large()?.observe(received);
   }
 
+  /**
+   * The list is known large before its fetch proves it (its last sync, or the memory budget it was
+   * admitted to): the index read starts now (CurrentRowsCheck#readNow).
+   */
+  readIndexNow(): void {
+    this.#large()?.readNow();
+  }
+
   /** Whether a fetched row may need writing (CurrentRowsCheck#keeps); every row of a small list does. */
   keeps(row: NormalizedEntry): boolean {
     return this.#current?.keeps(row) ?? true;

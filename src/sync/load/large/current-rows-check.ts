@@ -28,8 +28,13 @@ export class CurrentRowsCheck {
 
   /** Called with the entries read so far: starts the index read once the list proves large. */
   observe(received: number): void {
+    if (received >= this.#indexAfterEntries) this.readNow();
+  }
+
+  /** Starts the index read now, unless one was started or the check is off. */
+  readNow(): void {
     // The read is awaited by the first spill or at the end (see #start), not here.
-    if (this.#enabled && !this.#index && received >= this.#indexAfterEntries) void this.#start();
+    if (this.#enabled && !this.#index) void this.#start();
   }
 
   #start(): Promise<CurrentRowIndex> {
