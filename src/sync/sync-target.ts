@@ -195,7 +195,9 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
   };
   let loader: Loader | undefined;
   let sessionFailure: unknown;
-  let fetching = true;
+  // Until the first spill chooses a loader (which may begin a transaction on the connection) or the
+  // last page is in: while no one else has used the connection.
+  let fetchingUnspilled = true;
   f.fetches += 1;
   f.loader = undefined;
   try {
@@ -208,6 +210,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
       served: { entries: largeAfter - 1, chars: SERVED_DIGEST_MAX_CHARS, keepRaw: mayBeSetAside(f.options) },
       spill: async (rows) => {
         if (!loader) {
+          fetchingUnspilled = false;
           loader = f.loader = await loaderAtFirstSpill(setup);
           if (loader.spillEach) collector.spillEach(loader.spillEach);
         }
@@ -216,20 +219,21 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     });
     f.pages = 0;
     const memory = f.options.memory;
-    readIndexIfKnownLarge(f, check, () => fetching);
+    readIndexIfKnownLarge(f, check, () => fetchingUnspilled);
     for await (const batch of f.client.pages(pagesRequest(f.target, f.options))) {
       // Asked before the batch is taken in, so that neither its spill nor the index read comes first.
       if (memory && !memory.admitted && collector.received + batch.entries.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
       await collector.addBatch(batch);
       check.observe(collector.received);
     }
+    fetchingUnspilled = false;
     return await loadFetched(f, setup, collector, loader);
   } catch (err) {
     // A list failure says nothing about the session; anything else may have left it unfit.
     if (!isListFailure(err) && !(err instanceof WaitForMemory) && !(err instanceof KeysOutOfOrder)) sessionFailure = err;
     throw err;
   } finally {
-    fetching = false;
+    fetchingUnspilled = false;
     // Before the connection goes back, and before the caller records a failure under the target's lock.
     await (loader as Loader | undefined)?.abort().catch((err: unknown) => {
       sessionFailure ??= err;
@@ -245,9 +249,10 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
  * to the worker's memory budget before its fetch, or, where no budget applies, large at the last ok
  * snapshot its run read. Its read (about 0.5 s at a million rows) then overlaps the upstream's
  * answer, where it would start at indexAfterEntries and hold up the first spill, which waits for
- * it. Nothing starts once the fetch has ended.
+ * it. A run read only after the first spill, or after the last page, starts nothing: the loader
+ * chosen then may have begun its transaction on the connection the read would take.
  */
-function readIndexIfKnownLarge(f: Fetch, check: RowsCheck, fetching: () => boolean): void {
+function readIndexIfKnownLarge(f: Fetch, check: RowsCheck, fetchingUnspilled: () => boolean): void {
   const memory = f.options.memory;
   if (memory) {
     // Unadmitted, the list asks the budget once its fetch proves it large, before it reads anything.
@@ -256,7 +261,7 @@ function readIndexIfKnownLarge(f: Fetch, check: RowsCheck, fetching: () => boole
   }
   void runOf(f.options).then(
     (run) => {
-      if (fetching() && (run.batch?.lastEntryCount(f.target) ?? 0) >= largeListAfter(f.tuning)) check.readIndexNow();
+      if (fetchingUnspilled() && (run.batch?.lastEntryCount(f.target) ?? 0) >= largeListAfter(f.tuning)) check.readIndexNow();
     },
     () => undefined,
   );
