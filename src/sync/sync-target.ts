@@ -195,8 +195,7 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
   };
   let loader: Loader | undefined;
   let sessionFailure: unknown;
-  // Until the first spill chooses a loader (which may begin a transaction on the connection) or the
-  // last page is in: while no one else has used the connection.
+  // The connection is the fetch's alone until its first spill or its last page (readIndexIfKnownLarge).
   let fetchingUnspilled = true;
   f.fetches += 1;
   f.loader = undefined;
