@@ -20,7 +20,18 @@ export class WaitForMemory extends Error {
   }
 }
 
+/** The tuning that says when a list is large (src/sync/tuning.ts). */
+export interface LargeListTuning {
+  indexAfterEntries: number;
+  spillThreshold: number;
+}
+
 /** The entries after which a fetch counts as large (the tuning's first use of memory that grows with the list). */
-export function largeListAfter(tuning: { indexAfterEntries: number; spillThreshold: number }): number {
+export function largeListAfter(tuning: LargeListTuning): number {
   return Math.min(tuning.indexAfterEntries, tuning.spillThreshold);
+}
+
+/** Whether a list is large before its fetch proves it: its last sync had largeListAfter entries (undefined: never synced). */
+export function knownLarge(lastEntries: number | undefined, tuning: LargeListTuning): boolean {
+  return lastEntries !== undefined && lastEntries >= largeListAfter(tuning);
 }

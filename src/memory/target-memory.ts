@@ -1,5 +1,5 @@
 import { listVariant, type Target } from '../catalog/targets.ts';
-import type { ListMemory } from './list-memory.ts';
+import { knownLarge, type LargeListTuning, type ListMemory } from './list-memory.ts';
 import type { MemoryBudget, Reservation } from './memory-budget.ts';
 import { listBytes, type ListSizes } from './list-sizes.ts';
 
@@ -32,9 +32,9 @@ export class TargetMemory implements ListMemory {
     return this.#reservation !== undefined;
   }
 
-  /** Waits for the share of a list that was large (at least largeAfter entries) at its last sync. */
-  async beforeFetch(largeAfter: number, signal?: AbortSignal): Promise<void> {
-    if (this.#lastEntries === undefined || this.#lastEntries < largeAfter) return;
+  /** Waits for the share of a list that was large at its last sync (knownLarge). */
+  async beforeFetch(tuning: LargeListTuning, signal?: AbortSignal): Promise<void> {
+    if (!knownLarge(this.#lastEntries, tuning)) return;
     this.#reservation = await this.#memory.budget.reserve(listBytes(this.#lastEntries), this.#label, signal);
   }
 

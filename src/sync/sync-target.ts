@@ -14,7 +14,7 @@ import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { RowsCheck } from './load/rows-check.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
-import { largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
+import { knownLarge, largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
 import type { TargetOutcome } from './outcome/target-outcome.ts';
@@ -260,7 +260,7 @@ function readIndexIfKnownLarge(f: Fetch, check: RowsCheck, fetchingUnspilled: ()
   }
   void runOf(f.options).then(
     (run) => {
-      if (fetchingUnspilled() && (run.batch?.lastEntryCount(f.target) ?? 0) >= largeListAfter(f.tuning)) check.readIndexNow();
+      if (fetchingUnspilled() && knownLarge(run.batch?.lastEntryCount(f.target), f.tuning)) check.readIndexNow();
     },
     () => undefined,
   );

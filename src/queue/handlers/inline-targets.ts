@@ -18,7 +18,7 @@
 // large lists still spread over every worker and ask the memory budget before their fetch.
 import type { Job } from 'bullmq';
 import { targetName, type Target } from '../../catalog/targets.ts';
-import { largeListAfter } from '../../memory/list-memory.ts';
+import { knownLarge } from '../../memory/list-memory.ts';
 import { lastOkOf, readLastOk } from '../../sync/load/unchanged-lists.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
@@ -55,8 +55,7 @@ export function nothingInRunJob(targets: Target[]): InlineResult {
 
 /** Whether the target's last sync found it small, or it was never synced: it may be synced inside its run job. */
 function notKnownLarge(deps: ProcessorDeps, target: Target): boolean {
-  const entries = deps.memory.sizes.entriesOf(target);
-  return entries === undefined || entries < largeListAfter(tuningWith(deps.tuning));
+  return !knownLarge(deps.memory.sizes.entriesOf(target), tuningWith(deps.tuning));
 }
 
 /**

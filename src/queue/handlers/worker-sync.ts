@@ -3,7 +3,7 @@
 // the memory budget is taken around the sync, and its outcome settled in one place.
 import type { Target } from '../../catalog/targets.ts';
 import { TargetMemory } from '../../memory/target-memory.ts';
-import { largeListAfter, type ListMemory } from '../../memory/list-memory.ts';
+import type { ListMemory } from '../../memory/list-memory.ts';
 import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
 import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
@@ -74,7 +74,7 @@ export async function syncInWorker(deps: ProcessorDeps, target: Target, request:
     },
   };
   try {
-    await memory.beforeFetch(largeListAfter(tuningWith(deps.tuning)), request.signal);
+    await memory.beforeFetch(tuningWith(deps.tuning), request.signal);
     release = await deps.syncSlots.take();
     const outcome = await syncTarget(deps.db, deps.clientFor(target.source), target, {
       runId: request.runId,
