@@ -30,18 +30,18 @@ export class RowsCheck {
   }
 
   #large(): CurrentRowsCheck | undefined {
-    if (this.#enabled) this.#current ??= new CurrentRowsCheck(this.#conn, this.#target, this.#indexAfterEntries);
+    if (this.#enabled) this.#current ??= new CurrentRowsCheck(this.#conn, this.#target);
     return this.#current;
   }
 
   /** Called with the entries read so far: the list proves large at indexAfterEntries. */
   observe(received: number): void {
-    if (received >= this.#indexAfterEntries) this.#large()?.observe(received);
+    if (received >= this.#indexAfterEntries) this.readIndexNow();
   }
 
   /**
-   * The list is known large before its fetch proves it (its last sync, or the memory budget it was
-   * admitted to): the index read starts now (CurrentRowsCheck#readNow).
+   * Starts the index read now (CurrentRowsCheck#readNow): the list proved large (observe), or is
+   * known large before its fetch proves it (its last sync, or the memory budget it was admitted to).
    */
   readIndexNow(): void {
     this.#large()?.readNow();

@@ -14,24 +14,19 @@ export class CurrentRowsCheck {
   readonly #target: Target;
   /** Until a first load turns it off (off()) or the index is handed over (finish()). */
   #enabled = true;
-  /** Entries received before the index is read (tuning.indexAfterEntries); a list that never spills never reads one. */
-  readonly #indexAfterEntries: number;
   #index: Promise<CurrentRowIndex> | undefined;
   /** The index once it has been read. */
   #ready: CurrentRowIndex | undefined;
 
-  constructor(conn: Connection, target: Target, indexAfterEntries: number) {
+  constructor(conn: Connection, target: Target) {
     this.#conn = conn;
     this.#target = target;
-    this.#indexAfterEntries = indexAfterEntries;
   }
 
-  /** Called with the entries read so far: starts the index read once the list proves large. */
-  observe(received: number): void {
-    if (received >= this.#indexAfterEntries) this.readNow();
-  }
-
-  /** Starts the index read now, unless one was started or the check is off. */
+  /**
+   * Starts the index read now (the list proved large, or was known large), unless one was started
+   * or the check is off. RowsCheck says when.
+   */
   readNow(): void {
     // The read is awaited by the first spill or at the end (see #start), not here.
     if (this.#enabled && !this.#index) void this.#start();
