@@ -1,6 +1,7 @@
 // What a web page in the operator's browser must not be able to do through the worker's port:
 // drive the queue dashboard with a cross-site form post or `text/plain` fetch (no CORS preflight,
-// cached Basic credentials attached), or read and drive it through a DNS-rebound host name. docs/security.md has the reasoning; each guard is a Hono middleware.
+// cached Basic credentials attached), or read and drive it through a DNS-rebound host name.
+// docs/security.md has the reasoning; each guard is a Hono middleware.
 import { isIP } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 
