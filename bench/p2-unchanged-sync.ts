@@ -58,7 +58,7 @@ export async function runP2(options: P2Options = {}): Promise<Figure[]> {
     }
     const bound = networkBoundMs(latencyMs, last.maxPages, last.logins);
     return withConnections(bench, [
-      // Judged against the floor of this run (the issue's target: 1.1x), the network bound in the notes.
+      // Judged against the floor of this run (the target: 1.1x), the network bound in the notes.
       figure('P2 unchanged sync', median(walls), 'ms', 'fetch-only floor', median(fetchOnly), {
         target: { ratio: 1.1, better: 'lower' },
         notes: `median of ${repeats} (min ${Math.round(Math.min(...walls))}, max ${Math.round(Math.max(...walls))}); 0 entry and 0 change rows written; ${Math.min(...asServed)}-${Math.max(...asServed)} of ${last.targets} targets set aside by their served digest, none of their entries normalised; database time per target ${median(dbAvg).toFixed(1)} ms (median of the runs' averages; the unchanged lists are recorded together after the last, outside it); ${last.requests} requests (${last.logins} login), concurrency ${Math.min(concurrency, last.targets)}, pool ${options.poolSize ?? 10}, latency ${latencyMs} ms; ${(median(walls) / bound).toFixed(2)}x the network bound`,

@@ -229,7 +229,7 @@ async function loadShape(
         target: { ratio: 1, better: 'lower' },
         notes: `${changed.counts.modified} modified of ${entries} (${loadOf(changed)}), median of ${RESYNC_PAIRS}, peak RSS ${Math.round(peakRss)} MiB${analyze ? ', after ANALYZE refdata.entries' : ''}`,
       }),
-      // The issue's target for the resync: what the database adds to reading, normalising and
+      // The target for the resync: what the database adds to reading, normalising and
       // hashing the list (the collect floor of the same pair), at most 30%.
       figure(`P3 resync 1% changed vs its floor${suffix}`, medianPair.resync.wallMs / 1000, 's', 'collect floor', medianPair.floorMs / 1000, {
         target: { ratio: 1.3, better: 'lower' },

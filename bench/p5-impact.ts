@@ -3,10 +3,10 @@
 // facts of the last 90 days use them (refdata.code_usage, one query per usage column). The impact
 // query is timed beside a plain `count(*) group by code` of the same table, without an index and
 // with one on (code, shipped_at); the resync itself is timed against the same resync of a source
-// with no usage column (the issue's figure), median of 5 rounds before the index and 5 after it.
+// with no usage column (the figure P5's target judges), median of 5 rounds before the index and 5 after it.
 // Without the index the resync's floor is printed too: the resync without usage columns plus one
 // filtered count(*) of the facts, the least any impact read of that table can add.
-// Everything lives in a scratch database refsync_bench22_* dropped at the end.
+// Everything lives in a scratch database refsync_bench_p5_* dropped at the end.
 //
 //   node bench/p5-impact.ts [facts]      (default 10000000)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -138,8 +138,8 @@ export async function runP5(options: P5Options = {}): Promise<Figure[]> {
   const rounds = options.rounds ?? 5;
   const log = options.log ?? console.log;
   const sandbox = await startBenchSandbox({ inProcess: options.inProcessSandbox ?? false });
-  const bench = await createBenchDatabase({ prefix: 'refsync_bench22', poolSize: 4 });
-  const dir = mkdtempSync(join(tmpdir(), 'refsync-bench22-'));
+  const bench = await createBenchDatabase({ prefix: 'refsync_bench_p5', poolSize: 4 });
+  const dir = mkdtempSync(join(tmpdir(), 'refsync-bench-p5-'));
   try {
     const db = bench.db;
     log(await machineLine(db, false));
