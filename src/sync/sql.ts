@@ -23,6 +23,13 @@ export function targetIs(alias = '', first = 1): string {
   return `${a}environment = $${first} and ${a}list_key = $${first + 1} and ${a}variant = $${first + 2}`;
 }
 
+/** targetIs with the target's names quoted in its text, for a statement without parameters (an opening, a COPY). */
+export function targetIsQuoted(target: Target, alias = ''): string {
+  const a = alias ? `${alias}.` : '';
+  const [environment, listKey, variant] = targetParams(target).map((v) => pg.escapeLiteral(v));
+  return `${a}environment = ${environment} and ${a}list_key = ${listKey} and ${a}variant = ${variant}`;
+}
+
 /** The parameters of targetIs, in its order. */
 export function targetParams(target: Target): [string, string, string] {
   return [target.source.environment, target.list.key, target.variant];
@@ -438,12 +445,12 @@ export async function nonconformingSample(
   return rows;
 }
 
+/** The last ok snapshot that changed the rows of the target `where` names: the state its current rows are in (null when none). */
+export const generationOf = (where: string): string => `select max(id) from refdata.snapshots where ${where} and status = 'ok' and changed`;
+
 /** The last ok snapshot that changed the target's rows: the state its current rows are in (0 when none). */
 export async function rowsGeneration(q: Queryable, target: Target): Promise<number> {
-  const { rows } = await q.query<{ g: string | null }>(
-    `select max(id) as g from refdata.snapshots where ${targetIs()} and status = 'ok' and changed`,
-    targetParams(target),
-  );
+  const { rows } = await q.query<{ g: string | null }>(`select (${generationOf(targetIs())}) as g`, targetParams(target));
   return Number(rows[0]?.g ?? 0);
 }
 

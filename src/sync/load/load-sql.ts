@@ -1,8 +1,8 @@
 // The loaders' SQL apart from the rows themselves (src/sync/sql.ts): the session tables a load
 // stages into and diffs in, the current-row index's COPY, the statistics of refdata.entries, and the
 // lists set aside as unchanged, by name (docs/architecture.md, "Where SQL lives").
-import pg from 'pg';
-import { changedFieldsOf, ENTRY_ROW_COLUMNS } from '../sql.ts';
+import type { Target } from '../../catalog/targets.ts';
+import { changedFieldsOf, ENTRY_ROW_COLUMNS, generationOf, targetIsQuoted } from '../sql.ts';
 
 /** Postgres's estimate of refdata.entries' row count. */
 export const entriesRowEstimate = `select reltuples::float8 as rows from pg_class where oid = 'refdata.entries'::regclass`;
@@ -64,10 +64,26 @@ export const analyzeTable = (table: string): string => `analyze ${table}`;
 /** Analyzes refdata.entries' planned columns, skipping it if locked. */
 export const analyzeEntries = (columns: string): string => `analyze (skip_locked) refdata.entries (${columns})`;
 
+/**
+ * Opens the transaction that reads a target's current-row index (large/current-index.ts), in the
+ * BEGIN's own round trip: repeatable read, so that the COPY after it reads the rows of the
+ * generation read here; and the last ok snapshot's entry count, which sizes the index. Its values are
+ * quoted in its text. The read runs while the list is fetched, and each of its round trips waits its
+ * turn on the main thread the fetch keeps busy (up to 100 ms at a million entries): with this one
+ * and the COPY it takes two.
+ */
+export function openCurrentIndexRead(target: Target): string {
+  const where = targetIsQuoted(target);
+  return `set transaction isolation level repeatable read, read only;
+          select (${generationOf(where)}) as generation, (select entry_count from refdata.target_last_ok where ${where}) as entry_count`;
+}
+
+/** The row openCurrentIndexRead's statement returns: the generation (0 when none) and the entry count (0 when unknown). */
+export function currentIndexOpened(row: Record<string, unknown> | undefined): { generation: number; entryCount: number } {
+  return { generation: Number(row?.generation ?? 0), entryCount: Number(row?.entry_count ?? 0) };
+}
+
 /** The target's current rows' id, key and hash, as COPY TO STDOUT (COPY takes no parameters: the target's names as literals). */
-export function copyCurrentIndex(environment: string, listKey: string, variant: string): string {
-  const lit = pg.escapeLiteral;
-  return `copy (select id, entry_key, entry_hash from refdata.entries
-               where environment = ${lit(environment)} and list_key = ${lit(listKey)}
-                 and variant = ${lit(variant)} and valid_to is null) to stdout`;
+export function copyCurrentIndex(target: Target): string {
+  return `copy (select id, entry_key, entry_hash from refdata.entries where ${targetIsQuoted(target)} and valid_to is null) to stdout`;
 }

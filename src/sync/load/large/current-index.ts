@@ -2,8 +2,7 @@ import type { Target } from '../../../catalog/targets.ts';
 import { copyOut } from '../../../db/copy-out.ts';
 import type { Connection } from '../../../db/database.ts';
 import type { NormalizedEntry } from '../../collect/normalize.ts';
-import { clockAndLastSnapshots, rowsGeneration } from '../../sql.ts';
-import { copyCurrentIndex } from '../load-sql.ts';
+import { copyCurrentIndex, currentIndexOpened, openCurrentIndexRead } from '../load-sql.ts';
 
 /** What the apply needs of an index: which state it reflects, and the current rows no fetched entry matched. */
 export interface IndexMatch {
@@ -236,17 +235,14 @@ export class CurrentRowIndex {
    * twice (0.5 to 0.8 s of Postgres time at a million).
    */
   static async read(conn: Connection, target: Target): Promise<CurrentRowIndex> {
-    return conn.transaction(async (tx) => {
-      await tx.query('set transaction isolation level repeatable read, read only');
-      const generation = await rowsGeneration(tx, target);
-      // The last ok snapshot's entry count sizes the arrays; the first-load rule's row check is not wanted here.
-      const { lastOk } = await clockAndLastSnapshots(tx, target);
-      const rows = new GrowingRows(lastOk?.entryCount ?? 0);
+    return conn.transaction(async (tx, opened) => {
+      const { generation, entryCount } = currentIndexOpened(opened[0]);
+      const rows = new GrowingRows(entryCount);
       const reader = new CopyLineReader(rows);
-      await copyOut(tx, copyCurrentIndex(target.source.environment, target.list.key, target.variant), reader.feed);
+      await copyOut(tx, copyCurrentIndex(target), reader.feed);
       reader.finish();
       return new CurrentRowIndex(generation, ...rows.trimmed());
-    });
+    }, openCurrentIndexRead(target));
   }
 
   /** Whether this entry is current exactly as fetched; a match is remembered, so it is not reported unseen. */
