@@ -155,7 +155,8 @@ describe('an unchanged sync, statement by statement', () => {
           // sync is handed out of the transaction in an object, which the commit does not wait for.
           for (;;) {
             const { rows } = await t.db.query<{ waiting: boolean }>(
-              "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted) as waiting",
+              `select exists (select 1 from pg_locks
+                 where database = (select oid from pg_database where datname = current_database()) and locktype = 'advisory' and not granted) as waiting`,
             );
             if (rows[0]!.waiting) return { synced };
             await new Promise((resolve) => setTimeout(resolve, 20));
