@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import { listVariant, type Target } from '../catalog/targets.ts';
 import { limitsOf } from '../config/source-limits.ts';
 import { capabilitiesOf } from '../db/capabilities.ts';
@@ -10,6 +11,7 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
 import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } from './load/choose-loader.ts';
 import { ListCollector, type CollectedList } from './collect/collect.ts';
+import type { NormalizedEntry } from './collect/normalize.ts';
 import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
 import { KeysOutOfOrder } from './collect/content-hash.ts';
 import { RowsCheck } from './load/rows-check.ts';
@@ -201,20 +203,13 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
   f.loader = undefined;
   try {
     const largeAfter = largeListAfter(f.tuning);
-    const collector = new ListCollector(f.target.list, {
-      spillThreshold: f.tuning.spillThreshold,
-      spillEvery: Math.min(f.tuning.spillEvery, f.tuning.spillThreshold),
-      keep: (row) => check.keeps(row),
-      hash: f.sortKeys ? { sorted: true } : { keepAtMost: f.tuning.hashKeepEntries },
-      served: { entries: largeAfter - 1, chars: SERVED_DIGEST_MAX_CHARS, keepRaw: mayBeSetAside(f.options) },
-      spill: async (rows) => {
-        if (!loader) {
-          fetchingUnspilled = false;
-          loader = f.loader = await loaderAtFirstSpill(setup);
-          if (loader.spillEach) collector.spillEach(loader.spillEach);
-        }
-        await loader.append(rows);
-      },
+    const collector = collectorFor(f, check, async (rows) => {
+      if (!loader) {
+        fetchingUnspilled = false;
+        loader = f.loader = await loaderAtFirstSpill(setup);
+        if (loader.spillEach) collector.spillEach(loader.spillEach);
+      }
+      await loader.append(rows);
     });
     f.pages = 0;
     const memory = f.options.memory;
@@ -224,6 +219,9 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
       if (memory && !memory.admitted && collector.received + batch.entries.length >= largeAfter && !memory.admitNow()) throw new WaitForMemory();
       await collector.addBatch(batch);
       check.observe(collector.received);
+      // A fast upstream keeps this loop busy in microtasks: let the event loop in after each batch,
+      // so that the index's COPY, other lists' writes and the worker's timers keep pace with it.
+      await setImmediate();
     }
     fetchingUnspilled = false;
     return await loadFetched(f, setup, collector, loader);
@@ -241,6 +239,24 @@ async function fetchAndLoad(f: Fetch, how: { indexed: boolean; streamAtSpill: bo
     await check.readsEnded();
     await conn.release(sessionFailure);
   }
+}
+
+/** The fetch's collector: it keeps the rows the check says may need writing, and spills them through `spill`. */
+function collectorFor(f: Fetch, check: RowsCheck, spill: (rows: NormalizedEntry[]) => Promise<void>): ListCollector {
+  const { tuning } = f;
+  const collector: ListCollector = new ListCollector(f.target.list, {
+    spillThreshold: tuning.spillThreshold,
+    spillEvery: Math.min(tuning.spillEvery, tuning.spillThreshold),
+    keep: (row) => check.keeps(row),
+    recheck: (rows) => check.recheck(rows),
+    // A list is large at spillThreshold entries. Once its index is read, the rows it keeps are only
+    // the ones to write: they go to the database as soon as they make one write's worth.
+    firstSpillAt: () => (collector.received >= tuning.spillThreshold && check.onlyChangesKept ? tuning.copyMinRows : tuning.spillThreshold),
+    hash: f.sortKeys ? { sorted: true } : { keepAtMost: tuning.hashKeepEntries },
+    served: { entries: largeListAfter(tuning) - 1, chars: SERVED_DIGEST_MAX_CHARS, keepRaw: mayBeSetAside(f.options) },
+    spill,
+  });
+  return collector;
 }
 
 /**

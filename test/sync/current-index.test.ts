@@ -3,7 +3,11 @@
 // gives: the same current rows, the same history and change rows, and a fetch that races another
 // sync's apply must fall back rather than trust a stale index. The tests read what was stored and
 // which rows of the entries a sync wrote; how few rows it staged is the bench's (P3).
+import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
+import { getListDefinition } from '../../src/catalog/catalog.ts';
+import { ListCollector } from '../../src/sync/collect/collect.ts';
+import { listBatch } from '../../src/upstream/list-batch.ts';
 import { CurrentRowIndex } from '../../src/sync/load/large/current-index.ts';
 import { RowsCheck } from '../../src/sync/load/rows-check.ts';
 import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
@@ -223,15 +227,118 @@ describe('the current-row index', () => {
     // The last ok snapshot's entry count sizes the arrays.
     expect(await matchEvery()).toEqual(all);
     // Undercounted, the arrays grow past it as the rows come.
-    const { rows: counts } = await t.db.query<{ id: string; entry_count: number }>(`select id, entry_count from refdata.snapshots where list_key = $1`, [LIST]);
-    await t.db.query(`update refdata.snapshots set entry_count = 10 where list_key = $1`, [LIST]);
+    const lastOkCount = async (n: number | null) =>
+      (
+        await t.db.query<{ n: number }>(
+          `update refdata.target_last_ok t set entry_count = coalesce($2, t.entry_count) where list_key = $1 returning (select entry_count from refdata.target_last_ok where list_key = $1) as n`,
+          [LIST, n],
+        )
+      ).rows[0]!.n;
+    const counted = await lastOkCount(null);
+    await lastOkCount(10);
     try {
       expect(await matchEvery()).toEqual(all);
     } finally {
-      await t.db.query(`update refdata.snapshots s set entry_count = c.n from unnest($1::bigint[], $2::int[]) c(id, n) where s.id = c.id`, [
-        counts.map((c) => c.id),
-        counts.map((c) => c.entry_count),
-      ]);
+      await lastOkCount(counted);
     }
   }, 120_000);
+});
+
+/** An entry as the index compares it: its key and digest (a base64 sha-256, as refsync's). */
+const entryOf = (key: string, content = key): NormalizedEntry =>
+  ({ entryKey: key, digest: createHash('sha256').update(content).digest('base64') }) as NormalizedEntry;
+
+/** The index's COPY text of rows: `id TAB key TAB digest` lines. */
+const copyLines = (rows: Array<{ id: number; entry: NormalizedEntry }>) =>
+  Buffer.from(rows.map((r) => `${r.id}\t${r.entry.entryKey}\t${r.entry.digest}\n`).join(''));
+
+describe('while the index is being read', () => {
+  it('answers from the rows read so far, and remembers what matched as the rest comes and the arrays grow', () => {
+    const rows = Array.from({ length: 100 }, (_, i) => ({ id: 1_000 + i, entry: entryOf(`K${String(i).padStart(3, '0')}`) }));
+    // Sized for none: the arrays grow from 16 rows to 128 while entries are matched.
+    const { index, feed, finish } = CurrentRowIndex.filling(7, 0);
+    const text = copyLines(rows);
+    // The first 50 rows, the COPY's chunk ending inside the 51st line.
+    const cut = text.indexOf(copyLines([rows[50]!])) + 10;
+    feed(text, 0, cut);
+    expect(index.size).toBe(50);
+    expect(index.match(rows[10]!.entry)).toBe(true);
+    expect(index.match(rows[70]!.entry)).toBe(false);
+    expect(index.match(entryOf('K020', 'changed'))).toBe(false);
+    feed(text, cut, text.length);
+    finish();
+    expect(index.size).toBe(100);
+    expect(index.match(rows[70]!.entry)).toBe(true);
+    // Matched while 50 rows were in, row 10 is still seen after two more growths.
+    expect(index.result()).toEqual({ generation: 7, unseenIds: rows.filter((_, i) => i !== 10 && i !== 70).map((r) => r.id) });
+  });
+
+  it('keeps every fetched row while the index is held up, and drops the ones it matches once it is in', async () => {
+    await sync();
+    const { rows } = await t.db.query<{ entry_key: string; entry_hash: string }>(
+      `select entry_key, entry_hash from refdata.entries where list_key = $1 and valid_to is null order by id limit 100`,
+      [LIST],
+    );
+    const current = rows.map((r) => ({ entryKey: r.entry_key, digest: r.entry_hash }) as NormalizedEntry);
+    const changed = { entryKey: rows[0]!.entry_key, digest: rows[1]!.entry_hash } as NormalizedEntry;
+    let unlock!: () => void;
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.db.withConnection((conn) =>
+      conn.transaction(async (tx) => {
+        await tx.query('lock table refdata.entries in access exclusive mode');
+        locked();
+        await unlocked;
+      }),
+    );
+    await lockTaken;
+    try {
+      await t.db.withConnection(async (conn) => {
+        const check = new RowsCheck(conn, g.target, true, 5_000);
+        check.readIndexNow();
+        expect(await indexReadWaiting(10_000)).toBe(true);
+        // Nothing read yet: every row is kept, and checking them again changes nothing.
+        expect(current.filter((row) => check.keeps(row))).toEqual(current);
+        expect(check.recheck([...current, changed])).toEqual([...current, changed]);
+        expect(check.onlyChangesKept).toBe(false);
+        unlock();
+        await check.readsEnded();
+        // Read whole: of the rows kept, only the one not current as fetched is still to keep.
+        expect(check.onlyChangesKept).toBe(true);
+        expect(check.recheck([...current, changed])).toEqual([changed]);
+        expect(check.keeps(current[50]!)).toBe(false);
+      });
+    } finally {
+      unlock();
+      await holder;
+    }
+  }, 120_000);
+
+  it("spills only what the collector's recheck leaves, and first at firstSpillAt's count", async () => {
+    const list = getListDefinition(LIST);
+    const spills: number[] = [];
+    let dropUpTo = -1;
+    let firstSpillAt = 30;
+    const collector = new ListCollector(list, {
+      spillThreshold: 30,
+      spill: async (rows) => void spills.push(rows.length),
+      // A row the recheck drops: its code's number is at most dropUpTo (what an index has read by then).
+      recheck: (rows) => rows.filter((row) => Number(row.code!.slice(1)) > dropUpTo),
+      firstSpillAt: () => firstSpillAt,
+    });
+    const page = (from: number) => listBatch(Array.from({ length: 10 }, (_, i) => ({ code: `C${from + i}`, name: `n${from + i}` })));
+    for (const from of [0, 10]) await collector.addBatch(page(from));
+    dropUpTo = 24;
+    // 30 kept at the third page: the recheck leaves the 5 past C24, and nothing spills.
+    await collector.addBatch(page(20));
+    expect(spills).toEqual([]);
+    // Lowered to 8, the first spill takes the 15 kept by then (C25 to C39).
+    firstSpillAt = 8;
+    await collector.addBatch(page(30));
+    expect(spills).toEqual([15]);
+    const collected = await collector.finish();
+    expect(collected.entryCount).toBe(40);
+    expect(collected.pending).toEqual([]);
+  });
 });

@@ -44,6 +44,13 @@ export interface CollectorOptions {
    * outlive the young generation and cost the collector's GC most of its time.
    */
   keep?: (row: NormalizedEntry) => boolean;
+  /**
+   * The rows still to keep of those kept so far, asked before they spill: `keep` may say more of a
+   * row now than when it came (an index still being read). Rows it drops need no spill.
+   */
+  recheck?: (rows: NormalizedEntry[]) => NormalizedEntry[];
+  /** Rows kept before the first spill, asked at each batch (default spillThreshold). */
+  firstSpillAt?: () => number;
   /** How the content hash keeps lines for a key out of order (content-hash.ts); all of them by default. */
   hash?: HasherOptions;
   /**
@@ -164,7 +171,10 @@ export class ListCollector {
       this.#hasher.add(row.entryKey, row.digest);
       if (!keep || keep(row)) this.#buffer.push(row);
     }
-    const threshold = this.#spilled ? (this.#spillEach ?? this.#options.spillEvery ?? this.#options.spillThreshold) : this.#options.spillThreshold;
+    const threshold = this.#spilled
+      ? (this.#spillEach ?? this.#options.spillEvery ?? this.#options.spillThreshold)
+      : (this.#options.firstSpillAt?.() ?? this.#options.spillThreshold);
+    if (this.#buffer.length >= threshold && this.#options.recheck) this.#buffer = this.#options.recheck(this.#buffer);
     if (this.#buffer.length >= threshold) {
       const rows = this.#buffer;
       this.#buffer = [];

@@ -52,6 +52,16 @@ export class RowsCheck {
     return this.#current?.keeps(row) ?? true;
   }
 
+  /** Rows kept before the index could match them, checked again against what it has read since (CurrentRowsCheck#recheck). */
+  recheck(rows: NormalizedEntry[]): NormalizedEntry[] {
+    return this.#current ? this.#current.recheck(rows) : rows;
+  }
+
+  /** Whether an index of current rows has been read whole: the rows kept since are only the ones to write. */
+  get onlyChangesKept(): boolean {
+    return this.#current?.onlyChangesKept ?? false;
+  }
+
   /** The rows to write of a spill: the list is large now (CurrentRowsCheck#unmatched). */
   async unmatched(rows: NormalizedEntry[]): Promise<NormalizedEntry[]> {
     const current = this.#large();

@@ -1,5 +1,5 @@
 import type { Target } from '../../../catalog/targets.ts';
-import { copyOut } from '../../../db/copy-out.ts';
+import { copyOut, type CopyDataHandler } from '../../../db/copy-out.ts';
 import type { Connection } from '../../../db/database.ts';
 import type { NormalizedEntry } from '../../collect/normalize.ts';
 import { copyCurrentIndex, currentIndexOpened, openCurrentIndexRead } from '../load-sql.ts';
@@ -62,6 +62,12 @@ function digestWord(digest: string, at: number): number {
   return word(digest.charCodeAt(at), digest.charCodeAt(at + 1), digest.charCodeAt(at + 2), digest.charCodeAt(at + 3));
 }
 
+/** Whether the row's digest starts with these four words. */
+function digestIs(records: Int32Array, row: number, w0: number, w1: number, w2: number, w3: number): boolean {
+  const at = row * RECORD_WORDS;
+  return records[at + 1] === w0 && records[at + 2] === w1 && records[at + 3] === w2 && records[at + 4] === w3;
+}
+
 /** The hash table of a set of rows: open addressing, 0 empty, else the row + 1. */
 interface RowTable {
   slots: Int32Array;
@@ -83,57 +89,59 @@ function place(table: RowTable, records: Int32Array, row: number): void {
 }
 
 /**
- * The index's rows while they are read: typed arrays that double when the hint was short, and the
- * hash table, filled as each row comes. Built after the COPY's last row, the table was 40-90 ms of
- * the main thread at a million rows (random writes over two million slots) that the first spill
- * waited for; row by row it is done while Postgres is still sending the rest.
+ * The index's rows: typed arrays that double when the hint was short, the hash table, and which
+ * rows a fetched entry matched, all filled as each row comes. Built after the COPY's last row, the
+ * table was 40-90 ms of the main thread at a million rows (random writes over two million slots);
+ * row by row it is done while Postgres is still sending the rest, and the rows read so far can be
+ * matched already.
  */
-class GrowingRows {
-  #ids: Float64Array;
-  #records: Int32Array;
-  #table: RowTable;
-  #size = 0;
+class IndexRows {
+  ids: Float64Array;
+  records: Int32Array;
+  table: RowTable;
+  /** 1 for a row some fetched entry matched. */
+  seen: Uint8Array;
+  size = 0;
 
   constructor(expected: number) {
     const capacity = Math.max(16, expected);
-    this.#ids = new Float64Array(capacity);
-    this.#records = new Int32Array(capacity * RECORD_WORDS);
-    this.#table = emptyTable(capacity);
+    this.ids = new Float64Array(capacity);
+    this.records = new Int32Array(capacity * RECORD_WORDS);
+    this.seen = new Uint8Array(capacity);
+    this.table = emptyTable(capacity);
   }
 
   /** One row: its id, its key's hash, and its digest as the bytes digest[start, end) of a COPY buffer. */
   push(id: number, keyHash: number, digest: Buffer, start: number, end: number): void {
-    if (this.#size === this.#ids.length) this.#grow();
-    const at = this.#size * RECORD_WORDS;
-    this.#ids[this.#size] = id;
-    this.#records[at] = keyHash;
+    if (this.size === this.ids.length) this.#grow();
+    const at = this.size * RECORD_WORDS;
+    this.ids[this.size] = id;
+    this.records[at] = keyHash;
     if (end - start === DIGEST_CHARS) {
       // word() of four bytes is the little-endian int32 they make.
-      for (let w = 0; w < DIGEST_CHARS / 4; w++) this.#records[at + 1 + w] = digest.readInt32LE(start + 4 * w);
+      for (let w = 0; w < DIGEST_CHARS / 4; w++) this.records[at + 1 + w] = digest.readInt32LE(start + 4 * w);
     } else {
       // A digest shorter than DIGEST_CHARS (never written by refsync) reads as zeros and matches nothing.
       const c = (i: number) => (start + i < end ? digest[start + i]! : 0);
-      for (let w = 0; w < DIGEST_CHARS / 4; w++) this.#records[at + 1 + w] = word(c(4 * w), c(4 * w + 1), c(4 * w + 2), c(4 * w + 3));
+      for (let w = 0; w < DIGEST_CHARS / 4; w++) this.records[at + 1 + w] = word(c(4 * w), c(4 * w + 1), c(4 * w + 2), c(4 * w + 3));
     }
-    place(this.#table, this.#records, this.#size);
-    this.#size += 1;
+    place(this.table, this.records, this.size);
+    this.size += 1;
   }
 
   /** Twice the room, and the table built again for it (only when the last snapshot undercounted the rows). */
   #grow(): void {
-    const ids = new Float64Array(this.#ids.length * 2);
+    const ids = new Float64Array(this.ids.length * 2);
     const records = new Int32Array(ids.length * RECORD_WORDS);
-    ids.set(this.#ids);
-    records.set(this.#records);
-    this.#ids = ids;
-    this.#records = records;
-    this.#table = emptyTable(ids.length);
-    for (let row = 0; row < this.#size; row++) place(this.#table, records, row);
-  }
-
-  trimmed(): [Float64Array, Int32Array, RowTable] {
-    const n = this.#size;
-    return [this.#ids.subarray(0, n), this.#records.subarray(0, n * RECORD_WORDS), this.#table];
+    const seen = new Uint8Array(ids.length);
+    ids.set(this.ids);
+    records.set(this.records);
+    seen.set(this.seen);
+    this.ids = ids;
+    this.records = records;
+    this.seen = seen;
+    this.table = emptyTable(ids.length);
+    for (let row = 0; row < this.size; row++) place(this.table, records, row);
   }
 }
 
@@ -145,7 +153,7 @@ class GrowingRows {
  * a binary COPY's rows are a fifth longer, and a million of them took 8-12% longer to read (the
  * read waits on Postgres either way).
  */
-function readCopyLines(buf: Buffer, rows: GrowingRows, at: number, end: number): number {
+function readCopyLines(buf: Buffer, rows: IndexRows, at: number, end: number): number {
   for (let eol = buf.indexOf(10, at); eol !== -1 && eol < end; eol = buf.indexOf(10, at)) {
     let i = at;
     let id = 0;
@@ -170,10 +178,10 @@ function readCopyLines(buf: Buffer, rows: GrowingRows, at: number, end: number):
  * is read where it lies in the socket's chunk; one split over messages waits here for the rest.
  */
 class CopyLineReader {
-  readonly #rows: GrowingRows;
+  readonly #rows: IndexRows;
   #pending: Buffer | undefined;
 
-  constructor(rows: GrowingRows) {
+  constructor(rows: IndexRows) {
     this.#rows = rows;
   }
 
@@ -207,45 +215,53 @@ class CopyLineReader {
  */
 export class CurrentRowIndex {
   readonly generation: number;
-  readonly size: number;
-  readonly #ids: Float64Array;
-  readonly #records: Int32Array;
-  /** Open addressing: 0 is empty, else the row + 1 (RowTable). */
-  readonly #slots: Int32Array;
-  readonly #mask: number;
-  /** 1 for a row some fetched entry matched. */
-  readonly #seen: Uint8Array;
+  readonly #rows: IndexRows;
   /** The row after the last one matched: where the next entry is looked for first. */
   #next = 0;
 
-  private constructor(generation: number, ids: Float64Array, records: Int32Array, table: RowTable) {
+  private constructor(generation: number, expectedRows: number) {
     this.generation = generation;
-    this.size = ids.length;
-    this.#ids = ids;
-    this.#records = records;
-    this.#seen = new Uint8Array(ids.length);
-    this.#slots = table.slots;
-    this.#mask = table.mask;
+    this.#rows = new IndexRows(expectedRows);
+  }
+
+  /** Rows read so far (all of them once read() has resolved). */
+  get size(): number {
+    return this.#rows.size;
   }
 
   /**
    * Reads the target's current rows with COPY (node-postgres only), together with the generation
    * they belong to, in one repeatable-read transaction so the two agree. The arrays are sized from
    * the last ok snapshot's entry count and grow past it: counting the rows first would read them
-   * twice (0.5 to 0.8 s of Postgres time at a million).
+   * twice (0.5 to 0.8 s of Postgres time at a million). `filling` gets the index as soon as its
+   * generation is known: it answers match() from the rows read so far while the rest comes.
    */
-  static async read(conn: Connection, target: Target): Promise<CurrentRowIndex> {
+  static async read(conn: Connection, target: Target, filling?: (index: CurrentRowIndex) => void): Promise<CurrentRowIndex> {
     return conn.transaction(async (tx, opened) => {
       const { generation, entryCount } = currentIndexOpened(opened[0]);
-      const rows = new GrowingRows(entryCount);
-      const reader = new CopyLineReader(rows);
-      await copyOut(tx, copyCurrentIndex(target), reader.feed);
-      reader.finish();
-      return new CurrentRowIndex(generation, ...rows.trimmed());
+      const { index, feed, finish } = CurrentRowIndex.filling(generation, entryCount);
+      filling?.(index);
+      await copyOut(tx, copyCurrentIndex(target), feed);
+      finish();
+      return index;
     }, openCurrentIndexRead(target));
   }
 
-  /** Whether this entry is current exactly as fetched; a match is remembered, so it is not reported unseen. */
+  /**
+   * An empty index of `generation`, sized for `expectedRows`, and what fills it: `feed` takes the
+   * bytes of the COPY's `id TAB key TAB digest` lines as they come (copyOut's handler), `finish`
+   * says they have all come (and throws when the last line is incomplete).
+   */
+  static filling(generation: number, expectedRows: number): { index: CurrentRowIndex; feed: CopyDataHandler; finish: () => void } {
+    const index = new CurrentRowIndex(generation, expectedRows);
+    const reader = new CopyLineReader(index.#rows);
+    return { index, feed: reader.feed, finish: () => reader.finish() };
+  }
+
+  /**
+   * Whether this entry is current exactly as fetched, among the rows read so far; a match is
+   * remembered, so it is not reported unseen.
+   */
   match(entry: NormalizedEntry): boolean {
     const digest = entry.digest;
     if (digest.length < DIGEST_CHARS) return false;
@@ -253,17 +269,18 @@ export class CurrentRowIndex {
     const w1 = digestWord(digest, 4);
     const w2 = digestWord(digest, 8);
     const w3 = digestWord(digest, 12);
-    const records = this.#records;
+    const { records, table } = this.#rows;
     let hash: number | undefined;
     const next = this.#next;
-    if (next < this.size && this.#digestIs(next, w0, w1, w2, w3)) {
+    if (next < this.#rows.size && digestIs(records, next, w0, w1, w2, w3)) {
       hash = keyHash(entry.entryKey) | 0;
       if (records[next * RECORD_WORDS] === hash) return this.#matched(next);
     }
-    let slot = slotOf(w0, this.#mask);
-    for (let value = this.#slots[slot]!; value !== 0; slot = (slot + 1) & this.#mask, value = this.#slots[slot]!) {
+    const { slots, mask } = table;
+    let slot = slotOf(w0, mask);
+    for (let value = slots[slot]!; value !== 0; slot = (slot + 1) & mask, value = slots[slot]!) {
       const row = value - 1;
-      if (!this.#digestIs(row, w0, w1, w2, w3)) continue;
+      if (!digestIs(records, row, w0, w1, w2, w3)) continue;
       hash ??= keyHash(entry.entryKey) | 0;
       if (records[row * RECORD_WORDS] !== hash) continue;
       return this.#matched(row);
@@ -271,28 +288,22 @@ export class CurrentRowIndex {
     return false;
   }
 
-  /** Whether the row's digest starts with these four words. */
-  #digestIs(row: number, w0: number, w1: number, w2: number, w3: number): boolean {
-    const records = this.#records;
-    const at = row * RECORD_WORDS;
-    return records[at + 1] === w0 && records[at + 2] === w1 && records[at + 3] === w2 && records[at + 4] === w3;
-  }
-
   #matched(row: number): true {
-    this.#seen[row] = 1;
+    this.#rows.seen[row] = 1;
     this.#next = row + 1;
     return true;
   }
 
-  /** The entries of `rows` that are not current as fetched: the ones to stage. */
+  /** The entries of `rows` that are not current as fetched (among the rows read so far): the ones to stage. */
   unmatched(rows: NormalizedEntry[]): NormalizedEntry[] {
     return rows.filter((row) => !this.match(row));
   }
 
   /** Ids of current rows no fetched entry matched. */
   unseenIds(): number[] {
+    const { ids, seen, size } = this.#rows;
     const out: number[] = [];
-    for (let row = 0; row < this.size; row++) if (this.#seen[row] === 0) out.push(this.#ids[row]!);
+    for (let row = 0; row < size; row++) if (seen[row] === 0) out.push(ids[row]!);
     return out;
   }
 

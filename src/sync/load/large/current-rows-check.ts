@@ -15,8 +15,12 @@ export class CurrentRowsCheck {
   /** Until a first load turns it off (off()) or the index is handed over (finish()). */
   #enabled = true;
   #index: Promise<CurrentRowIndex> | undefined;
-  /** The index once it has been read. */
+  /** The index from its first row on: it matches what has been read so far. */
+  #filling: CurrentRowIndex | undefined;
+  /** The index once it has been read whole. */
   #ready: CurrentRowIndex | undefined;
+  /** The rows read when kept rows were last checked again (recheck). */
+  #recheckedAt = 0;
 
   constructor(conn: Connection, target: Target) {
     this.#conn = conn;
@@ -33,7 +37,9 @@ export class CurrentRowsCheck {
   }
 
   #start(): Promise<CurrentRowIndex> {
-    this.#index = CurrentRowIndex.read(this.#conn, this.#target);
+    this.#index = CurrentRowIndex.read(this.#conn, this.#target, (filling) => {
+      this.#filling = filling;
+    });
     // Awaited by the first spill or at the end; until then a failure must not count as unhandled.
     this.#index.then(
       (index) => {
@@ -44,7 +50,7 @@ export class CurrentRowsCheck {
     return this.#index;
   }
 
-  /** The index once read (the first spill awaits it: readsEnded()). */
+  /** The index once read whole (the first spill awaits it: readsEnded()). */
   get index(): CurrentRowIndex | undefined {
     return this.#ready;
   }
@@ -63,11 +69,34 @@ export class CurrentRowsCheck {
   }
 
   /**
-   * Whether a fetched row may need staging: true until the index is in, then only for a row that
-   * is not current as fetched. Never waits: rows kept before the index came are checked at the spill.
+   * Whether a fetched row may need staging: true until the index has rows, then only for a row
+   * that is not current as fetched among the rows read so far. Never waits: a row kept before the
+   * index had its match is checked again (recheck) or at the spill.
    */
   keeps(row: NormalizedEntry): boolean {
-    return this.#ready === undefined || !this.#ready.match(row);
+    const index = this.#ready ?? this.#filling;
+    return index === undefined || !index.match(row);
+  }
+
+  /**
+   * Rows kept before the index had read their match, checked again against what it has read since:
+   * the ones still to keep. Before its first spill a list kept what the index could not yet match;
+   * matched now, those rows need no spill, and the fetch goes on. Rows are checked again only when
+   * the index has read more since the last time.
+   */
+  recheck(rows: NormalizedEntry[]): NormalizedEntry[] {
+    const index = this.#ready ?? this.#filling;
+    if (!index || index.size === this.#recheckedAt) return rows;
+    this.#recheckedAt = index.size;
+    return index.unmatched(rows);
+  }
+
+  /**
+   * Whether the index has been read whole and holds current rows: rows kept from now on are the
+   * ones not current as fetched, to be written (with no current rows, every row is).
+   */
+  get onlyChangesKept(): boolean {
+    return (this.#ready?.size ?? 0) > 0;
   }
 
   /** The rows to stage: all of them, or with an index the ones not current as fetched. */
@@ -84,6 +113,7 @@ export class CurrentRowsCheck {
     // The apply needs only the result: the index's arrays (about 46 bytes a current row) go now,
     // before it, not when the sync ends. A later call stages every row, as without an index.
     this.#index = undefined;
+    this.#filling = undefined;
     this.#ready = undefined;
     this.#enabled = false;
     return checked;
