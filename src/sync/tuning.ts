@@ -23,7 +23,11 @@ export interface SyncTuning {
    * the ones that differ (needs COPY). Without it a resync stages every row.
    */
   currentRowIndex: boolean;
-  /** Batches of at least this many rows are written with COPY; below it one unnest statement is as quick. */
+  /**
+   * Batches of at least this many rows are written with COPY; below it one unnest statement is as
+   * quick. Also one write's worth: a large list whose index has been read spills its changed rows
+   * from this many on.
+   */
   copyMinRows: number;
   /**
    * Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned; and
