@@ -43,6 +43,26 @@ async function indexReadWaiting(ms: number): Promise<boolean> {
   return false;
 }
 
+/**
+ * Takes an ACCESS EXCLUSIVE lock on refdata.entries (an index's COPY then waits on it) on a
+ * connection of its own: `unlock` lets it go, `held` ends once it has.
+ */
+async function lockEntries(): Promise<{ unlock: () => void; held: Promise<void> }> {
+  let unlock!: () => void;
+  const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const held = t.db.withConnection((conn) =>
+    conn.transaction(async (tx) => {
+      await tx.query('lock table refdata.entries in access exclusive mode');
+      locked();
+      await unlocked;
+    }),
+  );
+  await lockTaken;
+  return { unlock, held };
+}
+
 describe('the current-row index', () => {
   it('loads a large list, then resyncs it writing only the rows that changed', async () => {
     const first = await sync();
@@ -178,18 +198,7 @@ describe('the current-row index', () => {
     await sync();
     g.sb.control.modifyEntry(LIST, 'G0000007', { description: 'changed with the index read early' });
     // The index's COPY waits on this lock; nothing else of the run reads refdata.entries before the entries come.
-    let unlock!: () => void;
-    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const holder = t.db.withConnection((conn) =>
-      conn.transaction(async (tx) => {
-        await tx.query('lock table refdata.entries in access exclusive mode');
-        locked();
-        await unlocked;
-      }),
-    );
-    await lockTaken;
+    const { unlock, held: holder } = await lockEntries();
     let readBeforeFirstPage: boolean | undefined;
     const gated: PageSource = {
       async *pages(request) {
@@ -281,18 +290,7 @@ describe('while the index is being read', () => {
     );
     const current = rows.map((r) => ({ entryKey: r.entry_key, digest: r.entry_hash }) as NormalizedEntry);
     const changed = { entryKey: rows[0]!.entry_key, digest: rows[1]!.entry_hash } as NormalizedEntry;
-    let unlock!: () => void;
-    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const holder = t.db.withConnection((conn) =>
-      conn.transaction(async (tx) => {
-        await tx.query('lock table refdata.entries in access exclusive mode');
-        locked();
-        await unlocked;
-      }),
-    );
-    await lockTaken;
+    const { unlock, held: holder } = await lockEntries();
     try {
       await t.db.withConnection(async (conn) => {
         const check = new RowsCheck(conn, g.target, true, 5_000);
