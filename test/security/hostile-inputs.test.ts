@@ -134,7 +134,7 @@ const hostilePaths: Array<[string, () => ListOverride, RegExp]> = [
 ];
 
 describe('configuration that would send the credential elsewhere', () => {
-  it("a hazmat override with a protocol-relative path is refused at start: exit 2, one line naming catalog.hazmat.path", async () => {
+  it('a hazmat override with a protocol-relative path is refused at start: exit 2, one line naming catalog.hazmat.path', async () => {
     const config = configFile({ catalog: { hazmat: { basePath: '', path: '//other-host.example/v2/shipments/hazmat/' } } });
     const r = await sync('sandbox', { REFSYNC_CONFIG: config });
     expect(r.code).toBe(2);
