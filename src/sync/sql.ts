@@ -24,15 +24,19 @@ export function targetIs(alias = '', first = 1): string {
 }
 
 /** targetIs with the target's names quoted in its text, for a statement without parameters (an opening, a COPY). */
-export function targetIsQuoted(target: Target, alias = ''): string {
-  const a = alias ? `${alias}.` : '';
-  const [environment, listKey, variant] = targetParams(target).map((v) => pg.escapeLiteral(v));
-  return `${a}environment = ${environment} and ${a}list_key = ${listKey} and ${a}variant = ${variant}`;
+export function targetIsQuoted(target: Target): string {
+  const [environment, listKey, variant] = quotedTargetParams(target);
+  return `environment = ${environment} and list_key = ${listKey} and variant = ${variant}`;
 }
 
 /** The parameters of targetIs, in its order. */
 export function targetParams(target: Target): [string, string, string] {
   return [target.source.environment, target.list.key, target.variant];
+}
+
+/** targetParams as SQL literals, for a statement whose values are quoted in its text. */
+function quotedTargetParams(target: Target): string[] {
+  return targetParams(target).map((v) => pg.escapeLiteral(v));
 }
 
 /** Whether a run already has a snapshot of a target ($1: the run; then the target, as targetParams). */
@@ -229,8 +233,7 @@ export async function clockAndLastSnapshots(q: Queryable, target: Target): Promi
  * its row.
  */
 export function lockThenLastSnapshots(target: Target): string {
-  const [environment, listKey, variant] = targetParams(target).map((v) => pg.escapeLiteral(v));
-  return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${environment}, ${listKey}, ${variant})`;
+  return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${quotedTargetParams(target).join(', ')})`;
 }
 
 /** What a fetch measured of its snapshot row, whatever the load then finds (snapshot-row.ts#fetchedFields). */
