@@ -16,9 +16,9 @@ export class CurrentRowsCheck {
   #enabled = true;
   #index: Promise<CurrentRowIndex> | undefined;
   /** The index from its first row on: it matches what has been read so far. */
-  #filling: CurrentRowIndex | undefined;
-  /** The index once it has been read whole. */
-  #ready: CurrentRowIndex | undefined;
+  #current: CurrentRowIndex | undefined;
+  /** Whether #current has been read whole. */
+  #whole = false;
   /** The rows read when kept rows were last checked again (recheck). */
   #recheckedAt = 0;
 
@@ -38,12 +38,12 @@ export class CurrentRowsCheck {
 
   #start(): Promise<CurrentRowIndex> {
     this.#index = CurrentRowIndex.read(this.#conn, this.#target, (filling) => {
-      this.#filling = filling;
+      this.#current = filling;
     });
     // Awaited by the first spill or at the end; until then a failure must not count as unhandled.
     this.#index.then(
-      (index) => {
-        this.#ready = index;
+      () => {
+        this.#whole = true;
       },
       () => undefined,
     );
@@ -52,7 +52,7 @@ export class CurrentRowsCheck {
 
   /** The index once read whole (the first spill awaits it: readsEnded()). */
   get index(): CurrentRowIndex | undefined {
-    return this.#ready;
+    return this.#whole ? this.#current : undefined;
   }
 
   /**
@@ -74,8 +74,7 @@ export class CurrentRowsCheck {
    * index had its match is checked again (recheck) or at the spill.
    */
   keeps(row: NormalizedEntry): boolean {
-    const index = this.#ready ?? this.#filling;
-    return index === undefined || !index.match(row);
+    return this.#current === undefined || !this.#current.match(row);
   }
 
   /**
@@ -85,7 +84,7 @@ export class CurrentRowsCheck {
    * the index has read more since the last time.
    */
   recheck(rows: NormalizedEntry[]): NormalizedEntry[] {
-    const index = this.#ready ?? this.#filling;
+    const index = this.#current;
     if (!index || index.size === this.#recheckedAt) return rows;
     this.#recheckedAt = index.size;
     return index.unmatched(rows);
@@ -96,7 +95,7 @@ export class CurrentRowsCheck {
    * ones not current as fetched, to be written (with no current rows, every row is).
    */
   get onlyChangesKept(): boolean {
-    return (this.#ready?.size ?? 0) > 0;
+    return this.#whole && this.#current!.size > 0;
   }
 
   /** The rows to stage: all of them, or with an index the ones not current as fetched. */
@@ -113,8 +112,8 @@ export class CurrentRowsCheck {
     // The apply needs only the result: the index's arrays (about 46 bytes a current row) go now,
     // before it, not when the sync ends. A later call stages every row, as without an index.
     this.#index = undefined;
-    this.#filling = undefined;
-    this.#ready = undefined;
+    this.#current = undefined;
+    this.#whole = false;
     this.#enabled = false;
     return checked;
   }
