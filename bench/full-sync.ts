@@ -1,7 +1,7 @@
 // The full sync that P1 and P2 measure: every list and variant of one source, all targets at once,
 // from the sandbox at a fixed latency. Fetch time per target is measured from outside the pipeline
 // by wrapping the page source; database time is the target's total minus its fetch.
-import { targetName, targetsFor } from '../src/catalog/targets.ts';
+import { targetName, targetsFor } from '../src/catalog/catalog.ts';
 import type { SourceConfig } from '../src/config/types.ts';
 import type { Database } from '../src/db/database.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';

@@ -13,7 +13,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { SyncTuning } from '../src/sync/tuning.ts';
+import type { SyncTuning } from '../src/sync/sync-target.ts';
 import type { SyncChildJob, SyncChildResult } from './sync-child.ts';
 import { cpuSeconds, cpuUsed } from './cpu-time.ts';
 import {

@@ -19,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { targetsFor } from '../src/catalog/targets.ts';
+import { targetsFor } from '../src/catalog/catalog.ts';
 import { cpuSeconds, cpuUsed, describeCpu } from './cpu-time.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';

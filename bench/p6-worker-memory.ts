@@ -14,7 +14,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/load.ts';
 import { enqueueManualRuns, QUEUE_NAME } from '../src/queue/index.ts';
-import type { SyncTuning } from '../src/sync/tuning.ts';
+import type { SyncTuning } from '../src/sync/sync-target.ts';
 import {
   createBenchDatabase,
   figure,

@@ -3,11 +3,11 @@
 import type { ListKey } from '../src/catalog/list-keys.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { openDatabase } from '../src/db/database.ts';
-import { listVariant, targetsFor } from '../src/catalog/targets.ts';
+import { listVariant, targetsFor } from '../src/catalog/catalog.ts';
 import { ListCollector } from '../src/sync/collect/collect.ts';
 import { runSync } from '../src/sync/run/run-sync.ts';
 import { pino } from 'pino';
-import { defaultTuning, type SyncTuning } from '../src/sync/tuning.ts';
+import { defaultTuning, type SyncTuning } from '../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
 import { mainThreadCpuSeconds } from './cpu-time.ts';

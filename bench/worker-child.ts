@@ -6,7 +6,7 @@
 // memory budget's admissions among it) with its memory every 250 ms, to see where a peak came from.
 import { loadConfig } from '../src/config/load.ts';
 import { startWorkerService } from '../src/queue/index.ts';
-import type { SyncTuning } from '../src/sync/tuning.ts';
+import type { SyncTuning } from '../src/sync/sync-target.ts';
 import { createLogger, silentLogger } from '../src/util/logger.ts';
 import { pino } from 'pino';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';

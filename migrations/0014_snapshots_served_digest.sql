@@ -1,4 +1,4 @@
--- The digest of a small list's entries as served (src/sync/collect/served-digest.ts).
+-- The digest of a small list's entries as served (src/sync/collect/collect.ts).
 --
 -- A sync that read its lists' last ok snapshots first (a run job, `refsync sync`) holds a small
 -- list's answers unnormalised until they have ended, and compares their digest with the last ok

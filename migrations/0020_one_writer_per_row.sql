@@ -6,7 +6,7 @@
 -- which stays in SQL so that recording unchanged lists is one statement, one round trip.
 --
 -- refdata.record_unchanged_lists is the only writer of the unchanged record: a target job's single
--- list is a batch of one (src/sync/load/unchanged-alone.ts). What refdata.record_unchanged did for
+-- list is a batch of one (src/sync/batch/apply-batch.ts). What refdata.record_unchanged did for
 -- it, counting the run's progress in the same statement, is its new p_advance_run (false unless
 -- given, as a run's batch counts its progress once, after its last list). The opening of
 -- an apply no longer records anything (refdata.lock_target_state_or_record_unchanged): the apply's

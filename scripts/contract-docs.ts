@@ -13,7 +13,7 @@ import { settingSections, settings } from '../src/config/settings-reference.ts';
 import { alertKinds } from '../src/config/types.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateSchema } from '../src/db/migrate.ts';
-import { changeKinds } from '../src/sync/load/apply-types.ts';
+import { changeKinds } from '../src/sync/outcome/target-outcome.ts';
 import { errorCodes, sqlstateCodes } from '../src/util/error-codes.ts';
 import { audienceOf, userPages } from './sql-functions-docs.ts';
 

@@ -103,7 +103,7 @@ export async function sqlFunctionsMarkdown(): Promise<string> {
     'run, as Postgres prints it (`pg_get_functiondef`), with the migration that defined it last.',
     'Migrations replace a function by a later `CREATE OR REPLACE`; this page is what they add up to.',
     'The per-list functions (`refdata.<list>_as_of`, `refdata.<list>_diff`) are made from each',
-    "list's columns at migrate and sync time by `src/columns/list-functions-sql.ts`, and are not listed",
+    "list's columns at migrate and sync time by `src/columns/columns-sql.ts`, and are not listed",
     'here; they are public. Where the code keeps its own statements: [architecture.md](architecture.md#where-sql-lives).',
     '',
     "Each function is marked: **public** (part of the contract: the data teams' pages call it and the",

@@ -1,5 +1,5 @@
 import type { AlertRow } from './outbox.ts';
-import type { Target } from '../catalog/targets.ts';
+import type { Target } from '../catalog/catalog.ts';
 import type { AlertKind } from '../config/types.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
 

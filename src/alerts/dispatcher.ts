@@ -1,6 +1,5 @@
 import type { AppConfig } from '../config/types.ts';
-import { capabilitiesOf } from '../db/capabilities.ts';
-import type { Database } from '../db/database.ts';
+import { capabilitiesOf, type Database } from '../db/database.ts';
 import type { Logger } from '../util/logger.ts';
 import { DatabaseClock } from './database-clock.ts';
 import { errorMessage } from './delivery.ts';

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { readSecret } from '../config/secrets.ts';
-import { capabilitiesOf } from '../db/capabilities.ts';
-import { EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
+import { capabilitiesOf, EMBEDDED_DATA_DIR, openDatabase, type Database } from '../db/database.ts';
 import { connectFailure } from '../db/refused.ts';
 import { EmbeddedDatabaseBusyError } from '../db/embedded-lock.ts';
 import { connectionBudget } from '../db/connection-budget.ts';

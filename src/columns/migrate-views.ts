@@ -4,11 +4,9 @@ import { catalog } from '../catalog/catalog.ts';
 import type { ListKey } from '../catalog/list-keys.ts';
 import type { Database } from '../db/database.ts';
 import { grantMigrationsToReader, migrateSchema } from '../db/migrate.ts';
-import { listFunctionNames } from './list-functions-sql.ts';
-import { FieldTracker } from './field-tracker.ts';
-import { evolveListColumns, lockListColumns } from './recorded-columns.ts';
-import { updateListViews } from './waiting-views.ts';
-import { entriesPayloadPage, listsWithoutColumns } from './columns-sql.ts';
+import { listFunctionNames, entriesPayloadPage, listsWithoutColumns } from './columns-sql.ts';
+import { FieldTracker } from './typed-columns.ts';
+import { evolveListColumns, lockListColumns, updateListViews } from './recorded-columns.ts';
 
 const BATCH = 5000;
 

@@ -3,7 +3,7 @@
 // themselves are the setting's (src/config/schema-changes.ts), and the hold is written by the sync
 // (src/sync/load/schema-hold.ts).
 import type { SchemaPolicy } from '../config/schema-changes.ts';
-import type { ColumnType } from './column-type.ts';
+import type { ColumnType } from './typed-columns.ts';
 import type { ColumnChange, ColumnPlan } from './recorded-columns.ts';
 
 /** One change of the list's columns as a held snapshot and its alert name it: a column change, or a field gone. */

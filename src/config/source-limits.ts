@@ -22,7 +22,7 @@ type LimitField = keyof SourceLimits;
 export const limitSettings: Record<LimitField, { env: string; fallback: number; max: number; whole: boolean }> = {
   requestDeadlineS: { env: 'REFSYNC_REQUEST_DEADLINE_S', fallback: 600, max: 7 * 24 * 3600, whole: false },
   targetDeadlineS: { env: 'REFSYNC_TARGET_DEADLINE_S', fallback: 3600, max: 7 * 24 * 3600, whole: false },
-  // A 4 Mi-character description (entry-limits.ts) written with \u escapes is 24 MiB of JSON.
+  // A 4 Mi-character description (the entry limits, src/sync/collect/collect.ts) written with \u escapes is 24 MiB of JSON.
   maxEntryBytes: { env: 'REFSYNC_MAX_ENTRY_BYTES', fallback: 32 * 2 ** 20, max: 2 ** 30, whole: true },
   // Ten times the largest list measured (1,000,000 entries, ~100 MB; docs/performance.md).
   maxListEntries: { env: 'REFSYNC_MAX_LIST_ENTRIES', fallback: 10_000_000, max: 2 ** 31, whole: true },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ListKey } from '../catalog/list-keys.ts';
 import { listKeySchema } from './list-key-schema.ts';
-import { targetsFor } from '../catalog/targets.ts';
+import { targetsFor } from '../catalog/catalog.ts';
 import { ConfigError } from './errors.ts';
 import type { SourceConfig, UsageColumn, UsageSource } from './types.ts';
 

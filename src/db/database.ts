@@ -1,14 +1,18 @@
+// The database, whichever driver is behind it (node-postgres or embedded PGlite), as one interface
+// the pipeline calls; then what each driver can do, the connection a sync opens only when it needs
+// one, the bounded wait for a connection the server refuses, and connections warmed ahead.
 import { mkdirSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
-import { ConfigError } from '../config/errors.ts';
 import pg from 'pg';
+import { ConfigError } from '../config/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { postgresTls } from './tls.ts';
 import { keepWasmAtBaselineTier } from './embedded-code-tier.ts';
-import { connectWithin } from './refused-wait.ts';
 import { sharedAnswer } from '../util/shared-answer.ts';
 import { lockEmbeddedDatabase, type EmbeddedLockOptions } from './embedded-lock.ts';
 import { pgliteSqlSession, pgSqlSession, type SqlSession, type SqlSessionOptions } from './sql-session.ts';
+import { exponentialDelay } from '../util/backoff.ts';
+import { DatabaseRefusedError, isConnectionRefusal } from './refused.ts';
 
 export type { SqlResult } from './sql-session.ts';
 
@@ -372,4 +376,226 @@ export async function commitAfter<T>(conn: Queryable, fn: (tx: Queryable, atComm
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   if (options.url) return openPg({ ...options, url: options.url });
   return openPglite(options);
+}
+
+// ── bigint arrays as parameters ──
+
+/**
+ * A bigint[] parameter as Postgres's array text, made in one join. node-postgres turns an array
+ * parameter into that text element by element (each number a quoted, escaped string, concatenated
+ * on): for the million ids of a resync where every entry changed, about 90 MB of V8 heap at once,
+ * which took the sync's peak RSS past its 256 MiB; this is the 8 MB the text takes.
+ */
+export function bigintArrayText(ids: readonly number[]): string {
+  return `{${ids.join(',')}}`;
+}
+
+// ── What the database can do ──
+
+/**
+ * What the opened database can do, declared once from its driver so that no other module asks
+ * "Postgres or PGlite?" itself. node-postgres reaches a real server; PGlite is one embedded session
+ * inside this process.
+ */
+export interface Capabilities {
+  /**
+   * COPY FROM STDIN / TO STDOUT as a stream through the driver's query(). PGlite cannot take a copy
+   * stream that way (and is left broken by trying), so bulk writes fall back to one unnest statement.
+   */
+  copy: boolean;
+  /**
+   * Each connection is a server session of its own, shared with other processes. PGlite is one
+   * session inside this process: an advisory lock there excludes nobody, and a transaction held
+   * open on it would take in every other caller's statements, so run claims and early staging
+   * transactions are kept to the in-process bookkeeping instead.
+   */
+  ownSessions: boolean;
+  /** Embedded in this process: nothing to reach over a network, migrated when it is opened. */
+  embedded: boolean;
+  /** LISTEN on a held connection, woken by NOTIFY from other processes (nothing else can reach PGlite). */
+  listen: boolean;
+}
+
+const byKind: Record<Database['kind'], Readonly<Capabilities>> = {
+  pg: Object.freeze({ copy: true, ownSessions: true, listen: true, embedded: false }),
+  pglite: Object.freeze({ copy: false, ownSessions: false, listen: false, embedded: true }),
+};
+
+/** The capabilities of an opened database. */
+export function capabilitiesOf(db: Pick<Database, 'kind'>): Readonly<Capabilities> {
+  return byKind[db.kind];
+}
+
+// ── A connection opened when first needed ──
+
+/**
+ * A pool connection taken at its first query rather than up front. A sync spends most of its time
+ * fetching, and a small list needs a connection only to apply; holding one through the fetch made
+ * targets queue behind a pool smaller than the number in flight. Once taken, it is the same session
+ * until release, so temp tables made by an early spill are still there when the list is applied.
+ */
+export class LazyConnection implements Connection {
+  readonly #db: Database;
+  readonly #refusal: (() => Error | undefined) | undefined;
+  #connection: Promise<Connection> | undefined;
+  #held: Promise<unknown> | undefined;
+  #finish: ((err?: unknown) => void) | undefined;
+  /** A transaction begun by openEarly that the next transaction(fn) runs in and ends. */
+  #early = false;
+
+  /**
+   * `refusal`, when it returns an error, refuses every statement but a rollback with it, in a
+   * transaction too (a target past its deadline: the write stops at its next statement, and its
+   * commit is refused).
+   */
+  constructor(db: Database, refusal?: () => Error | undefined) {
+    this.#db = db;
+    this.#refusal = refusal;
+  }
+
+  #check(text: unknown): void {
+    if (typeof text === 'string' && /^\s*rollback\b/i.test(text)) return;
+    const refused = this.#refusal?.();
+    if (refused) throw refused;
+  }
+
+  /** tx with every statement checked first (a COPY stream, not a string, is checked like any other). */
+  #guarded(tx: Queryable): Queryable {
+    if (!this.#refusal) return tx;
+    return {
+      query: <R>(text: string, params?: unknown[]) => {
+        this.#check(text);
+        return tx.query<R>(text, params);
+      },
+      script: (statements) => {
+        this.#check(statements[0]);
+        return tx.script(statements);
+      },
+    };
+  }
+
+  #get(): Promise<Connection> {
+    this.#connection ??= new Promise<Connection>((resolve, reject) => {
+      this.#held = this.#db
+        .withConnection(
+          (conn) =>
+            new Promise<void>((done, fail) => {
+              this.#finish = (err) => (err === undefined ? done() : fail(err));
+              resolve(conn);
+            }),
+        )
+        .catch(reject);
+    });
+    return this.#connection;
+  }
+
+  async query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
+    this.#check(text);
+    return (await this.#get()).query<R>(text, params);
+  }
+
+  async script(statements: readonly string[]): Promise<void> {
+    this.#check(statements[0]);
+    await (await this.#get()).script(statements);
+  }
+
+  async transaction<T>(fn: TransactionWork<T>, opening?: string): Promise<T> {
+    this.#check('begin');
+    const conn = await this.#get();
+    // Checked once more after fn: the commit that follows is refused too.
+    const guarded: TransactionWork<T> = async (tx, opened, atCommit) => {
+      const result = await fn(this.#guarded(tx), opened, atCommit);
+      this.#check('commit');
+      return result;
+    };
+    if (!this.#early) return conn.transaction(guarded, opening);
+    this.#early = false;
+    // Begun earlier: the opening statement is the transaction's next one.
+    return commitAfter(conn, async (tx, atCommit) => guarded(tx, await openingRows(tx, opening), atCommit));
+  }
+
+  /** A statement as a transaction of its own; never while a transaction begun by openEarly waits (it would run inside it). */
+  async alone(statement: string): Promise<Array<Record<string, unknown>>> {
+    if (this.#early) throw new Error('a statement alone was asked for inside a transaction begun early');
+    this.#check(statement);
+    return (await this.#get()).alone(statement);
+  }
+
+  async begin(): Promise<void> {
+    this.#check('begin');
+    await (await this.#get()).begin();
+  }
+
+  /**
+   * Begins now the transaction that the next transaction(fn) runs in, so that work done before it
+   * (a staging table filled while the list is still fetched) shares its server session even behind
+   * a transaction-mode pooler, and is committed or rolled back with it. Returns false, opening
+   * nothing, on PGlite: one in-process session that is never pooled, where an open transaction
+   * would take in every other caller's statements.
+   */
+  async openEarly(): Promise<boolean> {
+    if (!capabilitiesOf(this.#db).ownSessions) return false;
+    await this.begin();
+    this.#early = true;
+    return true;
+  }
+
+  /**
+   * Returns the connection to the pool. Pass the error that ended the work, if any: the pool then
+   * decides, as for any held connection, whether the session is still fit to reuse.
+   */
+  async release(err?: unknown): Promise<void> {
+    if (!this.#connection) return;
+    if (this.#early) {
+      this.#early = false;
+      await (await this.#connection).query('rollback').catch(() => undefined);
+    }
+    this.#finish?.(err);
+    await this.#held?.catch(() => undefined);
+  }
+}
+
+// ── Waiting out a refused connection ──
+// The pool's bounded wait for a connection the server refuses. A managed Postgres shared with other
+// applications runs out of slots for moments (another job's burst, a deploy's overlap): asking
+// again a little later keeps a list from failing for a slot that frees a second after.
+
+/**
+ * A client of the pool; a refused connection (refused.ts) is asked for again, with backoff, until
+ * `waitMs` has passed, then DatabaseRefusedError. Other connect errors are thrown at once, as before.
+ */
+export async function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await pool.connect();
+    } catch (err) {
+      if (!isConnectionRefusal(err)) throw err;
+      const waited = Date.now() - started;
+      if (waited >= waitMs) throw new DatabaseRefusedError(err, waited);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(exponentialDelay(100, 2000, attempt + 1), waitMs - waited)));
+    }
+  }
+}
+
+// ── Connections warmed ahead ──
+// Connections opened while the network is the wait, not when the first apply needs one.
+
+/**
+ * Asks the pool for `count` connections at once and gives each back once `warm` (a statement) ran
+ * on it: those it had to open stay idle in it for the applies to come. A first sync's lists all
+ * reach their applies together, a latency after they were asked for; a new backend's start (fork,
+ * authentication, its first catalog reads) then ran in their way on the same cores. `warm` reads
+ * the catalog the applies' first statements would (a new session's first statement on a table loads
+ * the table and its indexes: 3 ms for refdata.entries). Failures are dropped here: an apply that
+ * cannot get a connection reports it. PGlite has no connections to open.
+ */
+export function warmConnections(db: Database, count: number, warm?: string): void {
+  if (db.kind !== 'pg') return;
+  for (let i = 0; i < count; i++)
+    void db
+      .withConnection(async (conn) => {
+        if (warm) await conn.query(warm);
+      })
+      .catch(() => undefined);
 }

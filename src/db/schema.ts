@@ -70,7 +70,7 @@ export const snapshots = refdata.table(
     schemaAccepted: boolean('schema_accepted').notNull().default(false),
     /** Why the impact on a usage column could not be computed; the snapshot was applied regardless. */
     impactError: text('impact_error'),
-    /** The digest of the entries as served (src/sync/collect/served-digest.ts): an unchanged sync's shortcut. */
+    /** The digest of the entries as served (src/sync/collect/collect.ts): an unchanged sync's shortcut. */
     servedDigest: text('served_digest'),
   },
   (t) => [

@@ -1,11 +1,10 @@
 // What data teams read about schema refdata: the relations they query, their columns, and the words
 // of the COMMENTs on them. The per-list views' own descriptions live beside the code that creates
-// them (src/columns/view-descriptions.ts); test/reader/dbt.test.ts holds the rest against the live
+// them (src/columns/typed-columns.ts); test/reader/dbt.test.ts holds the rest against the live
 // database, so a column added, renamed or re-described in a migration has to be described here too.
 import { listKeys, type ListKey } from '../catalog/list-keys.ts';
 import { errorCodeDescription } from '../util/error-codes.ts';
-import type { TypedColumn } from '../columns/typed-column.ts';
-import { currentTail, environment, listHistoryView, listView, type RelationDescription } from '../columns/view-descriptions.ts';
+import { type TypedColumn, currentTail, environment, listHistoryView, listView, type RelationDescription } from '../columns/typed-columns.ts';
 
 const currentEntries: RelationDescription = {
   name: 'current_entries',

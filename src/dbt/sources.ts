@@ -1,9 +1,8 @@
 // The dbt sources.yml of schema refdata, built from the reader relations and their descriptions.
 import { stringify } from 'yaml';
 import { isListKey, listKeys, type ListKey } from '../catalog/list-keys.ts';
-import type { TypedColumn } from '../columns/typed-column.ts';
+import type { TypedColumn, RelationDescription } from '../columns/typed-columns.ts';
 import type { SchemaChanges } from '../config/schema-changes.ts';
-import type { RelationDescription } from '../columns/view-descriptions.ts';
 import { changeKinds, readerRelations } from './descriptions.ts';
 import { freshnessFor, type FreshnessThresholds } from './freshness.ts';
 import { inertStrings } from './jinja.ts';

@@ -20,7 +20,7 @@ export class WaitForMemory extends Error {
   }
 }
 
-/** The tuning that says when a list is large (src/sync/tuning.ts). */
+/** The tuning that says when a list is large (src/sync/sync-target.ts). */
 export interface LargeListTuning {
   indexAfterEntries: number;
   spillThreshold: number;

@@ -1,4 +1,4 @@
-import type { Target } from '../catalog/targets.ts';
+import type { Target } from '../catalog/catalog.ts';
 import type { Database } from '../db/database.ts';
 import { lastListSizes } from './list-sizes-sql.ts';
 

@@ -1,4 +1,4 @@
-import { listVariant, type Target } from '../catalog/targets.ts';
+import { listVariant, type Target } from '../catalog/catalog.ts';
 import { knownLarge, type LargeListTuning, type ListMemory } from './list-memory.ts';
 import type { MemoryBudget, Reservation } from './memory-budget.ts';
 import { listBytes, type ListSizes } from './list-sizes.ts';

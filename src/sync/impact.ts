@@ -1,5 +1,5 @@
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../alerts/outbox.ts';
-import type { Target } from '../catalog/targets.ts';
+import type { Target } from '../catalog/catalog.ts';
 import type { UsageColumn } from '../config/types.ts';
 import { codeUsage, type CodeUsage } from '../db/functions.ts';
 import type { Queryable } from '../db/database.ts';

@@ -1,17 +1,17 @@
+// The sync's SQL, by name: snapshots and entries, then the runs, then how a row is written as text
+// for COPY and the inserts (docs/architecture.md, "Where SQL lives").
 import pg from 'pg';
-import type { Target } from '../catalog/targets.ts';
-import { bigintArrayText } from '../db/bigint-array.ts';
-import type { Queryable } from '../db/database.ts';
-import type { ChangeKind } from './load/apply-types.ts';
-import { payloadsParam, type RowSource } from './load/row-format.ts';
+import type { Target } from '../catalog/catalog.ts';
+import { bigintArrayText, type Queryable } from '../db/database.ts';
+import type { ChangeKind } from './outcome/target-outcome.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
-import { storableText } from './collect/storable-text.ts';
-import type { NormalizedEntry } from './collect/normalize.ts';
+import { storableText, type NormalizedEntry } from './collect/collect.ts';
+import { ALERT_CHANNEL } from '../alerts/outbox-sql.ts';
 
 /**
  * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with
  * the column lists it shares. The statements on a load's session tables (staging, diff) are in
- * load/load-sql.ts, those on runs in run/run-sql.ts (docs/architecture.md, "Where SQL lives").
+ * load/load-sql.ts, those on runs below (docs/architecture.md, "Where SQL lives").
  */
 
 /** An entry's own columns, in the order staging, unnest, COPY and the inserts all use. */
@@ -76,7 +76,7 @@ export interface SnapshotRow {
   pages: number | null;
   durationMs: number;
   replacedValues: number;
-  /** The digest of the entries as served (served-digest.ts); null for a large list or a failed fetch. */
+  /** The digest of the entries as served (src/sync/collect/collect.ts#ServedDigest); null for a large list or a failed fetch. */
   servedDigest: string | null;
   /** Values that did not fit their typed column. */
   nonconforming: number;
@@ -236,7 +236,7 @@ export function lockThenLastSnapshots(target: Target): string {
   return `select now, views_waiting, last_ok, last from refdata.lock_target_state(${quotedTargetParams(target).join(', ')})`;
 }
 
-/** What a fetch measured of its snapshot row, whatever the load then finds (snapshot-row.ts#fetchedFields). */
+/** What a fetch measured of its snapshot row, whatever the load then finds (src/sync/batch/apply-batch.ts#fetchedFields). */
 export type FetchedFields = Pick<SnapshotRow, 'runId' | 'contentHash' | 'entryCount' | 'fields' | 'pages' | 'durationMs' | 'replacedValues' | 'servedDigest'>;
 
 /** A whole number as SQL text; anything else is a bug upstream of the statement. */
@@ -470,7 +470,7 @@ export const warmFirstLoadSession = `select
    (select 1 from refdata.list_views_waiting where list_key = '')`;
 
 /**
- * The statement that opens a transaction of first loads applied together (first-loads-together.ts):
+ * The statement that opens a transaction of first loads applied together (src/sync/batch/apply-batch.ts#FirstLoadsTogether):
  * each target's lock taken if it is free right now, never waited for (a taken one is another sync's,
  * and its list is synced again the ordinary way). Values quoted in its text, for the BEGIN's round
  * trip; one row per target, with whether its lock was free.
@@ -549,7 +549,7 @@ export async function insertEntriesOfTargets(
 }
 
 /**
- * The statement that NOTIFYs refdata_changes once per payload (notify.ts), sent when the transaction
+ * The statement that NOTIFYs refdata_changes once per payload (src/sync/batch/apply-batch.ts), sent when the transaction
  * commits. Its values are quoted in its text, so it can travel in the COMMIT's round trip (atCommit).
  */
 export function notifyChangesStatement(payloads: readonly string[]): string {
@@ -558,3 +558,180 @@ export function notifyChangesStatement(payloads: readonly string[]): string {
 
 /** Names in a snapshot's error what its views wait for. */
 export const setSnapshotError = 'update refdata.snapshots set error = $2 where id = $1';
+
+// ── Runs ──
+// The SQL on refdata.sync_runs, by name: opening, counting and closing runs, and finding the ones
+// left running (docs/architecture.md, "Where SQL lives").
+
+/** The running run of a source's slot. */
+export const runningRunOfSlot = "select id from refdata.sync_runs where source = $1 and slot = $2 and status = 'running'";
+
+/** The runs the queue started that still run. */
+export const runningQueuedRuns = `select id, source, slot from refdata.sync_runs
+     where status = 'running' and trigger <> 'cli' and slot is not null
+       and started_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
+     order by id limit 200`;
+
+/** A run's status. */
+export const runStatus = 'select status from refdata.sync_runs where id = $1';
+
+/** Reads no row: fails unless refdata.sync_runs exists and this login may read it (the schema is migrated). */
+export const runsReadable = 'select 1 from refdata.sync_runs limit 0';
+
+/** Opens a run, unless one of the same source and slot exists. */
+export const insertRun = `insert into refdata.sync_runs (environment, source, trigger, status, slot, targets_total, started_at)
+     values ($1, $2, $3, 'running', $4, $5, clock_timestamp())
+     on conflict (source, slot) do nothing
+     returning id`;
+
+/** The run of a source's slot. */
+export const runOfSlot = 'select id from refdata.sync_runs where source = $1 and slot = $2';
+
+/** Counts a run going on in one statement (refdata.advance_run, migration 0011). */
+export const advanceRun = 'select refdata.advance_run($1) as advanced';
+
+/** A run's progress from its snapshots, its row locked (refdata.run_progress). */
+export const runProgress = (runId: number): string => `select status, targets_total, done, failed from refdata.run_progress(${runId})`;
+
+/** The run's lists that did not sync ($1: the run): the latest snapshot of each list with no ok one (run-error.ts). */
+export const runProblemsQuery = `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error, s.error_code
+     from refdata.snapshots s
+     where s.run_id = $1 and s.status <> 'ok'
+       and not exists (select 1 from refdata.snapshots o
+                       where o.run_id = $1 and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok')
+     order by s.list_key, s.variant, s.id desc`;
+
+/** Sets a run's progress, and its outcome once every target has one. */
+export const updateRunProgress = `update refdata.sync_runs set
+           targets_done = $2,
+           targets_failed = $3,
+           status = case when $2 < targets_total then 'running'
+                         when $3 = 0 then 'succeeded'
+                         when $3 >= targets_total then 'failed'
+                         else 'partial' end,
+           finished_at = case when $2 >= targets_total then clock_timestamp() end,
+           error = $4
+         where id = $1`;
+
+/** Fails a run still running. */
+export const failRunningRun = `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2 where id = $1 and status = 'running'`;
+
+/** A source's in-process runs still marked running. */
+export const runningCliRuns = "select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'";
+
+/**
+ * A statement that updates one run (`update`: an UPDATE of refdata.sync_runs, without RETURNING) and
+ * returns it as its outcome (RunCompleted), with each target's last snapshot in it: one round trip.
+ * No row when the update changed none.
+ */
+export function updatedRunCompleted(update: string): string {
+  return `with r as (${update} returning *)
+     select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
+            to_json(r.started_at) #>> '{}' as started_at, to_json(r.finished_at) #>> '{}' as finished_at,
+            r.targets_total, r.targets_done, r.targets_failed, r.error,
+            coalesce((select json_agg(json_build_object(
+                       'list_key', s.list_key, 'variant', s.variant,
+                       'status', case when s.status = 'ok' then case when s.changed then 'changed' else 'unchanged' end else s.status end,
+                       'snapshot_id', s.id, 'entries', s.entry_count, 'added', s.added, 'removed', s.removed,
+                       'modified', s.modified, 'reappeared', s.reappeared, 'reshaped', s.reshaped, 'error_code', s.error_code)
+                       order by s.list_key, s.variant)
+                      from (select distinct on (list_key, variant) * from refdata.snapshots
+                             where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists
+       from r`;
+}
+
+/**
+ * The run_completed alert of a run (written once: a second of the same run writes nothing) and the
+ * NOTIFY that wakes the dispatcher. Without parameters, to go with the COMMIT: each argument is
+ * already a SQL literal (`runId` an integer, `environment` and `payload` escaped).
+ */
+export const runCompletedAlert = (runId: string, environment: string, payload: string): string =>
+  `with inserted as (
+       insert into refdata.alerts (run_id, kind, environment, list_key, variant, payload)
+       values (${runId}, 'run_completed', ${environment}, '', '', ${payload}::jsonb)
+       on conflict (run_id, kind) where run_id is not null do nothing
+       returning id)
+     select pg_notify('${ALERT_CHANNEL}', json_build_object('id', id, 'environment', ${environment}::text, 'kind', 'run_completed')::text) from inserted`;
+
+// ── A row as text, for COPY and inserts ──
+
+/*
+ * The two forms rows take to Postgres, shared by both loaders: COPY's text format for large
+ * batches, and one unnest over array parameters for the rest (and for PGlite, which takes no COPY).
+ */
+
+const COPY_CHUNK_CHARS = 256 * 1024;
+const copySpecial = /[\\\n\r\t]/;
+
+/** A value in COPY's text format: backslash, newline, carriage return and tab escaped; null is \N. */
+export function copyText(value: string | null): string {
+  if (value === null) return '\\N';
+  if (!copySpecial.test(value)) return value;
+  return value.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+/** Rows in COPY's text format, in chunks; `prefix` (already in COPY text) starts every line. */
+export function* copyChunks(rows: readonly NormalizedEntry[], prefix = ''): Generator<string> {
+  let chunk = '';
+  for (const r of rows) {
+    chunk += `${prefix}${copyText(r.entryKey)}\t${copyText(r.code)}\t${copyText(r.description)}\t${copyText(r.payload)}\t${copyText(r.digest)}\n`;
+    if (chunk.length >= COPY_CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+/** Rows to read in SQL: a relation with the columns ENTRY_ROW_COLUMNS. */
+export interface RowSource {
+  from: string;
+  params: unknown[];
+  /** Rows in it, identical duplicates included. */
+  rows: number;
+}
+
+/**
+ * Past this many characters of payloads the payloads go as a jsonb[] array, not as one jsonb
+ * document: a jsonb value holds at most 256 MB, and 32 million characters of JSON text stay well
+ * under it in any encoding. Held first loads and spills are far smaller.
+ */
+const PAYLOADS_IN_ONE_DOCUMENT_CHARS = 32 * 1024 * 1024;
+
+/**
+ * The rows' payloads as one parameter, and the set-returning call (for ROWS FROM, beside the other
+ * columns' unnest) that yields them back in order as jsonb. Each payload is already JSON text, so
+ * they go as one JSON array joined by commas: as a text[] array, node-postgres escaped every quote
+ * and backslash of every payload and Postgres undid it before parsing each one (on 663 sandbox
+ * entries, 0.9 ms of the client and about 1 ms more of Postgres per statement than the document's
+ * 0.45 ms: docs/performance.md, P4).
+ */
+export function payloadsParam(
+  payloads: readonly string[],
+  param: string,
+  documentChars = PAYLOADS_IN_ONE_DOCUMENT_CHARS,
+): { call: string; value: string | readonly string[] } {
+  let chars = payloads.length + 2;
+  for (const p of payloads) chars += p.length;
+  if (chars > documentChars) return { call: `unnest(${param}::jsonb[])`, value: payloads };
+  return { call: `jsonb_array_elements(${param}::jsonb)`, value: `[${payloads.join(',')}]` };
+}
+
+/** Rows held in memory as one ROWS FROM over five parameters (four text arrays and the payloads), numbered from `first`. */
+export function unnestRows(rows: readonly NormalizedEntry[], first: number): RowSource {
+  const $ = (i: number) => `$${first + i}`;
+  const payloads = payloadsParam(
+    rows.map((r) => r.payload),
+    $(3),
+  );
+  return {
+    from: `rows from (unnest(${$(0)}::text[]), unnest(${$(1)}::text[]), unnest(${$(2)}::text[]), ${payloads.call}, unnest(${$(4)}::text[])) as s(entry_key, code, description, payload, entry_hash)`,
+    params: [rows.map((r) => r.entryKey), rows.map((r) => r.code), rows.map((r) => r.description), payloads.value, rows.map((r) => r.digest)],
+    rows: rows.length,
+  };
+}
+
+/** The COPY text in front of each of a target's rows written by copyEntries (sql.ts): its target, its time and its snapshot, twice. */
+export function entryCopyPrefix(target: Target, now: Date, snapshotId: number): string {
+  return [target.source.environment, target.list.key, target.variant, now.toISOString(), snapshotId, snapshotId].map((v) => copyText(String(v))).join('\t');
+}

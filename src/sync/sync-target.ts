@@ -1,29 +1,28 @@
+// One target's sync: fetch its pages, collect them, and choose once how the list is written, within
+// the target's deadline and by the numbers of its tuning. The sections below hold each of those.
 import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
-import { listVariant, type Target } from '../catalog/targets.ts';
+import { listVariant, type Target } from '../catalog/catalog.ts';
 import { limitsOf } from '../config/source-limits.ts';
-import { capabilitiesOf } from '../db/capabilities.ts';
-import type { Database } from '../db/database.ts';
-import { LazyConnection } from '../db/lazy-connection.ts';
+import { capabilitiesOf, type Database, LazyConnection, type Connection } from '../db/database.ts';
 import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import type { PageSource } from '../upstream/list-batch.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { zeroCounts, type ApplyOptions, type ApplyResult } from './load/apply-types.ts';
-import { loadAfterFetch, loaderAtFirstSpill, withoutLoad, type LoaderSetup } from './load/choose-loader.ts';
-import { ListCollector, type CollectedList } from './collect/collect.ts';
-import type { NormalizedEntry } from './collect/normalize.ts';
-import { SERVED_DIGEST_MAX_CHARS } from './collect/served-digest.ts';
-import { KeysOutOfOrder } from './collect/content-hash.ts';
-import { RowsCheck } from './load/rows-check.ts';
+import { zeroCounts, type ApplyOptions, type ApplyResult, type TargetOutcome } from './outcome/target-outcome.ts';
+import { ListCollector, type CollectedList, type NormalizedEntry, SERVED_DIGEST_MAX_CHARS, KeysOutOfOrder } from './collect/collect.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { knownLarge, largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
 import type { Loader, LoadResult } from './load/loader.ts';
-import type { TargetOutcome } from './outcome/target-outcome.ts';
-import { TargetDeadline } from './target/target-deadline.ts';
-import { tuningWith, type SyncTuning } from './tuning.ts';
 import { ApplyBatch } from './batch/apply-batch.ts';
-import { REMOVALS_HELD } from '../util/error-codes.ts';
+import { REMOVALS_HELD, ListFailure } from '../util/error-codes.ts';
+import { FirstLoadAlone } from './load/first-load-alone.ts';
+import { StreamedFirstLoad } from './load/large/streamed-first-load.ts';
+import { StreamedResync } from './load/large/streamed-resync.ts';
+import { Resync } from './load/resync.ts';
+import type { RowWriteRule } from './load/row-write-rule.ts';
+import { TargetTransaction } from './target/target-transaction.ts';
+import { CurrentRowsCheck } from './load/large/current-rows-check.ts';
 
 export type { TargetOutcome, TargetStatus } from './outcome/target-outcome.ts';
 export type { PageSource } from '../upstream/list-batch.ts';
@@ -49,7 +48,7 @@ interface TargetSettings {
   /** Apply a change of the list's columns its schema policy would hold (`--accept-schema`). */
   acceptSchema?: boolean;
   signal?: AbortSignal;
-  /** Which way rows take to the database; the defaults (tuning.ts) for what is not given. */
+  /** Which way rows take to the database; the defaults (defaultTuning, below) for what is not given. */
   tuning?: Partial<SyncTuning>;
   logger?: Logger;
   /** Told after each page is received (before it is processed). */
@@ -100,7 +99,7 @@ interface Fetched {
 /**
  * Syncs one target: pages → collect (normalise, hash) → a loader chosen once → loader.finish() →
  * the outcome. A failure of the list (service, answer, data, its deadline) is returned in the
- * outcome, unrecorded, for the caller to settle (record-failure.ts); a database failure is thrown.
+ * outcome, unrecorded, for the caller to settle (src/sync/outcome/target-outcome.ts#recordOutcomeFailure); a database failure is thrown.
  */
 export async function syncTarget(db: Database, client: PageSource, target: Target, options: SyncTargetOptions): Promise<TargetOutcome> {
   const started = performance.now();
@@ -412,4 +411,285 @@ function logLoad(f: Fetch, loader: Loader, message: string): void {
 function setAsideResult(result: { firstLoad?: true }, collected: CollectedList): Omit<ApplyResult, 'snapshotId'> {
   if (!result.firstLoad) return { status: 'unchanged', counts: zeroCounts(), baseline: false };
   return { status: 'changed', counts: { ...zeroCounts(), added: collected.entryCount }, baseline: true };
+}
+
+// ── The target's deadline ──
+
+/** A target past REFSYNC_TARGET_DEADLINE_S: a failure of its list, recorded, never retried (it would take as long). */
+export class TargetDeadlineError extends ListFailure {
+  readonly code = 'deadline';
+}
+
+/**
+ * The deadline of one target, all its pages and its write (REFSYNC_TARGET_DEADLINE_S). When it
+ * passes, its signal aborts the fetch (the request in flight included) and `refusal` makes the
+ * target's connection refuse every further statement but a rollback, so the write stops at its
+ * next statement and nothing is committed. The caller's own signal (a shutdown) still aborts too.
+ */
+export class TargetDeadline {
+  readonly signal: AbortSignal;
+  readonly #timer: NodeJS.Timeout;
+  readonly #seconds: number;
+  readonly #target: Target;
+  #error: TargetDeadlineError | undefined;
+  #expired = false;
+
+  constructor(seconds: number, target: Target, outer?: AbortSignal) {
+    this.#seconds = seconds;
+    this.#target = target;
+    const controller = new AbortController();
+    this.#timer = setTimeout(() => {
+      this.#expired = true;
+      controller.abort(this.error);
+    }, seconds * 1000);
+    this.#timer.unref();
+    this.signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
+  }
+
+  /** Made when first asked for: an Error takes its stack when made, and nearly every target ends well before. */
+  get error(): TargetDeadlineError {
+    this.#error ??= new TargetDeadlineError(
+      `${listVariant(this.#target)}: not synced within the target deadline of ${this.#seconds} s (REFSYNC_TARGET_DEADLINE_S: all its pages and its write); stopped, nothing written`,
+    );
+    return this.#error;
+  }
+
+  get expired(): boolean {
+    return this.#expired;
+  }
+
+  /** The error a statement of the target's write gets once the deadline has passed; undefined before. */
+  readonly refusal = (): Error | undefined => (this.#expired ? this.error : undefined);
+
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+// ── Tuning ──
+
+/**
+ * The numbers that decide which way a fetched list takes to the database. They depend on each
+ * other (the index must be read before the first spill, a spill must be large enough for COPY), so
+ * they live together; docs/performance.md has the measurements behind each default.
+ */
+export interface SyncTuning {
+  /** Rows held in memory before they stream to the database (staging table, or a direct first load). */
+  spillThreshold: number;
+  /**
+   * Rows per spill once a list streams (after its first spill). Smaller than spillThreshold: each
+   * row held until its spill outlives V8's young generation, and the old one is let grow to about
+   * four times what is live before it is collected; at a million entries, 5,000 rather than 20,000
+   * took ~50 MiB off a first load's peak RSS for ~7% more CPU (docs/performance.md, P3 and P6).
+   */
+  spillEvery: number;
+  /**
+   * Entries received before the current rows' index is read, so that it is ready by the first spill
+   * without holding up the fetch. Keep it well below spillThreshold.
+   */
+  indexAfterEntries: number;
+  /**
+   * Whether a large resync checks fetched rows against an index of the current rows and stages only
+   * the ones that differ (needs COPY). Without it a resync stages every row.
+   */
+  currentRowIndex: boolean;
+  /**
+   * Batches of at least this many rows are written with COPY; below it one unnest statement is as
+   * quick. Also one write's worth: a large list whose index has been read spills its changed rows
+   * from this many on.
+   */
+  copyMinRows: number;
+  /**
+   * Staged rows above which the staging and diff tables are ANALYZEd before the diff is planned; and
+   * rows a sync changed from which refdata.entries is analyzed after its commit, when they are also a
+   * tenth of the table (entry-statistics.ts).
+   */
+  analyzeAfterRows: number;
+  /**
+   * Entries in key order after which the content hash lets go of the lines it kept in case a key
+   * comes out of order (about 50 bytes an entry). A list out of order past it is fetched again.
+   */
+  hashKeepEntries: number;
+}
+
+export const defaultTuning: Readonly<SyncTuning> = Object.freeze({
+  spillThreshold: 20_000,
+  spillEvery: 5_000,
+  indexAfterEntries: 5_000,
+  currentRowIndex: true,
+  copyMinRows: 1_000,
+  analyzeAfterRows: 10_000,
+  hashKeepEntries: 100_000,
+});
+
+/** The defaults with the given settings over them. */
+export function tuningWith(overrides: Partial<SyncTuning> = {}): SyncTuning {
+  return { ...defaultTuning, ...overrides };
+}
+
+// ── Choosing how a list is written ──
+
+/** What choosing a loader needs: the fetch's connection and index check, and how rows are written. */
+export interface LoaderSetup {
+  conn: LazyConnection;
+  target: Target;
+  check: RowsCheck;
+  rule: RowWriteRule;
+  /**
+   * Whether a load may hold a transaction from its first spill to its end (a first load, or a
+   * resync streamed with its index): only where each connection is a session of its own (on PGlite
+   * every other statement would run inside it), and not when the list is fetched again after a
+   * streamed load backed out.
+   */
+  streamAtSpill: boolean;
+}
+
+/*
+ * A loader is chosen once per fetch, by whichever of these two comes first: the first spill of a
+ * large list, or the end of a fetch that never spilled. Both ask the target's state under its lock
+ * (target-state.ts#isFirstLoad is the only rule).
+ */
+
+/** At the first spill, while the fetch goes on. */
+export async function loaderAtFirstSpill(setup: LoaderSetup): Promise<Loader> {
+  // An index read in flight uses the same connection: let it end before a transaction begins there.
+  await setup.check.readsEnded();
+  if (setup.streamAtSpill) {
+    const txn = await TargetTransaction.tryBegin(setup.conn, setup.target);
+    if (txn?.state.firstLoad) {
+      setup.check.off();
+      return StreamedFirstLoad.open(txn, setup.rule);
+    }
+    const index = setup.check.current;
+    const streamed = txn && index && (await StreamedResync.open(txn, index));
+    if (streamed) return streamed;
+    // Another sync holds the target right now, or the index is missing or stale: stage, and diff once it is free.
+    await txn?.rollback();
+  }
+  return new Resync(setup.conn, setup.target, setup.check, setup.rule);
+}
+
+/**
+ * A fetch that needed no load (taken by its batch: set aside, or recorded unchanged in one statement) and its result;
+ * the loader, which writes nothing, is the one an apply would have had, for the load's log line to name.
+ */
+export function withoutLoad(setup: LoaderSetup, result: LoadResult): { loader: Loader; result: LoadResult } {
+  return { loader: new Resync(setup.conn, setup.target, setup.check, setup.rule), result };
+}
+
+/** What names the loader of a first load gathered for its run: it writes nothing itself. */
+function gatheredFirstLoad(collected: CollectedList): Loader {
+  return {
+    kind: 'first-load',
+    rowsWritten: collected.entryCount,
+    append: async () => undefined,
+    finish: async () => ({ setAside: true, firstLoad: true }),
+    abort: async () => undefined,
+  };
+}
+
+/**
+ * After a fetch that never spilled: its batch (apply-batch.ts; a run's, or the batch of one of a list
+ * synced on its own) takes it, set aside as unchanged, gathered as a first load, or recorded unchanged at
+ * once; any other is loaded by the loader chosen under the lock in the transaction that then loads.
+ * Should another sync have made a list the batch did not take unchanged since, the transaction's
+ * apply records it so.
+ */
+export async function loadAfterFetch(
+  setup: LoaderSetup,
+  batch: ApplyBatch,
+  collected: CollectedList,
+  options: ApplyOptions,
+): Promise<{ loader: Loader; result: LoadResult }> {
+  const taken = await batch.take(setup.conn, setup.target, collected, options);
+  if (taken && 'firstLoad' in taken) return { loader: gatheredFirstLoad(collected), result: taken };
+  if (taken) return withoutLoad(setup, taken);
+  return setup.conn.transaction(async (tx, opened, atCommit) => {
+    const txn = await TargetTransaction.within(tx, setup.target, opened, atCommit);
+    const loader = txn.state.firstLoad ? new FirstLoadAlone(txn, setup.rule) : new Resync(setup.conn, setup.target, setup.check, setup.rule, txn);
+    return { loader, result: await loader.finish(collected, options) };
+  }, TargetTransaction.opening(setup.target));
+}
+
+// ── Which fetched rows are checked against the current ones ──
+
+/**
+ * Which fetched rows a load still has to write. A small list is written whole, so until the list
+ * proves large (tuning.indexAfterEntries received, or its first spill) nothing of the large-list
+ * path exists; then, where an index may be used (tuning.currentRowIndex, COPY), the check against
+ * the current rows is made (large/current-rows-check.ts) and answers from then on.
+ */
+export class RowsCheck {
+  readonly #conn: Connection;
+  readonly #target: Target;
+  #enabled: boolean;
+  readonly #indexAfterEntries: number;
+  #current: CurrentRowsCheck | undefined;
+
+  constructor(conn: Connection, target: Target, enabled: boolean, indexAfterEntries: number) {
+    this.#conn = conn;
+    this.#target = target;
+    this.#enabled = enabled;
+    this.#indexAfterEntries = indexAfterEntries;
+  }
+
+  /** The check against the current rows, once the list proved large and may use one. */
+  get current(): CurrentRowsCheck | undefined {
+    return this.#current;
+  }
+
+  #large(): CurrentRowsCheck | undefined {
+    if (this.#enabled) this.#current ??= new CurrentRowsCheck(this.#conn, this.#target);
+    return this.#current;
+  }
+
+  /** Called with the entries read so far: the list proves large at indexAfterEntries. */
+  observe(received: number): void {
+    if (received >= this.#indexAfterEntries) this.readIndexNow();
+  }
+
+  /**
+   * Starts the index read now (CurrentRowsCheck#readNow): the list proved large (observe), or is
+   * known large before its fetch proves it (its last sync, or the memory budget it was admitted to).
+   */
+  readIndexNow(): void {
+    this.#large()?.readNow();
+  }
+
+  /** Whether a fetched row may need writing (CurrentRowsCheck#keeps); every row of a small list does. */
+  keeps(row: NormalizedEntry): boolean {
+    return this.#current?.keeps(row) ?? true;
+  }
+
+  /** Rows kept before the index could match them, checked again against what it has read since (CurrentRowsCheck#recheck). */
+  recheck(rows: NormalizedEntry[]): NormalizedEntry[] {
+    return this.#current ? this.#current.recheck(rows) : rows;
+  }
+
+  /** Whether an index of current rows has been read whole: the rows kept since are only the ones to write. */
+  get onlyChangesKept(): boolean {
+    return this.#current?.onlyChangesKept ?? false;
+  }
+
+  /** The rows to write of a spill: the list is large now (CurrentRowsCheck#unmatched). */
+  async unmatched(rows: NormalizedEntry[]): Promise<NormalizedEntry[]> {
+    const current = this.#large();
+    return current ? current.unmatched(rows) : rows;
+  }
+
+  /** Waits for an index read in flight (CurrentRowsCheck#readsEnded). */
+  async readsEnded(): Promise<void> {
+    await this.#current?.readsEnded();
+  }
+
+  /** No check for this fetch from now on (CurrentRowsCheck#off): a first load has no current rows. */
+  off(): void {
+    this.#enabled = false;
+    this.#current?.off();
+  }
+
+  /** The collected list, checked when the list proved large (CurrentRowsCheck#finish). */
+  async finish(collected: CollectedList): Promise<CollectedList> {
+    return this.#current ? this.#current.finish(collected) : collected;
+  }
 }

@@ -5,10 +5,8 @@
 // waited for made the same change. Checked in pg_locks, not by time.
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import type { ColumnType } from '../../src/columns/column-type.ts';
-import type { FieldValues } from '../../src/columns/conformance.ts';
+import { type ColumnType, type FieldValues, readTypedColumns } from '../../src/columns/typed-columns.ts';
 import { applyColumnPlan, planListColumns, recordColumnsTogether, type FetchToRecord } from '../../src/columns/recorded-columns.ts';
-import { readTypedColumns } from '../../src/columns/typed-column.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { waitFor } from '../queue/helpers.ts';

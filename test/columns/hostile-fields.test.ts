@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
-import type { ColumnType } from '../../src/columns/column-type.ts';
+import type { ColumnType } from '../../src/columns/typed-columns.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

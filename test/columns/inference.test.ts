@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldFieldName, nameNewFields } from '../../src/columns/column-name.ts';
-import { joinTypes, valueType, type ColumnType } from '../../src/columns/column-type.ts';
-import { FieldTracker } from '../../src/columns/field-tracker.ts';
+import { foldFieldName, nameNewFields, joinTypes, valueType, type ColumnType, FieldTracker } from '../../src/columns/typed-columns.ts';
 
 /** The column type a field takes over these values, as the pipeline infers it. */
 function infer(...values: unknown[]): ColumnType {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { catalog } from '../../src/catalog/catalog.ts';
-import { sqlType, type ColumnType } from '../../src/columns/column-type.ts';
+import { sqlType, type ColumnType } from '../../src/columns/typed-columns.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -356,7 +356,7 @@ describe('typed columns of the per-list views', () => {
   });
 
   it('Postgres casts every string the inference calls a date or a timestamptz', async () => {
-    const { valueType } = await import('../../src/columns/column-type.ts');
+    const { valueType } = await import('../../src/columns/typed-columns.ts');
     const samples = [
       '2000-02-29',
       '0001-01-01',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { knownSettings, unknownSettingWarnings } from '../../src/config/known-settings.ts';
 import { queueKeyPrefix } from '../../src/queue/redis/names.ts';

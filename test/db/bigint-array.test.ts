@@ -2,7 +2,7 @@
 // as array text by refsync (not element by element by node-postgres): Postgres must read back the
 // same ids, large ones and none at all included.
 import { describe, expect, it } from 'vitest';
-import { bigintArrayText } from '../../src/db/bigint-array.ts';
+import { bigintArrayText } from '../../src/db/database.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 
 describe('bigintArrayText', () => {

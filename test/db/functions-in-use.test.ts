@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
-import { listFunctionNames } from '../../src/columns/list-functions-sql.ts';
+import { listFunctionNames } from '../../src/columns/columns-sql.ts';
 import type { Queryable } from '../../src/db/database.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 

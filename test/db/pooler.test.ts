@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { dropTestDatabase, testQueuePrefix, useTestDatabase } from '../helpers/db.ts';

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import type { SandboxFaults } from '../../src/sandbox/types.ts';
-import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { runCli } from '../helpers/cli.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

@@ -4,16 +4,15 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
-import { getListDefinition } from '../../src/catalog/catalog.ts';
+import { getListDefinition, targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { QUEUE_NAME } from '../../src/queue/redis/names.ts';
 import type { Database } from '../../src/db/database.ts';
 import { DEFAULT_ACCOUNTS, type Sandbox } from '../../src/sandbox/index.ts';
 import { runSync, type RunResult } from '../../src/sync/run/run-sync.ts';
 import type { TargetOutcome } from '../../src/sync/sync-target.ts';
-import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
 import { testQueuePrefix } from '../helpers/db.ts';
 import { captureLogs } from '../helpers/logs.ts';

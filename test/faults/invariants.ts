@@ -9,14 +9,13 @@
 //     call for, never a missing one;
 //  4. every run record terminal (no run left `running`), one per (source, slot).
 import { expect } from 'vitest';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import type { AlertKind } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { wantsAlert } from '../../src/alerts/outbox.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { canonicalJson } from '../../src/sync/collect/canonical.ts';
-import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { canonicalJson, normalizeEntry } from '../../src/sync/collect/collect.ts';
 
 /** One whole state of one list variant: entry key → canonical payload. */
 export type ListState = Map<string, string>;

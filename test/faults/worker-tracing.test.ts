@@ -9,7 +9,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { DEFAULT_ACCOUNTS, SANDBOX_KEYED_ACCOUNT } from '../../src/sandbox/index.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';

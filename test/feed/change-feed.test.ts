@@ -3,7 +3,7 @@
 // commit in between, readers polling all the while, directly and through PgBouncer in transaction
 // mode. `entry_changes.id` as a cursor skipped the large apply's changes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';

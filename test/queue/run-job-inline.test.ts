@@ -6,7 +6,7 @@
 // recorded together after the last; one another sync holds by then goes to a target job too.
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxFaults } from '../../src/sandbox/types.ts';
-import { NOTIFY_LIMIT, runNotice, type RunCompleted } from '../../src/sync/run/run-completed.ts';
+import { NOTIFY_LIMIT, runNotice, type RunCompleted } from '../../src/sync/run/runs.ts';
 import { cutToBytes, cutToChars, jsonTextBytes } from '../../src/util/bounded-text.ts';
 import { alertFixture, VERSION } from '../alerts/fixture.ts';
 import { runCli } from '../helpers/cli.ts';

@@ -3,7 +3,7 @@
 // implementation must therefore equal the plain one, byte for byte, on every kind of input.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, entryDigest } from '../../src/sync/collect/canonical.ts';
+import { canonicalJson, entryDigest } from '../../src/sync/collect/collect.ts';
 
 /** The plain definition: sort the keys of every object, serialise with JSON.stringify. */
 function reference(value: unknown): string {

@@ -3,7 +3,7 @@
 // those of the plain definition, or every list would read as changed after an upgrade.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ContentHasher, DuplicateKeyError, KeysOutOfOrder, type HasherOptions } from '../../src/sync/collect/content-hash.ts';
+import { ContentHasher, DuplicateKeyError, KeysOutOfOrder, type HasherOptions } from '../../src/sync/collect/collect.ts';
 
 /** The plain definition: `key NUL digest` lines, sorted, identical ones once, sha-256 of each line and a newline. */
 function reference(pairs: Array<[string, string]>): { contentHash: string; entryCount: number } {

@@ -6,13 +6,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
-import { ListCollector } from '../../src/sync/collect/collect.ts';
+import { ListCollector, type NormalizedEntry } from '../../src/sync/collect/collect.ts';
 import { listBatch } from '../../src/upstream/list-batch.ts';
 import { CurrentRowIndex } from '../../src/sync/load/large/current-index.ts';
-import { RowsCheck } from '../../src/sync/load/rows-check.ts';
-import type { NormalizedEntry } from '../../src/sync/collect/normalize.ts';
+import { RowsCheck, syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
-import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { count, countingEntriesWritten, servedAndStored, useGeneratedList } from './fixture.ts';
 

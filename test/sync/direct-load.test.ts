@@ -3,8 +3,7 @@
 // still store the list whole when it meets a key twice or finds the target locked (it hands over to
 // the staged path). The tests read what was stored; how few rows each way writes is the bench's (P3).
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recordOutcomeFailure } from '../../src/sync/outcome/record-failure.ts';
-import { eachFailureLog } from '../../src/sync/outcome/failure-log.ts';
+import { recordOutcomeFailure, eachFailureLog } from '../../src/sync/outcome/target-outcome.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { lockTarget } from '../../src/sync/target/target-lock.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';

@@ -3,7 +3,7 @@
 // normalizeEntry's own output.
 import { describe, expect, it } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
-import { EntryShapeError, normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { EntryShapeError, normalizeEntry } from '../../src/sync/collect/collect.ts';
 
 const nmfc = getListDefinition('nmfc_codes');
 const accessorials = getListDefinition('accessorials');

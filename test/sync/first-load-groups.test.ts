@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Target } from '../../src/catalog/targets.ts';
-import { groupsOf } from '../../src/sync/load/first-loads-together.ts';
+import type { Target } from '../../src/catalog/catalog.ts';
+import { groupsOf } from '../../src/sync/batch/apply-batch.ts';
 
 // A first sync's held loads go to a few transactions at once; the last of them to end is the sync's
 // tail. Each list costs its group its columns and views whatever its size, so the groups are

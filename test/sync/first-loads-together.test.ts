@@ -1,15 +1,13 @@
-// A run's small first loads, applied together (src/sync/load/first-loads-together.ts): held while
+// A run's small first loads, applied together (src/sync/batch/apply-batch.ts): held while
 // the run's lists are fetched, written in a few transactions rather than one each, with the same
 // rows, snapshots, columns and views as each list's own first load would have. A list whose lock
 // another sync holds, or that another sync loaded meanwhile, is not applied: nothing is written for
 // it, and its run syncs it again the ordinary way.
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
-import { groupsOf } from '../../src/sync/load/first-loads-together.ts';
-import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
+import { ApplyBatch, groupsOf, readLastOk } from '../../src/sync/batch/apply-batch.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { canonicalJson } from '../../src/sync/collect/canonical.ts';
-import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { canonicalJson, normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { runSync, type RunResult } from '../../src/sync/run/run-sync.ts';
-import type { SyncTuning } from '../../src/sync/tuning.ts';
+import type { SyncTuning } from '../../src/sync/sync-target.ts';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/sync/collect/canonical.ts';
-import { payloadsParam } from '../../src/sync/load/row-format.ts';
+import { canonicalJson } from '../../src/sync/collect/collect.ts';
+import { payloadsParam } from '../../src/sync/sql.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 
 // Payloads reach Postgres as one JSON array document (jsonb_array_elements), or past a size as a

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { migrateDatabase } from '../../src/columns/migrate-views.ts';
 import { failRun, refreshRun } from '../../src/sync/run/runs.ts';

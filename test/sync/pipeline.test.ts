@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catalog } from '../../src/catalog/catalog.ts';
-import { targetsFor } from '../../src/catalog/targets.ts';
-import { canonicalJson } from '../../src/sync/collect/canonical.ts';
-import { normalizeEntry } from '../../src/sync/collect/normalize.ts';
+import { catalog, targetsFor } from '../../src/catalog/catalog.ts';
+import { canonicalJson, normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { count, pipelineFixture } from './fixture.ts';

@@ -4,12 +4,11 @@
 // Its close: the row, the NOTIFY refdata_runs and the run_completed alert, as listeners get them.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/database.ts';
 import { ALERT_CHANNEL } from '../../src/alerts/outbox-sql.ts';
-import { NOTIFY_LIMIT, RUNS_CHANNEL } from '../../src/sync/run/run-completed.ts';
-import { failRun, refreshRun, startRun } from '../../src/sync/run/runs.ts';
-import { recordFailure } from '../../src/sync/outcome/record-failure.ts';
+import { NOTIFY_LIMIT, RUNS_CHANNEL, failRun, refreshRun, startRun } from '../../src/sync/run/runs.ts';
+import { recordFailure } from '../../src/sync/outcome/target-outcome.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { databaseWith, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';

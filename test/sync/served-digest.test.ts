@@ -1,15 +1,11 @@
-// The served digest (src/sync/collect/served-digest.ts, migration 0014): a run that read its lists'
+// The served digest (src/sync/collect/collect.ts, migration 0014): a run that read its lists'
 // last ok snapshots holds a small list's answers unnormalised until they end; when their entries
 // came as that snapshot's did, the fetch is set aside as unchanged with the snapshot's content hash,
 // count and fields, and not one entry is normalised. Anything else is normalised as ever.
 import { describe, expect, it } from 'vitest';
-import { catalog, type ListDefinition } from '../../src/catalog/catalog.ts';
-import { listVariant, targetsFor, type Target } from '../../src/catalog/targets.ts';
-import { ListCollector } from '../../src/sync/collect/collect.ts';
-import { EntryShapeError } from '../../src/sync/collect/normalize.ts';
-import { NORMALIZING, ServedDigest } from '../../src/sync/collect/served-digest.ts';
-import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
-import { readLastOk, UnchangedLists, type LastOk } from '../../src/sync/load/unchanged-lists.ts';
+import { catalog, type ListDefinition, listVariant, targetsFor, type Target } from '../../src/catalog/catalog.ts';
+import { ListCollector, EntryShapeError, NORMALIZING, ServedDigest } from '../../src/sync/collect/collect.ts';
+import { ApplyBatch, readLastOk, UnchangedLists, type LastOk } from '../../src/sync/batch/apply-batch.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -121,13 +117,13 @@ const PINNED_ANSWER = String.raw`[
 ]`;
 
 describe('what normalising makes of an answer, pinned', () => {
-  it('is the same content hash, count and fields as pinned here: a change to it must bump NORMALIZING (served-digest.ts) with this value', async () => {
+  it('is the same content hash, count and fields as pinned here: a change to it must bump NORMALIZING (src/sync/collect/collect.ts) with this value', async () => {
     const nmfc = catalog.find((l) => l.key === 'nmfc_codes')!;
     const entries = parseJsonText(PINNED_ANSWER, { where: 'pinned', endpoint: 'pinned' }, PINNED_ANSWER.length) as unknown[];
     const collector = collectorFor(nmfc, { entries: 100, chars: 10_000, keepRaw: false });
     await collector.addBatch(listBatch(entries));
     const { contentHash, entryCount, fields } = await collector.finish();
-    // Should this fail after a change to normalize.ts, canonical.ts, content-hash.ts or what they use,
+    // Should this fail after a change to the normalising, canonical JSON or content hash of src/sync/collect/collect.ts or what they use,
     // snapshots summed up by the old code would be taken for the new code's by their served digest.
     expect({ NORMALIZING, contentHash, entryCount, fields }).toEqual({
       NORMALIZING: 1,

@@ -3,10 +3,9 @@
 // row ends: the same current rows, history and change rows, reappeared keys told apart from new ones,
 // and a hold (too many removed, a schema policy) that leaves the rows as they were.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { recordOutcomeFailure } from '../../src/sync/outcome/record-failure.ts';
-import { eachFailureLog } from '../../src/sync/outcome/failure-log.ts';
+import { recordOutcomeFailure, eachFailureLog } from '../../src/sync/outcome/target-outcome.ts';
 import { syncTarget, type PageSource } from '../../src/sync/sync-target.ts';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Target } from '../../src/catalog/targets.ts';
+import type { Target } from '../../src/catalog/catalog.ts';
 import type { Database } from '../../src/db/database.ts';
 import type { ApplyBatch, BatchApplied } from '../../src/sync/batch/apply-batch.ts';
 import type { TargetOutcome } from '../../src/sync/outcome/target-outcome.ts';
-import { syncInBatches } from '../../src/sync/run/sync-in-batches.ts';
+import { syncInBatches } from '../../src/sync/run/run-sync.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { syncTargets } from '../../src/sync/run/sync-targets.ts';
+import { syncTargets } from '../../src/sync/run/run-sync.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Connection } from '../../src/db/database.ts';
 import { lockThenLastSnapshots, stateReadOf } from '../../src/sync/sql.ts';
 import { lockTarget, tryLockTarget } from '../../src/sync/target/target-lock.ts';
-import type { Target } from '../../src/catalog/targets.ts';
+import type { Target } from '../../src/catalog/catalog.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 
 const t = useTestDatabase();

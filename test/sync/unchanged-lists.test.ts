@@ -1,15 +1,14 @@
-// A run job's unchanged lists, recorded together (src/sync/load/unchanged-lists.ts, migrations 0013 and 0018):
+// A run job's unchanged lists, recorded together (src/sync/batch/apply-batch.ts, migrations 0013 and 0018):
 // a fetch with the hash its last ok snapshot had when the job began sends nothing, and one statement
 // records all of them after the last, each checked again under its lock. One whose lock another sync
 // holds, whose last ok snapshot changed meanwhile or whose views wait, is not recorded: nothing is written for it, and
 // `refsync sync` syncs it again the ordinary way (a worker leaves it to a target job: run-job-inline).
 import { describe, expect, it } from 'vitest';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
-import { targetsFor, type Target } from '../../src/catalog/targets.ts';
+import { targetsFor, type Target } from '../../src/catalog/catalog.ts';
 import type { SourceConfig } from '../../src/config/types.ts';
 import type { Connection, Database } from '../../src/db/database.ts';
-import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
-import { readLastOk } from '../../src/sync/load/unchanged-lists.ts';
+import { ApplyBatch, readLastOk } from '../../src/sync/batch/apply-batch.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';

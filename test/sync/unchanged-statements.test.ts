@@ -3,7 +3,7 @@
 // snapshot row is written by one statement that is its own transaction (migration 0020), whose
 // commit does not wait for the WAL flush unless it also counts the run's progress (a worker's job).
 import { describe, expect, it } from 'vitest';
-import { targetsFor } from '../../src/catalog/targets.ts';
+import { targetsFor } from '../../src/catalog/catalog.ts';
 import type { Connection, Database, Queryable } from '../../src/db/database.ts';
 import { ApplyBatch } from '../../src/sync/batch/apply-batch.ts';
 import { startRun } from '../../src/sync/run/runs.ts';

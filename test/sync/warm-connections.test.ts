@@ -1,5 +1,5 @@
 // A first sync opens the connections its lists will apply on while their fetches wait on the
-// upstream (src/db/warm-connections.ts); a sync whose lists may all be unchanged opens none early.
+// upstream (src/db/database.ts); a sync whose lists may all be unchanged opens none early.
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';

@@ -4,12 +4,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot as root, sourceFiles } from '../helpers/source-files.ts';
-import { ViewDependencyError } from '../../src/columns/list-views.ts';
-import { DuplicateKeyError } from '../../src/sync/collect/content-hash.ts';
-import { EntryLimitError } from '../../src/sync/collect/entry-limits.ts';
-import { EntryShapeError } from '../../src/sync/collect/normalize.ts';
+import { ViewDependencyError } from '../../src/columns/recorded-columns.ts';
+import { DuplicateKeyError, EntryLimitError, EntryShapeError } from '../../src/sync/collect/collect.ts';
 import { DataRefusedError, isListFailure } from '../../src/sync/outcome/failure.ts';
-import { TargetDeadlineError } from '../../src/sync/target/target-deadline.ts';
+import { TargetDeadlineError } from '../../src/sync/sync-target.ts';
 import { DeadlineError, ProtocolError } from '../../src/upstream/errors.ts';
 import { errorCodeDescription, errorCodes, sqlstateCodes } from '../../src/util/error-codes.ts';
 

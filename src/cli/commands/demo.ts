@@ -1,13 +1,12 @@
 import { loadConfig } from '../../config/load.ts';
 import { usageFor } from '../../config/usage.ts';
-import type { Database } from '../../db/database.ts';
+import { type Database, EMBEDDED_DATA_DIR } from '../../db/database.ts';
 import { CHARGE_CODE_VERSION_2024, CHARGE_CODE_VERSION_2025, SANDBOX_MACHINE_ACCOUNT, startSandbox, type Sandbox } from '../../sandbox/index.ts';
 import { runSync, type RunResult } from '../../sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../upstream/index.ts';
 import { ResourceStack } from '../../queue/worker/resource-stack.ts';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs } from '../args.ts';
-import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
 import { databaseUrlFromEnv, openCliDatabase } from '../database.ts';
 import { syncPool } from '../../db/connection-budget.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';

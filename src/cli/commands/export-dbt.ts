@@ -7,8 +7,7 @@
 // (REFSYNC_SCHEMA_CHANGES).
 import { existsSync, writeFileSync } from 'node:fs';
 import { listKeys, type ListKey } from '../../catalog/list-keys.ts';
-import { readTypedColumns } from '../../columns/typed-column.ts';
-import type { TypedColumn } from '../../columns/typed-column.ts';
+import { readTypedColumns, type TypedColumn } from '../../columns/typed-columns.ts';
 import { EMBEDDED_DATA_DIR } from '../../db/database.ts';
 import { cronProblem } from '../../config/cron.ts';
 import { loadConfig } from '../../config/load.ts';

@@ -8,7 +8,7 @@ import { openCliDatabase } from '../database.ts';
 import { syncPool } from '../../db/connection-budget.ts';
 import { openAlertDelivery } from './deliver-alerts.ts';
 import { progressLine as liveProgress } from '../output/progress.ts';
-import { targetLabel } from '../../catalog/targets.ts';
+import { targetLabel } from '../../catalog/catalog.ts';
 import { failureLines, isGroupedFailure, progressLine, runJson, summaryLine } from '../output/sync-report.ts';
 import { jsonText } from '../output/terminal.ts';
 import { warnUnindexedUsage } from '../../impact/usage-index.ts';

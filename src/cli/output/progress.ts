@@ -5,7 +5,7 @@
 // NO_COLOR or TERM=dumb, or with --json: logs, pipes and plain terminals get no control characters.
 // The label and figures are the program's own (configured environment, catalog list key, counts).
 import type { TargetProgress } from '../../sync/sync-target.ts';
-import { targetLabel } from '../../catalog/targets.ts';
+import { targetLabel } from '../../catalog/catalog.ts';
 
 interface Running {
   label: string;

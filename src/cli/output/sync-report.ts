@@ -3,7 +3,7 @@ import { isFailedOutcome, outcomeError, type FailedOutcome, type TargetOutcome }
 import { groupAlike } from '../../util/alike.ts';
 import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { terminalText } from './terminal.ts';
-import { targetLabel } from '../../catalog/targets.ts';
+import { targetLabel } from '../../catalog/catalog.ts';
 
 /** One progress line per finished target, for a person watching a terminal. */
 export function progressLine(o: TargetOutcome, withEnvironment = false): string {

@@ -7,8 +7,8 @@
 // (by their entry count at their last sync, read when the job begins). Only what it can settle in
 // one go is settled here: a list synced (changed, unchanged or held) or answered 404. An unchanged
 // list is not even recorded on its own: it is set aside and all of them are recorded in one statement
-// after the last list (src/sync/load/unchanged-lists.ts), and a first load is held and all of them
-// applied together in a transaction or so (src/sync/load/first-loads-together.ts): a new source's
+// after the last list (src/sync/batch/apply-batch.ts), and a first load is held and all of them
+// applied together in a transaction or so (src/sync/batch/apply-batch.ts): a new source's
 // lists are most often small too, and a fleet's first day made a target job, a connection and a
 // transaction of each. Anything else stops the run job's lists and goes to a target job, which retries, waits
 // or fails exactly as it always has: a list that failed or was rate limited, the database away, a
@@ -17,12 +17,12 @@
 // without stopping the others; a list large at its last sync goes to a target job from the start, so
 // large lists still spread over every worker and ask the memory budget before their fetch.
 import type { Job } from 'bullmq';
-import { targetName, type Target } from '../../catalog/targets.ts';
+import { targetName, type Target } from '../../catalog/catalog.ts';
 import { knownLarge } from '../../memory/list-memory.ts';
-import { lastOkOf, readLastOk } from '../../sync/load/unchanged-lists.ts';
+import { lastOkOf, readLastOk, ApplyBatch, type BatchSettling } from '../../sync/batch/apply-batch.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { TargetOutcome } from '../../sync/outcome/target-outcome.ts';
-import { tuningWith } from '../../sync/tuning.ts';
+import { tuningWith } from '../../sync/sync-target.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { errorLine } from '../../util/error-line.ts';
 import { causeOf } from '../../util/failure-cause.ts';
@@ -33,9 +33,7 @@ import type { SourceSlot } from '../admission/source-gate.ts';
 import type { ProcessorDeps } from './processor-deps.ts';
 import { verdictOn } from './target-verdict.ts';
 import { ProvedLarge, settleOutcome, syncInWorker } from './worker-sync.ts';
-import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
-import type { BatchSettling } from '../../sync/batch/settle-batch.ts';
-import { syncInBatches } from '../../sync/run/sync-in-batches.ts';
+import { syncInBatches } from '../../sync/run/run-sync.ts';
 
 export interface InlineResult {
   /** Targets settled in the run job. */

@@ -6,17 +6,17 @@
 // job failed that way (it died twice while syncing its small lists itself, or before it fanned out)
 // leaves the targets it had not reached with no job at all: those are recorded from the event too.
 import type { Job, Queue } from 'bullmq';
-import { targetsFor } from '../../catalog/targets.ts';
+import { targetsFor } from '../../catalog/catalog.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import type { Database } from '../../db/database.ts';
-import { recordFailureUnlessDone } from '../../sync/outcome/record-failure.ts';
+import { recordFailureUnlessDone } from '../../sync/outcome/target-outcome.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import { ListFailure, type ErrorCode } from '../../util/error-codes.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { RunJobData, SyncJobData, TargetJobData } from '../jobs.ts';
 import { targetJobId } from '../redis/names.ts';
 import { slotOf } from './run-job.ts';
-import { runningRunOfSlot, runningQueuedRuns } from '../../sync/run/run-sql.ts';
+import { runningRunOfSlot, runningQueuedRuns } from '../../sync/sql.ts';
 
 export interface LostTargetDeps {
   db: Database;

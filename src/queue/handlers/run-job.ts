@@ -1,13 +1,13 @@
 import type { Span } from '@opentelemetry/api';
 import type { Job } from 'bullmq';
-import { targetsFor } from '../../catalog/targets.ts';
+import { targetsFor } from '../../catalog/catalog.ts';
 import { refreshRun, startRun } from '../../sync/run/runs.ts';
 import { inSpan, traceCarrier } from '../../tracing/spans.ts';
 import { nothingInRunJob, syncSmallTargets, type InlineResult } from './inline-targets.ts';
 import { jobOptions, type RunJobData, type TargetJobData } from '../jobs.ts';
 import { scheduleSlot, targetJobId } from '../redis/names.ts';
 import { sourceFor, type JobResult, type ProcessorDeps } from './processor-deps.ts';
-import { runStatus } from '../../sync/run/run-sql.ts';
+import { runStatus } from '../../sync/sql.ts';
 
 /** BullMQ's highest priority number (the lowest priority). */
 const MAX_PRIORITY = 2_097_151;

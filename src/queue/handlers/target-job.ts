@@ -1,12 +1,11 @@
 import type { Span } from '@opentelemetry/api';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { targetName, targetsFor, type Target } from '../../catalog/targets.ts';
+import { targetName, targetsFor, type Target } from '../../catalog/catalog.ts';
 import type { SourceConfig } from '../../config/types.ts';
 import { ApplyBatch } from '../../sync/batch/apply-batch.ts';
-import { syncedInRun } from '../../sync/outcome/record-failure.ts';
+import { syncedInRun, outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
 import { failRun, refreshRun } from '../../sync/run/runs.ts';
-import { syncInBatches } from '../../sync/run/sync-in-batches.ts';
-import { outcomeError, type TargetOutcome } from '../../sync/outcome/target-outcome.ts';
+import { syncInBatches } from '../../sync/run/run-sync.ts';
 import { inSpan } from '../../tracing/spans.ts';
 import { causeOf } from '../../util/failure-cause.ts';
 import type { Logger } from '../../util/logger.ts';

@@ -1,16 +1,13 @@
 // A target's sync in a worker, as both ways of running one share it: a target job (target-job.ts)
 // and a run job that syncs its source's small lists itself (inline-targets.ts). The list's share of
 // the memory budget is taken around the sync, and its outcome settled in one place.
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import { TargetMemory } from '../../memory/target-memory.ts';
 import type { ListMemory } from '../../memory/list-memory.ts';
-import { recordOutcomeFailure } from '../../sync/outcome/record-failure.ts';
-import { eachFailureLog } from '../../sync/outcome/failure-log.ts';
+import { recordOutcomeFailure, eachFailureLog, outcomeError } from '../../sync/outcome/target-outcome.ts';
 import { refreshRun } from '../../sync/run/runs.ts';
 import type { ApplyBatch } from '../../sync/batch/apply-batch.ts';
-import { syncTarget, type TargetOutcome } from '../../sync/sync-target.ts';
-import { outcomeError } from '../../sync/outcome/target-outcome.ts';
-import { tuningWith } from '../../sync/tuning.ts';
+import { syncTarget, type TargetOutcome, tuningWith } from '../../sync/sync-target.ts';
 import type { PageProgress } from '../../upstream/client.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ProcessorDeps } from './processor-deps.ts';

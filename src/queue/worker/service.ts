@@ -12,7 +12,7 @@ import { startPeriodicPrune } from '../../retention/periodic.ts';
 import type { HttpServer, ReadyReport } from '../../server/http.ts';
 import { WorkerMetrics } from '../../server/metrics.ts';
 import type { WorkerMemory } from '../../memory/target-memory.ts';
-import type { SyncTuning } from '../../sync/tuning.ts';
+import type { SyncTuning } from '../../sync/sync-target.ts';
 import type { UpstreamClientOptions } from '../../upstream/client.ts';
 import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -65,7 +65,7 @@ export interface WorkerServiceOptions {
   retentionIntervalMs?: number;
   /** How often the database is checked for a migration newer than this refsync (default and most 60 s; schema-watch.ts). */
   schemaCheckIntervalMs?: number;
-  /** The sync's tuning (src/sync/tuning.ts): tests lower the thresholds so that small lists take the large lists' ways. */
+  /** The sync's tuning (src/sync/sync-target.ts): tests lower the thresholds so that small lists take the large lists' ways. */
   tuning?: Partial<SyncTuning>;
 }
 

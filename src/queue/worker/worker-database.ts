@@ -6,7 +6,7 @@ import { errorLine } from '../../util/error-line.ts';
 import type { Logger } from '../../util/logger.ts';
 import { within } from '../../util/time-limit.ts';
 import type { ResourceStack } from './resource-stack.ts';
-import { runsReadable } from '../../sync/run/run-sql.ts';
+import { runsReadable } from '../../sync/sql.ts';
 
 /**
  * The worker's pool (one connection per job slot and one more for the health checks, the sweeps, the

@@ -1,7 +1,7 @@
-import { listVariant, type Target } from '../../catalog/targets.ts';
+import { listVariant, type Target } from '../../catalog/catalog.ts';
 import type { Database } from '../../db/database.ts';
 import type { Logger } from '../../util/logger.ts';
-import { changeKinds, type ChangeKind } from './apply-types.ts';
+import { changeKinds, type ChangeKind } from '../outcome/target-outcome.ts';
 import { entriesRowEstimate, analyzeEntries } from './load-sql.ts';
 
 /**

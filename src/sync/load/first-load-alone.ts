@@ -1,15 +1,14 @@
-import type { CollectedList } from '../collect/collect.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
+import type { CollectedList, NormalizedEntry } from '../collect/collect.ts';
 import { reserveSnapshotId } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
-import { firstLoadCounts, type ApplyOptions } from './apply-types.ts';
-import { writeFirstLoads } from './first-loads-write.ts';
+import { firstLoadCounts, type ApplyOptions } from '../outcome/target-outcome.ts';
+import { writeFirstLoads } from '../batch/apply-batch.ts';
 import type { Loader, LoadResult } from './loader.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 
 /**
  * The first load of a list that never spilled, when no run holds it to apply with its others
- * (first-loads-together.ts): a group of one, written by the same statements (first-loads-write.ts)
+ * (src/sync/batch/apply-batch.ts#FirstLoadsTogether): a group of one, written by the same statements (src/sync/batch/apply-batch.ts#writeFirstLoads)
  * in the transaction loadAfterFetch opened under the target's lock, whose state says first load.
  * Its rows come whole at finish(); a list that spills streams instead (large/streamed-first-load.ts).
  */

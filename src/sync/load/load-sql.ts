@@ -1,7 +1,7 @@
 // The loaders' SQL apart from the rows themselves (src/sync/sql.ts): the session tables a load
 // stages into and diffs in, the current-row index's COPY, the statistics of refdata.entries, and the
 // lists set aside as unchanged, by name (docs/architecture.md, "Where SQL lives").
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import { changedFieldsOf, ENTRY_ROW_COLUMNS, generationOf, targetIsQuoted } from '../sql.ts';
 
 /** Postgres's estimate of refdata.entries' row count. */

@@ -1,8 +1,7 @@
-import type { ApplyOptions, ApplyResult } from './apply-types.ts';
-import type { CollectedList } from '../collect/collect.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
+import type { ApplyOptions, ApplyResult } from '../outcome/target-outcome.ts';
+import type { CollectedList, NormalizedEntry } from '../collect/collect.ts';
 
-/** The ways a fetched list takes into the database (first-load-alone.ts and first-loads-write.ts, resync.ts, large/). */
+/** The ways a fetched list takes into the database (first-load-alone.ts and src/sync/batch/apply-batch.ts, resync.ts, large/). */
 export type LoaderKind = 'first-load' | 'resync' | 'streamed-resync';
 
 /**

@@ -1,17 +1,15 @@
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { ALERT_ENTRY_CAP, wantsAlert, writeAlert } from '../../alerts/outbox.ts';
 import type { HeldColumn } from '../../columns/schema-policy.ts';
 import { applyColumnPlan, planListColumns, planTarget, type ColumnChange, type ColumnPlan } from '../../columns/recorded-columns.ts';
-import { nonconformingExpression } from '../../columns/typed-sql.ts';
-import { alertedChangeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from './apply-types.ts';
+import { nonconformingExpression } from '../../columns/columns-sql.ts';
+import { alertedChangeKinds, zeroCounts, type ApplyOptions, type ApplyResult, type ChangeKind } from '../outcome/target-outcome.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { recordImpact } from '../impact.ts';
 import type { LoadResult } from './loader.ts';
-import { notifyChange } from '../notify.ts';
-import { snapshotOf } from './snapshot-row.ts';
-import { unchangedResult } from './unchanged-alone.ts';
+import { notifyChange, snapshotOf, unchangedResult } from '../batch/apply-batch.ts';
 import {
   changeSample,
   closeRows,

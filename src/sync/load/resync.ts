@@ -1,15 +1,14 @@
-import type { ApplyOptions } from './apply-types.ts';
-import type { CollectedList } from '../collect/collect.ts';
-import type { LazyConnection } from '../../db/lazy-connection.ts';
-import type { Target } from '../../catalog/targets.ts';
+import type { ApplyOptions } from '../outcome/target-outcome.ts';
+import type { CollectedList, NormalizedEntry } from '../collect/collect.ts';
+import type { LazyConnection } from '../../db/database.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { Loader, LoadResult } from './loader.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
 import { applyResync, stagedDiff } from './resync-apply.ts';
-import type { RowsCheck } from './rows-check.ts';
+import type { RowsCheck } from '../sync-target.ts';
 import type { RowWriteRule } from './row-write-rule.ts';
 import { StagingTable } from './staging.ts';
 import { TargetTransaction } from '../target/target-transaction.ts';
-import { recordIfUnchanged } from './unchanged-alone.ts';
+import { recordIfUnchanged } from '../batch/apply-batch.ts';
 
 /**
  * The load of a target that has rows: fetched rows go to a staging table (on Postgres, only the ones

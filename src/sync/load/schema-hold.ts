@@ -10,9 +10,9 @@ import { SCHEMA_HELD } from '../../util/error-codes.ts';
 import type { CollectedList } from '../collect/collect.ts';
 import { insertSnapshot } from '../sql.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
-import type { ApplyOptions, ApplyResult, ChangeKind } from './apply-types.ts';
+import type { ApplyOptions, ApplyResult, ChangeKind } from '../outcome/target-outcome.ts';
 import type { FieldDrift } from './field-drift.ts';
-import { snapshotOf } from './snapshot-row.ts';
+import { snapshotOf } from '../batch/apply-batch.ts';
 
 /**
  * Holds the fetch when the list's policy does not take its change of columns and --accept-schema

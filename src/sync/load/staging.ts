@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { copyIn } from '../../db/copy-in.ts';
-import type { Queryable } from '../../db/database.ts';
-import type { LazyConnection } from '../../db/lazy-connection.ts';
+import type { Queryable, LazyConnection } from '../../db/database.ts';
 import { BackgroundWrite } from './background-write.ts';
 import { usesCopy, type RowWriteRule } from './row-write-rule.ts';
-import type { NormalizedEntry } from '../collect/normalize.ts';
-import { copyChunks, unnestRows } from './row-format.ts';
+import type { NormalizedEntry } from '../collect/collect.ts';
+import { copyChunks, unnestRows } from '../sql.ts';
 import { createStagingTable, insertStaged, copyIntoStaging, dropSessionTable } from './load-sql.ts';
 
 /**

@@ -1,11 +1,10 @@
-// What a load does about a list's views waiting for objects of the user (src/columns/waiting-views.ts):
+// What a load does about a list's views waiting for objects of the user (src/columns/recorded-columns.ts):
 // the snapshot names the wait (its status stays ok), and any sync of the list retries it.
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { Queryable } from '../../db/database.ts';
 import { alertFor } from '../../alerts/alert-row.ts';
 import { wantsAlert, writeAlert } from '../../alerts/outbox.ts';
-import { lockListColumns } from '../../columns/recorded-columns.ts';
-import { updateListViews, waitingMessage, type ViewsUpdated } from '../../columns/waiting-views.ts';
+import { lockListColumns, updateListViews, waitingMessage, type ViewsUpdated } from '../../columns/recorded-columns.ts';
 import type { TargetTransaction } from '../target/target-transaction.ts';
 import { setSnapshotError } from '../sql.ts';
 

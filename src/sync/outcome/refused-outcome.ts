@@ -1,7 +1,6 @@
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { DatabaseRefusedError } from '../../db/refused.ts';
-import { zeroCounts } from '../load/apply-types.ts';
-import type { TargetOutcome } from './target-outcome.ts';
+import { zeroCounts, type TargetOutcome } from './target-outcome.ts';
 
 /**
  * A list that could not be written because Postgres refused a connection for it: failed, with the

@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/database.ts';
 import { groupAlike } from '../../util/alike.ts';
 import { causeOf, sharedMessage } from '../../util/failure-cause.ts';
 import { runReason } from '../../read/run-reason.ts';
-import { runProblemsQuery } from './run-sql.ts';
+import { runProblemsQuery } from '../sql.ts';
 
 /** A list of the run that has no ok snapshot in it: how its latest attempt ended. */
 export interface RunProblem {

@@ -1,22 +1,18 @@
-import { capabilitiesOf } from '../../db/capabilities.ts';
+// A sync run in process (`refsync sync`, `demo`): one run per source, its lists synced in lanes
+// and written in batches. Below it, the one way lists are synced and written, whoever syncs them
+// (this run, a worker's run job, a target job), and the lanes they go in.
+import { capabilitiesOf, type Connection, type Database, warmConnections } from '../../db/database.ts';
 import type { ListKey } from '../../catalog/list-keys.ts';
-import { targetsFor, type Target } from '../../catalog/targets.ts';
+import { targetsFor, type Target } from '../../catalog/catalog.ts';
 import type { SourceConfig } from '../../config/types.ts';
-import type { Connection, Database } from '../../db/database.ts';
 import { silentLogger, type Logger } from '../../util/logger.ts';
-import { recordOutcomeFailure } from '../outcome/record-failure.ts';
-import { groupedFailureLog, type FailureLog } from '../outcome/failure-log.ts';
+import { recordOutcomeFailure, groupedFailureLog, type FailureLog, isFailedOutcome, type TargetOutcome } from '../outcome/target-outcome.ts';
 import { closeAbandonedRuns, failRun, refreshRun, RunClaim, startRun, type RunStatus, type RunTrigger } from './runs.ts';
-import { syncTarget, type PageSource, type SyncTargetOptions, type TargetOutcome, type TargetProgress, type TargetRun } from '../sync-target.ts';
-import type { SyncTuning } from '../tuning.ts';
-import { readLastOk } from '../load/unchanged-lists.ts';
-import { warmConnections } from '../../db/warm-connections.ts';
-import { ApplyBatch } from '../batch/apply-batch.ts';
-import { syncInBatches, type BatchFinish } from './sync-in-batches.ts';
+import { syncTarget, type PageSource, type SyncTargetOptions, type TargetProgress, type TargetRun, type SyncTuning } from '../sync-target.ts';
+import { readLastOk, ApplyBatch, settleBatch, type BatchSettling } from '../batch/apply-batch.ts';
 import { warmFirstLoadSession } from '../sql.ts';
 import { DatabaseRefusedError } from '../../db/refused.ts';
 import { refusedOutcome } from '../outcome/refused-outcome.ts';
-import { isFailedOutcome } from '../outcome/target-outcome.ts';
 
 const DEFAULT_CONCURRENCY = 4;
 
@@ -49,7 +45,7 @@ export interface RunSyncOptions {
   signal?: AbortSignal;
   onTarget?: (outcome: TargetOutcome) => void;
   onProgress?: (progress: TargetProgress) => void;
-  /** Which way rows take to the database (tuning.ts); the defaults when absent. */
+  /** Which way rows take to the database (src/sync/sync-target.ts#defaultTuning); the defaults when absent. */
   tuning?: Partial<SyncTuning>;
 }
 
@@ -296,4 +292,164 @@ async function failRunFor(options: RunSyncOptions, plan: Plan, err: unknown): Pr
   if (err instanceof DatabaseRefusedError) return;
   const { runId } = await plan.run;
   await failRun(options.db, runId, `database error: ${(err as Error).message}`, plan.source).catch(() => undefined);
+}
+
+// ── Lists synced and written in batches ──
+// The one way lists are synced and written, whoever syncs them: `refsync sync` (runSync, above: a
+// batch per source), a worker's run job syncing its small lists itself
+// (src/queue/handlers/inline-targets.ts: one batch) and a target job
+// (src/queue/handlers/target-job.ts: its one list, a batch of one). The lists go in lanes
+// (syncTargets, below), each list's batch is told as its sync ends, and each batch is then written and
+// its lists settled (src/sync/batch/apply-batch.ts#settleBatch). What differs between them is the policy: how many lanes and
+// what stops them, how one list is synced and settled, and what a batch's lists become once it is
+// written: one it did not write is synced again in process and left to a target job in a run job,
+// and a failed unchanged statement fails the run in process and leaves its lists to target jobs in
+// a run job. A target job's own waits and retries (its gate, a 429, the verdict) are in its sync.
+
+/** How a caller syncs its lists: the lanes' policy, each list's batch, and how the batches' lists are settled. */
+export interface BatchesPolicy<R> extends Omit<TargetsPolicy<Target, R>, 'ended'> {
+  /** The batch the list is in, told when its sync ends; undefined when there is none (its run never started). */
+  batchOf(target: Target): ApplyBatch | undefined | Promise<ApplyBatch | undefined>;
+  /**
+   * Called once no list is in flight, however the lanes ended, before any batch is written: what
+   * the lanes held (a run job's gate slots) is given back, not kept through the writes.
+   */
+  lanesEnded?(): Promise<void>;
+  /**
+   * How each batch's lists are settled once it is written. Absent when every batch is a batch of one
+   * (ApplyBatch.ofOne), whose list is written as it is taken and settled by its sync.
+   */
+  settle?: BatchesSettling<R>;
+}
+
+/** How the lists of each batch are settled once it is written. */
+export interface BatchesSettling<R> {
+  /**
+   * The list's outcome as its sync left it, for its batch: one set aside is written and settled with
+   * the batch, the others are as their sync settled them. Undefined for a result with none.
+   */
+  outcomeOf(result: R): TargetOutcome | undefined;
+  /**
+   * How the lists of `batch` are settled once it is written: `outcomes`, its lists' outcomes as their
+   * syncs left them, in the targets' order. Not asked for a batch none of whose lists has one.
+   */
+  settling(batch: ApplyBatch, outcomes: readonly TargetOutcome[]): BatchFinish | Promise<BatchFinish>;
+}
+
+/** How a batch's lists are settled (src/sync/batch/apply-batch.ts#settleBatch), and what its caller does once they all are. */
+export interface BatchFinish extends BatchSettling {
+  /**
+   * Told the batch's outcomes once each is settled, to replace any of them in place: in process, the
+   * failures not recorded yet are recorded and the run is counted.
+   */
+  settled?(outcomes: TargetOutcome[]): Promise<void>;
+}
+
+/**
+ * Syncs the targets in lanes, each told to its batch as it ends, then writes each batch in the order
+ * its first list came and settles its lists. Each target's result in the targets' order (a list its
+ * batch took, its settled outcome), undefined for one never started. What a sync throws stops the
+ * lanes and is thrown once the lists in flight have ended (syncTargets, below), before any batch is
+ * written.
+ */
+export function syncInBatches<R>(
+  targets: readonly Target[],
+  policy: BatchesPolicy<R> & { settle: BatchesSettling<R> },
+): Promise<Array<R | TargetOutcome | undefined>>;
+/** Batches of one, settled by their syncs: each target's result as its sync returned it. */
+export function syncInBatches<R>(targets: readonly Target[], policy: BatchesPolicy<R> & { settle?: undefined }): Promise<Array<R | undefined>>;
+export async function syncInBatches<R>(targets: readonly Target[], policy: BatchesPolicy<R>): Promise<Array<R | TargetOutcome | undefined>> {
+  let synced: Array<R | undefined>;
+  try {
+    synced = await syncTargets<Target, R>(targets, {
+      ...policy,
+      // Taken or not, this list is no longer to come: the batch's last first loads need not wait for it.
+      ended: async (target) => (await policy.batchOf(target))?.done(target),
+    });
+  } finally {
+    await policy.lanesEnded?.();
+  }
+  if (!policy.settle) return synced;
+  const settled = await settleEach(targets, synced, policy, policy.settle);
+  return synced.map((result, i) => settled.get(i) ?? result);
+}
+
+/** Writes each batch and settles its lists: each list's settled outcome, by its index in `targets`. */
+async function settleEach<R>(
+  targets: readonly Target[],
+  synced: ReadonlyArray<R | undefined>,
+  policy: BatchesPolicy<R>,
+  settle: BatchesSettling<R>,
+): Promise<Map<number, TargetOutcome>> {
+  const batches = new Map<ApplyBatch, number[]>();
+  for (const [i, target] of targets.entries()) {
+    const batch = await policy.batchOf(target);
+    if (batch) batches.set(batch, [...(batches.get(batch) ?? []), i]);
+  }
+  const settled = new Map<number, TargetOutcome>();
+  for (const [batch, indexes] of batches) {
+    const withOutcome = indexes.flatMap((i) => {
+      const result = synced[i];
+      const outcome = result === undefined ? undefined : settle.outcomeOf(result);
+      return outcome ? [{ i, outcome }] : [];
+    });
+    if (withOutcome.length === 0) continue;
+    const outcomes = withOutcome.map(({ outcome }) => outcome);
+    const how = await settle.settling(batch, [...outcomes]);
+    await settleBatch(batch, outcomes, how);
+    await how.settled?.(outcomes);
+    for (const [k, { i }] of withOutcome.entries()) settled.set(i, outcomes[k]!);
+  }
+  return settled;
+}
+
+// ── Lanes ──
+// The lanes lists are synced in, side by side: a few at a time, in the items' order, until a list
+// or the signal stops them. Whoever syncs lists uses them through syncInBatches, which tells
+// each list's batch as it ends and writes the batches after the last.
+
+/** How lists are synced in lanes. */
+export interface TargetsPolicy<T, R> {
+  /** Lists in flight at once. */
+  lanes: number;
+  /** Syncs one list and settles or reports it as its caller does. What it throws stops the lanes. */
+  sync(item: T): Promise<R>;
+  /** Told once a list's sync has ended, however it ended: its batch waits for it no longer. */
+  ended?(item: T): Promise<void> | void;
+  /** Whether a list's result stops the lanes: no list starts after it. */
+  stopsAfter?(result: R): boolean;
+  /** Stops the lanes too: no list starts once it is aborted. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Syncs the items in lanes: each one's result in the items' order, undefined for one never started.
+ * After a throw no further list starts, and it is thrown only once the lists in flight have settled:
+ * a caller that closes shared resources (an HTTP pool, a database) on the way out must not cut the
+ * others short, which they would then report as failures of their own.
+ */
+export async function syncTargets<T, R>(items: readonly T[], policy: TargetsPolicy<T, R>): Promise<Array<R | undefined>> {
+  const results = Array.from<R | undefined>({ length: items.length });
+  let next = 0;
+  let stopped = false;
+  const lanes = Array.from({ length: Math.max(1, Math.min(policy.lanes, items.length)) }, async () => {
+    while (!stopped && !policy.signal?.aborted && next < items.length) {
+      const index = next++;
+      const item = items[index]!;
+      try {
+        const result = await policy.sync(item);
+        results[index] = result;
+        if (policy.stopsAfter?.(result)) stopped = true;
+      } catch (err) {
+        stopped = true;
+        throw err;
+      } finally {
+        await policy.ended?.(item);
+      }
+    }
+  });
+  const settled = await Promise.allSettled(lanes);
+  const failure = settled.find((s) => s.status === 'rejected');
+  if (failure) throw failure.reason;
+  return results;
 }

@@ -1,4 +1,4 @@
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { Queryable } from '../../db/database.ts';
 import { clockAndLastSnapshots, hasCurrentRows, type PreviousSnapshot, type TargetStateRead } from '../sql.ts';
 
@@ -12,7 +12,7 @@ export interface TargetState {
   last?: PreviousSnapshot;
   /** Never loaded: see isFirstLoad. */
   firstLoad: boolean;
-  /** A change of the list's views waits for objects of the user (src/columns/waiting-views.ts). */
+  /** A change of the list's views waits for objects of the user (src/columns/recorded-columns.ts). */
   viewsWaiting: boolean;
 }
 

@@ -1,4 +1,4 @@
-import type { Target } from '../../catalog/targets.ts';
+import type { Target } from '../../catalog/catalog.ts';
 import type { Connection, Queryable } from '../../db/database.ts';
 import { tryLockTarget } from './target-lock.ts';
 import { lockThenLastSnapshots, stateReadOf } from '../sql.ts';

@@ -1,7 +1,7 @@
-import type { Target } from '../../../catalog/targets.ts';
+import type { Target } from '../../../catalog/catalog.ts';
 import { copyOut, type CopyDataHandler } from '../../../db/copy-out.ts';
 import type { Connection } from '../../../db/database.ts';
-import type { NormalizedEntry } from '../../collect/normalize.ts';
+import type { NormalizedEntry } from '../../collect/collect.ts';
 import { copyCurrentIndex, currentIndexOpened, openCurrentIndexRead } from '../load-sql.ts';
 
 /** What the apply needs of an index: which state it reflects, and the current rows no fetched entry matched. */

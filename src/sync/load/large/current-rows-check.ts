@@ -1,12 +1,11 @@
-import type { Target } from '../../../catalog/targets.ts';
+import type { Target } from '../../../catalog/catalog.ts';
 import type { Connection } from '../../../db/database.ts';
-import type { CollectedList } from '../../collect/collect.ts';
+import type { CollectedList, NormalizedEntry } from '../../collect/collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
-import type { NormalizedEntry } from '../../collect/normalize.ts';
 
 /**
  * Checks a large list's fetched rows against its current rows before they are staged, for one fetch
- * (rows-check.ts makes it once the list proves large and may use an index). Without an index every
+ * (src/sync/sync-target.ts#RowsCheck makes it once the list proves large and may use an index). Without an index every
  * row is staged.
  */
 export class CurrentRowsCheck {

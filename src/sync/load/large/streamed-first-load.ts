@@ -1,16 +1,12 @@
 import { applyColumnPlan, planListColumns, planTarget } from '../../../columns/recorded-columns.ts';
 import { copyIn } from '../../../db/copy-in.ts';
-import { firstLoadCounts, type ApplyOptions } from '../apply-types.ts';
+import { firstLoadCounts, type ApplyOptions } from '../../outcome/target-outcome.ts';
 import { BackgroundWrite } from '../background-write.ts';
-import type { CollectedList } from '../../collect/collect.ts';
+import type { CollectedList, NormalizedEntry } from '../../collect/collect.ts';
 import type { Loader, LoadResult } from '../loader.ts';
-import type { NormalizedEntry } from '../../collect/normalize.ts';
-import { notifyChange } from '../../notify.ts';
+import { notifyChange, snapshotOf, onePerKey } from '../../batch/apply-batch.ts';
 import { usesCopy, type RowWriteRule } from '../row-write-rule.ts';
-import { snapshotOf } from '../snapshot-row.ts';
-import { copyEntries, insertEntries, insertSnapshot, reserveSnapshotId } from '../../sql.ts';
-import { copyChunks, entryCopyPrefix, unnestRows } from '../row-format.ts';
-import { onePerKey } from '../first-loads-write.ts';
+import { copyEntries, insertEntries, insertSnapshot, reserveSnapshotId, copyChunks, entryCopyPrefix, unnestRows } from '../../sql.ts';
 import type { TargetTransaction } from '../../target/target-transaction.ts';
 import { noteWaitingViews } from '../views-wait.ts';
 
@@ -20,7 +16,7 @@ const UNIQUE_VIOLATION = '23505';
  * The first load of a large list: a target never loaded, whose fetch spilled. Every entry is new, so
  * rows go straight into refdata.entries under a snapshot id reserved up front, with no staging and no
  * diff. It is a baseline: no change rows and no alerts, only the snapshot, the list's typed columns
- * and the NOTIFY. (A list that never spills is written whole after its fetch: first-loads-write.ts.)
+ * and the NOTIFY. (A list that never spills is written whole after its fetch: src/sync/batch/apply-batch.ts#writeFirstLoads.)
  *
  * In a transaction begun at the first spill and held through the rest of the fetch, batches are
  * written while the next pages are fetched: a first load has nothing to diff against, so staging

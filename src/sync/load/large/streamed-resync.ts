@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { bigintArrayText } from '../../../db/bigint-array.ts';
-import type { Queryable } from '../../../db/database.ts';
-import type { ApplyOptions } from '../apply-types.ts';
+import { bigintArrayText, type Queryable } from '../../../db/database.ts';
+import type { ApplyOptions } from '../../outcome/target-outcome.ts';
 import { BackgroundWrite } from '../background-write.ts';
-import type { CollectedList } from '../../collect/collect.ts';
+import type { CollectedList, NormalizedEntry } from '../../collect/collect.ts';
 import type { CurrentRowsCheck } from './current-rows-check.ts';
 import type { Loader, LoadResult } from '../loader.ts';
-import type { NormalizedEntry } from '../../collect/normalize.ts';
 import { applyResync, type DiffSource } from '../resync-apply.ts';
-import { unnestRows } from '../row-format.ts';
-import { insertEntries, openedBy, reserveSnapshotId, rowsGeneration, targetParams } from '../../sql.ts';
+import { unnestRows, insertEntries, openedBy, reserveSnapshotId, rowsGeneration, targetParams } from '../../sql.ts';
 import type { TargetTransaction } from '../../target/target-transaction.ts';
 import { createStreamedDiff, indexDiffByBatch, diffAndCloseSpill, closeRemovedIntoDiff, analyzeTable } from '../load-sql.ts';
 
