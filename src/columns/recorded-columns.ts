@@ -662,7 +662,7 @@ export interface ListToUpdate {
 }
 
 /**
- * updateListViews of lists whose column changes were just recorded (recorded-columns.ts), in a few
+ * updateListViews of lists whose column changes were just recorded (above), in a few
  * statements for all: their views brought along together (reconcileViewsTogether), a wait recorded
  * for each list whose views objects of the user keep, and the waits that end taken off in one.
  */

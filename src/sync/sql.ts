@@ -731,7 +731,7 @@ export function unnestRows(rows: readonly NormalizedEntry[], first: number): Row
   };
 }
 
-/** The COPY text in front of each of a target's rows written by copyEntries (sql.ts): its target, its time and its snapshot, twice. */
+/** The COPY text in front of each of a target's rows written by copyEntries: its target, its time and its snapshot, twice. */
 export function entryCopyPrefix(target: Target, now: Date, snapshotId: number): string {
   return [target.source.environment, target.list.key, target.variant, now.toISOString(), snapshotId, snapshotId].map((v) => copyText(String(v))).join('\t');
 }

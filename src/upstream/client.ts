@@ -1,25 +1,54 @@
+// The HTTPS client of the upstream service: login, the pages of a list, retries and their waits,
+// over connections kept per client and requests bounded in time.
 import type { IncomingHttpHeaders } from 'node:http';
+import { errors, type Dispatcher } from 'undici';
 import { limitsOf } from '../config/source-limits.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { pemList } from '../util/pem-list.ts';
 import { positiveOption } from '../util/positive-option.ts';
-import { Session, unusableCredential, type AuthAttempt, type AuthScheme, type Credential, type Credentials, type LoginResult } from './auth.ts';
-import { parseJsonBody, readCapped, readSnippet, summarizeErrorBody } from './body.ts';
-import { AuthError, HttpStatusError, ProtocolError, UpstreamConfigError, UpstreamError } from './errors.ts';
-import { readListBody, type PageInfo } from './list-body.ts';
-import { ListBudget, type ListLimits } from './list-budget.ts';
-import { MAX_BATCH_BYTES, MIN_BATCH_BYTES } from './list-splitter.ts';
-import { PageSequence, type PageProgress } from './page-sequence.ts';
+import {
+  Session,
+  unusableCredential,
+  type AuthAttempt,
+  type AuthScheme,
+  type Credential,
+  type Credentials,
+  type LoginResult,
+  KeptFailure,
+  sharedByEveryRequest,
+  sameFailureFor,
+} from './auth.ts';
+import {
+  parseJsonBody,
+  readCapped,
+  readSnippet,
+  summarizeErrorBody,
+  readListBody,
+  type PageInfo,
+  ListBudget,
+  type ListLimits,
+  MAX_BATCH_BYTES,
+  MIN_BATCH_BYTES,
+} from './list-body.ts';
+import {
+  AuthError,
+  HttpStatusError,
+  ProtocolError,
+  UpstreamConfigError,
+  UpstreamError,
+  DeadlineError,
+  NetworkError,
+  TimeoutError,
+  TlsError,
+} from './errors.ts';
+import { PageSequence, type PageProgress, checkOrigin } from './paging.ts';
 import { listBatch, type ListBatch } from './list-batch.ts';
 import { backoffDelay, defaultRetryPolicy, parseRetryAfter, retryableStatuses, sleep, type RetryPolicy } from './retry.ts';
-import { ClientConnections, type ConnectionTimeouts } from './client-connections.ts';
 import { secretScrubber } from './scrub.ts';
-import { RequestDeadline } from './request-deadline.ts';
 import { RetryWarnings } from './retry-warnings.ts';
-import { KeptFailure, sharedByEveryRequest, sameFailureFor } from './failed-login.ts';
-import { mapTransportError, send, type HttpMethod, type SendRequest, type SendResponse } from './transport.ts';
+import { leaseAgent, type AgentLease } from './shared-agents.ts';
 
-export type { PageProgress } from './page-sequence.ts';
+export type { PageProgress } from './paging.ts';
 
 export interface UpstreamClientOptions {
   /** https origin of the service (no path). `http://` is refused. */
@@ -125,7 +154,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * The HTTPS client of the upstream service: login and token cache with one re-login and API-key
  * fallback on 401, retries with backoff (a warning per reason, not per retry), size and time
  * limits, and list paging as an async iterator. One client serves every list of a source, so a
- * login that failed for a reason they all share fails them at once (failed-login.ts). Knows
+ * login that failed for a reason they all share fails them at once (src/upstream/auth.ts). Knows
  * nothing of the database.
  */
 export class UpstreamClient {
@@ -482,4 +511,264 @@ async function* clearedAtEnd(batches: AsyncGenerator<ListBatch, PageInfo>, deadl
   } finally {
     deadline.clear();
   }
+}
+
+// ── The connections a client keeps ──
+
+export interface ConnectionTimeouts {
+  connectMs: number;
+  headersMs: number;
+  /** Longest silence between two chunks of a body (undici's bodyTimeout is an idle timeout). */
+  bodyMs: number;
+}
+
+export type ClientRequest = Omit<Dispatcher.RequestOptions, 'headersTimeout' | 'bodyTimeout'>;
+
+/** How long close() waits for the client's requests in flight before it ends them. */
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * One client's use of a shared agent (see leaseAgent): its own timeouts on each request, and its own
+ * requests in flight, so closing the client waits for (and, after a grace period, ends) only its
+ * requests, never another client's on the same sockets. A request is in flight until its response
+ * body has closed (read to the end, dropped or failed).
+ */
+export class ClientConnections {
+  readonly #lease: AgentLease;
+  readonly #timeouts: ConnectionTimeouts;
+  /** One controller per request in flight: a forced close aborts each. */
+  readonly #inFlight = new Set<AbortController>();
+  #idle: (() => void) | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(timeouts: ConnectionTimeouts, extraCa: string[]) {
+    this.#timeouts = timeouts;
+    this.#lease = leaseAgent({ connectMs: timeouts.connectMs, extraCa });
+  }
+
+  async request(options: ClientRequest): Promise<Dispatcher.ResponseData> {
+    // What the client's own closed agent answered before agents were shared.
+    if (this.#closing) throw new errors.ClientClosedError();
+    const controller = new AbortController();
+    const outer = options.signal as AbortSignal | null | undefined;
+    const forward = () => controller.abort(outer!.reason);
+    if (outer?.aborted) forward();
+    else outer?.addEventListener('abort', forward, { once: true });
+    this.#inFlight.add(controller);
+    const done = () => {
+      outer?.removeEventListener('abort', forward);
+      this.#inFlight.delete(controller);
+      if (this.#inFlight.size === 0) this.#idle?.();
+    };
+    try {
+      const res = await this.#lease.agent.request({
+        ...options,
+        signal: controller.signal,
+        headersTimeout: this.#timeouts.headersMs,
+        bodyTimeout: this.#timeouts.bodyMs,
+      });
+      res.body.once('close', done);
+      return res;
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  /** Refuses new requests, waits for those in flight, ends them after 5 s, then gives the agent back. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#inFlight.size > 0) {
+        const idle = new Promise<void>((resolve) => (this.#idle = resolve));
+        const force = setTimeout(() => {
+          for (const controller of this.#inFlight) controller.abort(new errors.ClientDestroyedError());
+        }, CLOSE_GRACE_MS);
+        force.unref();
+        try {
+          await idle;
+        } finally {
+          clearTimeout(force);
+        }
+      }
+      await this.#lease.release();
+    })();
+    return this.#closing;
+  }
+}
+
+// ── The deadline of one request ──
+
+/**
+ * The deadline of one request, from its first byte sent to its body's last byte read
+ * (REFSYNC_REQUEST_DEADLINE_S). undici's timeouts measure silences only, so an answer that drips
+ * a byte at a time would hold a target forever without it. Its signal aborts the request (and the
+ * caller's own signal still does); whoever reads the body last clears it.
+ */
+export class RequestDeadline {
+  readonly signal: AbortSignal;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(ms: number, ctx: { where: string; endpoint: string }, outer?: AbortSignal) {
+    const controller = new AbortController();
+    this.#timer = setTimeout(() => {
+      const message = `${ctx.where}: no whole answer within the request deadline of ${ms / 1000} s (REFSYNC_REQUEST_DEADLINE_S: first byte sent to last byte read)`;
+      controller.abort(new DeadlineError(message, { endpoint: ctx.endpoint }));
+    }, ms);
+    this.#timer.unref();
+    this.signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+// ── Sending one request ──
+
+export type HttpMethod = 'GET' | 'POST';
+
+export interface SendRequest {
+  method: HttpMethod;
+  url: URL;
+  /** Path-only label used in messages and logs. */
+  endpoint: string;
+  /** Message prefix: method, endpoint and page. */
+  where: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+export type SendResponse = Dispatcher.ResponseData;
+
+/**
+ * Sends one request to the configured origin; every low-level failure comes back as an UpstreamError
+ * without a header in it. The one place every upstream request leaves from, so the origin check is
+ * here: a URL elsewhere (whatever built it) is refused before a byte, and its credential, is sent.
+ */
+export async function send(connections: ClientConnections, origin: URL, req: SendRequest): Promise<SendResponse> {
+  checkOrigin(req.url, origin, req);
+  checkHeaderValues(req);
+  try {
+    return await connections.request({
+      origin: origin.origin,
+      path: req.url.pathname + req.url.search,
+      method: req.method,
+      headers: req.headers,
+      body: req.body ?? null,
+      signal: req.signal ?? null,
+    });
+  } catch (err) {
+    throw mapTransportError(err, req, 'before the response headers');
+  }
+}
+
+/**
+ * Characters no header value may hold (controls but tab; DEL), the ones undici refuses with
+ * UND_ERR_INVALID_ARG. Checked here, before undici sees them: besides failing, such a request as
+ * the first on a fresh connection pool (undici 8, HTTP/2 allowed) leaves that pool waiting forever,
+ * and the pool is shared by every source on the origin (see shared-agents.ts).
+ */
+const unsendableInHeader = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+function checkHeaderValues(req: SendRequest): void {
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (unsendableInHeader.test(value)) {
+      throw new UpstreamConfigError(`${req.where}: the ${name} header would hold a control character (CR, LF, NUL or the like); not sent`, {
+        endpoint: req.endpoint,
+      });
+    }
+  }
+}
+
+/** Errors of the request as built, not of the network: sending it again cannot help. */
+const invalidRequestCodes = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_URL',
+  'ERR_HTTP_INVALID_HEADER_VALUE',
+]);
+
+const tlsTrustCodes = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+]);
+const connectCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function hostOf(url: URL): string {
+  return url.host || url.hostname;
+}
+
+/** The most specific error code in the cause chain (undici wraps a socket's own error). */
+function codeOf(err: unknown): string | undefined {
+  let fallback: string | undefined;
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (code !== 'UND_ERR_SOCKET') return code;
+      fallback = code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return fallback;
+}
+
+/**
+ * Turns an undici/node error into the client's error kinds. `when` says what the client was doing
+ * ("before the response headers", "reading the body") for the message.
+ */
+export function mapTransportError(err: unknown, req: Pick<SendRequest, 'where' | 'endpoint' | 'url' | 'signal'>, when: string): unknown {
+  if (req.signal?.aborted) return req.signal.reason ?? err;
+  const code = codeOf(err) ?? '';
+  const { where } = req;
+  const host = hostOf(req.url);
+  const options = { endpoint: req.endpoint, cause: err };
+  if (tlsTrustCodes.has(code)) {
+    return new TlsError(`TLS: certificate of ${host} is not trusted (${code}); set REFSYNC_CA_FILE to the CA that signed it`, options);
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') {
+    return new TlsError(`TLS: certificate of ${host} does not name that host (${code})`, options);
+  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+    return new TlsError(`TLS: certificate of ${host} is not valid now (${code})`, options);
+  }
+  if (invalidRequestCodes.has(code)) {
+    return new UpstreamConfigError(`${where}: the request cannot be sent as built (${code}); not retried`, options);
+  }
+  if (code.startsWith('ERR_OSSL_')) {
+    // OpenSSL refusing a key, certificate or context: the TLS settings are wrong, not the network.
+    return new TlsError(`TLS: the TLS settings for ${host} are not usable (${code}); check REFSYNC_CA_FILE`, options);
+  }
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code === 'EPROTO') {
+    return new TlsError(`TLS: handshake with ${host} failed (${code}); is it an HTTPS server?`, options);
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new TimeoutError(`${where}: connect to ${host} timed out`, { ...options, phase: 'connect' });
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new TimeoutError(`${where}: no response headers within the headers timeout`, { ...options, phase: 'response' });
+  }
+  if (code === 'UND_ERR_BODY_TIMEOUT') {
+    return new TimeoutError(`${where}: response body stalled beyond the body timeout`, { ...options, phase: 'response' });
+  }
+  if (connectCodes.has(code)) {
+    return new NetworkError(`${where}: cannot connect to ${host} (${code})`, { ...options, phase: 'connect' });
+  }
+  if (code.startsWith('HPE_') || code === 'UND_ERR_INFO') {
+    return new ProtocolError(`${where}: malformed HTTP response ${when} (${code})`, { ...options, retryable: true });
+  }
+  const detail = code || (err instanceof Error ? err.message.slice(0, 80) : 'unknown error');
+  return new NetworkError(`${where}: connection failed ${when} (${detail})`, { ...options, phase: 'response' });
 }

@@ -11,7 +11,7 @@ export interface ListBatch {
   entries: unknown[];
   /**
    * The JSON text the entries were parsed from, exactly as served (a JSON array of whole entries,
-   * list-splitter.ts): what a small list's served digest is made of (sync/collect/collect.ts).
+   * list-body.ts#ListSplitter): what a small list's served digest is made of (sync/collect/collect.ts).
    * Null for entries not read from an answer: such a list has no served digest, and is normalised.
    */
   servedText: string | null;

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_MACHINE_ACCOUNT } from '../../src/sandbox/index.ts';
 import type { SandboxFaults } from '../../src/sandbox/types.ts';
 import { secretScrubber } from '../../src/upstream/scrub.ts';
-import { summarizeErrorBody } from '../../src/upstream/body.ts';
+import { summarizeErrorBody } from '../../src/upstream/list-body.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';

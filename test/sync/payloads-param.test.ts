@@ -20,7 +20,7 @@ const payloads = [
   {},
 ]
   .map((p) => canonicalJson(p))
-  // A number no double holds, kept as served (lossless-json.ts): jsonb stores it exactly either way.
+  // A number no double holds, kept as served (src/upstream/list-body.ts#parseKeepingNumbers): jsonb stores it exactly either way.
   .concat('{"big":12345678901234567890,"precise":0.10000000000000000000001}');
 
 async function roundTrip(documentChars: number): Promise<{ call: string; texts: string[] }> {

@@ -9,7 +9,7 @@ import { ApplyBatch, readLastOk, UnchangedLists, type LastOk } from '../../src/s
 import { startRun } from '../../src/sync/run/runs.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { parseJsonText } from '../../src/upstream/body.ts';
+import { parseJsonText } from '../../src/upstream/list-body.ts';
 import { listBatch, type ListBatch } from '../../src/upstream/list-batch.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';

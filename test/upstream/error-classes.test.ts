@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { errors } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox, SandboxFaults } from '../../src/sandbox/types.ts';
-import { mapTransportError } from '../../src/upstream/transport.ts';
+import { mapTransportError } from '../../src/upstream/client.ts';
 import {
   HttpStatusError,
   NetworkError,

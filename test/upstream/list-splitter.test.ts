@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from '../../src/upstream/list-splitter.ts';
+import { EntryTooLongError, ListSplitter, type BatchLimits, type SplitEnd } from '../../src/upstream/list-body.ts';
 
 // Entries with what a byte-level split can get wrong: quotes, backslashes and escapes in strings,
 // brackets and commas inside strings, multi-byte UTF-8 (2, 3 and 4 bytes), numbers of every form.

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { AuthError, NetworkError, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
-import { FailedLogin } from '../../src/upstream/failed-login.ts';
+import { FailedLogin } from '../../src/upstream/auth.ts';
 import { RetryWarnings } from '../../src/upstream/retry-warnings.ts';
 import { QuietRepeats } from '../../src/util/quiet-repeats.ts';
 import { captureLogs } from '../helpers/logs.ts';

@@ -4,7 +4,7 @@ import { catalog } from '../../src/catalog/catalog.ts';
 import { ListCollector } from '../../src/sync/collect/collect.ts';
 import type { UpstreamClientOptions } from '../../src/upstream/client.ts';
 import { ProtocolError, SizeError, PagingError, UpstreamClient } from '../../src/upstream/index.ts';
-import { parseKeepingNumbers } from '../../src/upstream/lossless-json.ts';
+import { parseKeepingNumbers } from '../../src/upstream/list-body.ts';
 import type { ListBatch } from '../../src/upstream/list-batch.ts';
 import { failure, fast, tinyServer, type TinyServer } from './fixtures.ts';
 

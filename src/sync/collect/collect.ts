@@ -659,7 +659,7 @@ export class EntryShapeError extends ListFailure {
 function scalarText(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  // A number kept with every digit (see upstream/lossless-json.ts) reads as served.
+  // A number kept with every digit (see src/upstream/list-body.ts#parseKeepingNumbers) reads as served.
   if (value !== null && typeof value === 'object' && JSON.isRawJSON(value)) return value.rawJSON;
   return null;
 }
@@ -757,18 +757,18 @@ export function normalizeEntry(list: ListDefinition, raw: unknown, index: number
 export const NORMALIZING = 1;
 
 /**
- * The most served text a list is digested over (and held for, unnormalised: collect.ts): reference
+ * The most served text a list is digested over (and held for, unnormalised, by the collector above): reference
  * lists are a few KB to a few hundred KB; past this one is large, and normalised as it comes.
  */
 export const SERVED_DIGEST_MAX_CHARS = 4 * 2 ** 20;
 
 /**
  * The sha-256 of a small list's entries as served (the text of each batch, in the order they came:
- * list-splitter.ts cuts them where the text itself says, so the same answers give the same batches),
+ * src/upstream/list-body.ts#ListSplitter cuts them where the text itself says, so the same answers give the same batches),
  * seeded with this refsync's release and the list's key, code and description rules. The same
  * digest means the same entries, so the same content hash, count and fields as the snapshot that
  * recorded it: an unchanged sync that finds its last ok snapshot's digest skips normalising and
- * hashing every entry (collect.ts, sync-target.ts). The envelope around the entries (totals, `next`
+ * hashing every entry (the collector above, src/sync/sync-target.ts). The envelope around the entries (totals, `next`
  * links, which may carry a cursor) is left out: the client checks it whatever the digest.
  */
 export class ServedDigest {
