@@ -246,7 +246,7 @@ function collectorFor(f: Fetch, check: RowsCheck, spill: (rows: NormalizedEntry[
   const collector: ListCollector = new ListCollector(f.target.list, {
     spillThreshold: tuning.spillThreshold,
     spillEvery: Math.min(tuning.spillEvery, tuning.spillThreshold),
-    keep: (row) => check.keeps(row),
+    keep: (row) => check.kept(row),
     recheck: (rows) => check.recheck(rows),
     // A list is large at spillThreshold entries. Once its index is read, the rows it keeps are only
     // the ones to write: they go to the database as soon as they make one write's worth.
@@ -656,9 +656,9 @@ export class RowsCheck {
     this.#large()?.readNow();
   }
 
-  /** Whether a fetched row may need writing (CurrentRowsCheck#keeps); every row of a small list does. */
-  keeps(row: NormalizedEntry): boolean {
-    return this.#current?.keeps(row) ?? true;
+  /** The fetched row to keep for writing, or undefined (CurrentRowsCheck#kept); every row of a small list, as it is. */
+  kept(row: NormalizedEntry): NormalizedEntry | undefined {
+    return this.#current ? this.#current.kept(row) : row;
   }
 
   /** Rows kept before the index could match them, checked again against what it has read since (CurrentRowsCheck#recheck). */

@@ -134,7 +134,7 @@ describe('the current-row index', () => {
     // Spies here measure what is held in memory, which no outcome shows; `read` also paces the fetch.
     const read = vi.spyOn(CurrentRowIndex, 'read');
     const unmatched = vi.spyOn(CurrentRowIndex.prototype, 'unmatched');
-    const keeps = vi.spyOn(RowsCheck.prototype, 'keeps');
+    const kept = vi.spyOn(RowsCheck.prototype, 'kept');
     try {
       let calls = 0;
       const waiting: PageSource = {
@@ -155,13 +155,13 @@ describe('the current-row index', () => {
       expect(outcome.counts).toEqual({ added: 0, removed: 0, modified: 1, reappeared: 0, reshaped: 0 });
       // The first five pages were held and checked at the end; of the rest only the modified entry was kept.
       expect(unmatched.mock.calls.reduce((n, [rows]) => n + rows.length, 0)).toBe(5_000 + 1);
-      expect(keeps).toHaveBeenCalledTimes(g.sb.control.getEntries(LIST).length);
+      expect(kept).toHaveBeenCalledTimes(g.sb.control.getEntries(LIST).length);
       // Of the entries only the modified one was written: its version closed and its new one opened.
       expect(written).toBe(2);
     } finally {
       read.mockRestore();
       unmatched.mockRestore();
-      keeps.mockRestore();
+      kept.mockRestore();
     }
     const { served, stored } = await currentRows();
     expect(stored).toEqual(served);
@@ -290,7 +290,7 @@ describe('while the index is being read', () => {
         check.readIndexNow();
         expect(await indexReadWaiting(10_000)).toBe(true);
         // Nothing read yet: every row is kept, and checking them again changes nothing.
-        expect(current.filter((row) => check.keeps(row))).toEqual(current);
+        expect(current.map((row) => check.kept(row))).toEqual(current);
         expect(check.recheck([...current, changed])).toEqual([...current, changed]);
         expect(check.onlyChangesKept).toBe(false);
         unlock();
@@ -298,7 +298,8 @@ describe('while the index is being read', () => {
         // Read whole: of the rows kept, only the one not current as fetched is still to keep.
         expect(check.onlyChangesKept).toBe(true);
         expect(check.recheck([...current, changed])).toEqual([changed]);
-        expect(check.keeps(current[50]!)).toBe(false);
+        expect(check.kept(current[50]!)).toBeUndefined();
+        expect(check.kept(changed)).toEqual(changed);
       });
     } finally {
       unlock();

@@ -41,11 +41,11 @@ export interface CollectorOptions {
   spillEvery?: number;
   spill: (rows: NormalizedEntry[]) => Promise<void>;
   /**
-   * Whether a row must be kept for the database (default: all). A row already current as fetched
-   * is hashed and counted, then dropped at once: kept until a spill, a million of them would
-   * outlive the young generation and cost the collector's GC most of its time.
+   * The row to keep for the database, or undefined to drop it (default: every row, as it is). A row
+   * already current as fetched is hashed and counted, then dropped at once: kept until a spill, a
+   * million of them would outlive the young generation and cost the collector's GC most of its time.
    */
-  keep?: (row: NormalizedEntry) => boolean;
+  keep?: (row: NormalizedEntry) => NormalizedEntry | undefined;
   /**
    * The rows still to keep of those kept so far, asked before they spill: `keep` may say more of a
    * row now than when it came (an index still being read). Rows it drops need no spill.
@@ -171,7 +171,8 @@ export class ListCollector {
       this.#normalized += 1;
       if (row.replaced > 0) this.#noteReplaced(row);
       this.#hasher.add(row.entryKey, row.digest);
-      if (!keep || keep(row)) this.#buffer.push(row);
+      const kept = keep ? keep(row) : row;
+      if (kept) this.#buffer.push(kept);
     }
     const threshold = this.#spilled
       ? (this.#spillEach ?? this.#options.spillEvery ?? this.#options.spillThreshold)
@@ -650,6 +651,24 @@ export interface NormalizedEntry {
   digest: string;
   /** Strings (values and keys) whose NUL or lone surrogates were replaced by U+FFFD; 0 nearly always. */
   replaced: number;
+}
+
+/**
+ * The entry with strings of its own, for a row kept past its batch while the rest of the batch is
+ * dropped (a changed row among current ones). V8 may read a string value of JSON.parse's as a slice
+ * of the text it parsed, and a slice keeps that whole text alive: such a row held its batch's text
+ * (about 100 KB) until its spill. A 1% resync of a million entries then carried every batch's text
+ * into the old generation, and in about half the runs collected it five times as often (about 30
+ * full collections instead of 6), 0.2x its floor slower. The copy is made for the rows kept, not
+ * for every entry.
+ */
+export function ownedEntry(row: NormalizedEntry): NormalizedEntry {
+  const owned = { ...row };
+  for (const field of ['entryKey', 'code', 'description', 'payload'] as const) {
+    const text = row[field];
+    if (typeof text === 'string') owned[field] = Buffer.from(text, 'utf8').toString('utf8');
+  }
+  return owned;
 }
 
 export class EntryShapeError extends ListFailure {

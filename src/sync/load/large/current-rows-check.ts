@@ -1,6 +1,6 @@
 import type { Target } from '../../../catalog/catalog.ts';
 import type { Connection } from '../../../db/database.ts';
-import type { CollectedList, NormalizedEntry } from '../../collect/collect.ts';
+import { ownedEntry, type CollectedList, type NormalizedEntry } from '../../collect/collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
 
 /**
@@ -68,12 +68,17 @@ export class CurrentRowsCheck {
   }
 
   /**
-   * Whether a fetched row may need staging: true until the index has rows, then only for a row
-   * that is not current as fetched among the rows read so far. Never waits: a row kept before the
-   * index had its match is checked again (recheck) or at the spill.
+   * The fetched row to keep for staging, or undefined to drop it: a row not current as fetched
+   * among the rows the index has read so far. Never waits: a row kept before the index had its match
+   * is checked again (recheck) or at the spill. While an index is being read or holds rows, most of
+   * each batch is dropped, and a row kept gets strings of its own (ownedEntry) so as not to hold its
+   * batch's text; a first load (its index read and found empty) keeps every row as it is.
    */
-  keeps(row: NormalizedEntry): boolean {
-    return this.#current === undefined || !this.#current.match(row);
+  kept(row: NormalizedEntry): NormalizedEntry | undefined {
+    const index = this.#current;
+    if (index?.match(row)) return undefined;
+    const keepsFew = this.#index !== undefined && !(this.#whole && (index?.size ?? 0) === 0);
+    return keepsFew ? ownedEntry(row) : row;
   }
 
   /**
