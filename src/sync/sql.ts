@@ -1,5 +1,7 @@
-// The sync's SQL, by name: snapshots and entries, then the runs, then how a row is written as text
-// for COPY and the inserts (docs/architecture.md, "Where SQL lives").
+// The sync's SQL, by name (docs/architecture.md, "Where SQL lives"): the statements on
+// refdata.snapshots and refdata.entries, each named once with the column lists it shares, then the
+// runs, then how a row is written as text for COPY and the inserts. The statements on a load's
+// session tables (staging, diff) are in load/load-sql.ts.
 import pg from 'pg';
 import type { Target } from '../catalog/catalog.ts';
 import { bigintArrayText, type Queryable } from '../db/database.ts';
@@ -7,12 +9,6 @@ import type { ChangeKind } from './outcome/target-outcome.ts';
 import { cutToBytes } from '../util/bounded-text.ts';
 import { storableText, type NormalizedEntry } from './collect/collect.ts';
 import { ALERT_CHANNEL } from '../alerts/outbox-sql.ts';
-
-/**
- * The sync pipeline's SQL on refdata.snapshots and refdata.entries, each statement named once, with
- * the column lists it shares. The statements on a load's session tables (staging, diff) are in
- * load/load-sql.ts, those on runs below (docs/architecture.md, "Where SQL lives").
- */
 
 /** An entry's own columns, in the order staging, unnest, COPY and the inserts all use. */
 export const ENTRY_ROW_COLUMNS = 'entry_key, code, description, payload, entry_hash';
