@@ -1,5 +1,5 @@
 -- The recorded schema of the per-list views: the typed column of every field each list serves.
--- The views themselves are (re)created from it by refsync (src/columns/recorded-columns.ts), at migrate
+-- The views themselves are (re)created from it by refsync (src/columns/list-views.ts), at migrate
 -- time and, in the same transaction as the data, at the sync that sees a new field or type.
 CREATE TABLE "refdata"."list_columns" (
 	"id" bigserial PRIMARY KEY NOT NULL,
