@@ -9,7 +9,7 @@ import type { PageProgress, PagesRequest } from '../upstream/client.ts';
 import type { PageSource } from '../upstream/list-batch.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { zeroCounts, type ApplyOptions, type ApplyResult, type TargetOutcome } from './outcome/target-outcome.ts';
-import { ListCollector, type CollectedList, type NormalizedEntry, SERVED_DIGEST_MAX_CHARS, KeysOutOfOrder } from './collect/collect.ts';
+import { keptEntry, ListCollector, type CollectedList, type NormalizedEntry, SERVED_DIGEST_MAX_CHARS, KeysOutOfOrder } from './collect/collect.ts';
 import { analyzeAfterLargeWrite } from './load/entry-statistics.ts';
 import { knownLarge, largeListAfter, WaitForMemory, type ListMemory } from '../memory/list-memory.ts';
 import { isListFailure, isUnavailable, listFailureOf } from './outcome/failure.ts';
@@ -656,9 +656,9 @@ export class RowsCheck {
     this.#large()?.readNow();
   }
 
-  /** The fetched row to keep for writing, or undefined (CurrentRowsCheck#kept); every row of a small list, as it is. */
+  /** The fetched row to keep for writing, or undefined (CurrentRowsCheck#kept); every row of a small list. Kept rows are copies (keptEntry). */
   kept(row: NormalizedEntry): NormalizedEntry | undefined {
-    return this.#current ? this.#current.kept(row) : row;
+    return this.#current ? this.#current.kept(row) : keptEntry(row);
   }
 
   /** Rows kept before the index could match them, checked again against what it has read since (CurrentRowsCheck#recheck). */

@@ -1,6 +1,6 @@
 import type { Target } from '../../../catalog/catalog.ts';
 import type { Connection } from '../../../db/database.ts';
-import { ownedEntry, type CollectedList, type NormalizedEntry } from '../../collect/collect.ts';
+import { keptEntry, type CollectedList, type NormalizedEntry } from '../../collect/collect.ts';
 import { CurrentRowIndex } from './current-index.ts';
 
 /**
@@ -68,17 +68,12 @@ export class CurrentRowsCheck {
   }
 
   /**
-   * The fetched row to keep for staging, or undefined to drop it: a row not current as fetched
-   * among the rows the index has read so far. Never waits: a row kept before the index had its match
-   * is checked again (recheck) or at the spill. While an index is being read or holds rows, most of
-   * each batch is dropped, and a row kept gets strings of its own (ownedEntry) so as not to hold its
-   * batch's text; a first load (its index read and found empty) keeps every row as it is.
+   * The fetched row to keep for staging (a copy: keptEntry), or undefined to drop it: a row not
+   * current as fetched among the rows the index has read so far. Never waits: a row kept before the
+   * index had its match is checked again (recheck) or at the spill.
    */
   kept(row: NormalizedEntry): NormalizedEntry | undefined {
-    const index = this.#current;
-    if (index?.match(row)) return undefined;
-    const keepsFew = this.#index !== undefined && !(this.#whole && (index?.size ?? 0) === 0);
-    return keepsFew ? ownedEntry(row) : row;
+    return this.#current?.match(row) ? undefined : keptEntry(row);
   }
 
   /**
