@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { defaultTuning, type SyncTuning } from '../src/sync/sync-target.ts';
 import { createUpstreamClient } from '../src/upstream/index.ts';
 import { relaunchWithHeapFlags } from '../src/memory/heap-flags.ts';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { mainThreadCpuSeconds } from './cpu-time.ts';
 import { tracedWhenAsked } from './trace-sql.ts';
 
@@ -38,6 +39,12 @@ export interface SyncChildResult {
   cpuMs: number;
   /** The main thread's part of cpuMs (Linux only, 10 ms steps): the chain the sync waits on; the rest is V8's helpers and libuv's pool. */
   mainThreadCpuMs?: number;
+  /**
+   * V8's full (mark-compact) collections over wallMs. Many more than a run's usual count means
+   * objects that die young reach the old generation: a large resync's went from about 7 to 30 when
+   * V8 pretenured its normalised rows (src/sync/collect/collect.ts#keptEntry).
+   */
+  fullGcs: number;
   outcomes: Array<{
     target: string;
     status: string;
@@ -60,18 +67,24 @@ const client = createUpstreamClient(source, undefined, {
   ...(job.pageSize ? { pageSize: job.pageSize } : {}),
 });
 
+let fullGcs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries() as Array<{ detail?: { kind?: number } }>) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs += 1;
+}).observe({ entryTypes: ['gc'] });
+
 /** Where the CPU readings start: cpuSince() gives what was used from here. */
-function cpuMark(): { usage: NodeJS.CpuUsage; mainS: number | undefined } {
-  return { usage: process.cpuUsage(), mainS: mainThreadCpuSeconds() };
+function cpuMark(): { usage: NodeJS.CpuUsage; mainS: number | undefined; fullGcs: number } {
+  return { usage: process.cpuUsage(), mainS: mainThreadCpuSeconds(), fullGcs };
 }
 
-/** The process's CPU since the mark, and its main thread's where /proc has it (clock ticks of 10 ms), in ms. */
-function cpuSince(mark: ReturnType<typeof cpuMark>): Pick<SyncChildResult, 'cpuMs' | 'mainThreadCpuMs'> {
+/** The process's CPU since the mark, its main thread's where /proc has it (clock ticks of 10 ms), in ms; and its full collections. */
+function cpuSince(mark: ReturnType<typeof cpuMark>): Pick<SyncChildResult, 'cpuMs' | 'mainThreadCpuMs' | 'fullGcs'> {
   const used = process.cpuUsage(mark.usage);
   const mainNow = mainThreadCpuSeconds();
   return {
     cpuMs: (used.user + used.system) / 1000,
     ...(mark.mainS !== undefined && mainNow !== undefined ? { mainThreadCpuMs: Math.round((mainNow - mark.mainS) * 1000) } : {}),
+    fullGcs: fullGcs - mark.fullGcs,
   };
 }
 

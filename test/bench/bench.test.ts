@@ -59,9 +59,10 @@ describe('benchmarks, reduced', () => {
     // not match, staged or streamed (streamed when the index, read as the fetch began, is in by the first spill).
     expect(figures[0]!.notes).toMatch(/first-load loader, 3000 rows written\)/);
     expect(figures[2]!.notes).toMatch(/^30 modified of 3000 \((streamed-)?resync loader, 30 rows written\)/);
-    // Each side of the pair reports its CPU, read in the sync child (its main thread's from /proc where there is one) and from /proc for Postgres.
+    // Each side of the pair reports its CPU, read in the sync child (its main thread's from /proc where there is one) and from /proc for
+    // Postgres, and the child's full collections.
     expect(figures[3]!.notes).toMatch(
-      /the median pair's CPU: the floor's sync \d+\.\d s( \(main thread \d+\.\d s\))?, postgres \d+\.\d s, .*; the resync's sync \d+\.\d s( \(main thread \d+\.\d s\))?, postgres \d+\.\d s/,
+      /the median pair's CPU: the floor's sync \d+\.\d s \((main thread \d+\.\d s, )?\d+ full GCs\), postgres \d+\.\d s, .*; the resync's sync \d+\.\d s \((main thread \d+\.\d s, )?\d+ full GCs\), postgres \d+\.\d s/,
     );
   }, 120_000);
 
