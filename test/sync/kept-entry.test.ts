@@ -1,13 +1,12 @@
-// A row the sync keeps past its batch is a copy of the row normalised (keptEntry), so that the rows it
-// drops all die young. The copy must be the same row: every field, any text, a missing code or
+// A row the sync keeps past its batch is a copy of the row normalised (keptEntry), so that the rows
+// normalised all die young. The copy must be the same row: every field, any text, a missing code or
 // description; and the rows a fetch keeps, of a small list or a large one, are such copies.
 import { describe, expect, it } from 'vitest';
-import { getListDefinition } from '../../src/catalog/catalog.ts';
+import { getListDefinition, targetsFor } from '../../src/catalog/catalog.ts';
 import { keptEntry, normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { RowsCheck } from '../../src/sync/sync-target.ts';
 import type { Connection } from '../../src/db/database.ts';
-import { targetsFor } from '../../src/catalog/catalog.ts';
 
 const accessorials = getListDefinition('accessorials');
 

@@ -44,7 +44,7 @@ export interface CollectorOptions {
    * The row to keep for the database, or undefined to drop it (default: every row, as it is). A row
    * already current as fetched is hashed and counted, then dropped at once: kept until a spill, a
    * million of them would outlive the young generation and cost the collector's GC most of its time.
-   * A caller that drops rows keeps copies (keptEntry), so that the rows it drops stay young.
+   * The sync keeps copies (keptEntry), of a small list's rows too, so that the rows normalised all die young.
    */
   keep?: (row: NormalizedEntry) => NormalizedEntry | undefined;
   /**
