@@ -298,12 +298,14 @@ export const grantSelectToReader = (view: string): string => `GRANT SELECT ON re
 /**
  * The columns of views ($1: their qualified names), name and type (format_type) in order: a row per
  * column, one with a null name for a view without columns, `present` false for a missing view. On
- * every row, `functions`: the lists ($2) whose two typed functions ($3, $4: their signatures) both
- * exist, read in the same round trip (listFunctionsParams, above).
+ * the first view's rows only, `functions`: the lists ($2) whose two typed functions ($3, $4: their
+ * signatures) both exist, read in the same round trip (listFunctionsParams, above). Not on every row:
+ * there it would be most of the answer (18 lists' names on each of 300 rows) and of its time.
  */
 export const viewsColumns = `select v.view, v.oid is not null as present, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
-       array(select f.list_key from unnest($2::text[], $3::text[], $4::text[]) as f(list_key, as_of, diff)
-             where to_regprocedure(f.as_of) is not null and to_regprocedure(f.diff) is not null) as functions
+       case when v.ord = 1 then
+         array(select f.list_key from unnest($2::text[], $3::text[], $4::text[]) as f(list_key, as_of, diff)
+               where to_regprocedure(f.as_of) is not null and to_regprocedure(f.diff) is not null) end as functions
      from unnest($1::text[]) with ordinality as n(view, ord)
      cross join lateral (select n.view, n.ord, to_regclass(n.view) as oid) v
      left join pg_attribute a on a.attrelid = v.oid and a.attnum > 0 and not a.attisdropped
