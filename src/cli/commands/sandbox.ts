@@ -53,6 +53,13 @@ export async function run(argv: string[]): Promise<number> {
   const sandbox = await startSandbox({ port, host, latencyMs, logger, hostnames, controlSecret: secret ?? keptSecret(certDir), certDir, dataFile });
   if (nmfcCount !== undefined) sandbox.control.setGenerated('nmfc_codes', nmfcCount);
 
+  // Listened for before the banner says how to stop: a signal sent as soon as it is read must stop
+  // the sandbox, not kill the process before its handler is in place.
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (s: NodeJS.Signals) => resolve(s);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
   const [first] = DEFAULT_ACCOUNTS;
   const loginBody = JSON.stringify({ email: first?.email, password: first?.password });
   const accounts = DEFAULT_ACCOUNTS.map((a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`).join('\n');
@@ -78,11 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     ].join('\n'),
   );
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (s: NodeJS.Signals) => resolve(s);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const signal = await stopped;
   logger.info({ signal }, 'sandbox stopping');
   await sandbox.close();
   return 0;
