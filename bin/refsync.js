@@ -122,7 +122,7 @@ function refuse() {
 /**
  * `refsync changes` ends with exit 0 on SIGINT or SIGTERM whenever they come: one that arrives while
  * the command is still loading is held here, and honoured as soon as the command can stop cleanly
- * (src/cli/feed/stop-signals.ts).
+ * (src/cli/stop-signals.ts).
  */
 function holdEarlyStopSignals() {
   const early = { signal: null, handler: (signal) => (early.signal ??= signal) };

@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
+import { onStopSignal } from '../stop-signals.ts';
 import { DataJournal } from '../../sandbox/data-journal.ts';
 import { DEFAULT_ACCOUNTS, startSandbox } from '../../sandbox/index.ts';
 
@@ -53,13 +54,7 @@ export async function run(argv: string[]): Promise<number> {
   const sandbox = await startSandbox({ port, host, latencyMs, logger, hostnames, controlSecret: secret ?? keptSecret(certDir), certDir, dataFile });
   if (nmfcCount !== undefined) sandbox.control.setGenerated('nmfc_codes', nmfcCount);
 
-  // Listened for before the banner says how to stop: a signal sent as soon as it is read must stop
-  // the sandbox, not kill the process before its handler is in place.
-  const stopped = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (s: NodeJS.Signals) => resolve(s);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const stopped = new Promise<NodeJS.Signals>((resolve) => onStopSignal(resolve));
   const [first] = DEFAULT_ACCOUNTS;
   const loginBody = JSON.stringify({ email: first?.email, password: first?.password });
   const accounts = DEFAULT_ACCOUNTS.map((a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`).join('\n');

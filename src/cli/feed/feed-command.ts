@@ -12,7 +12,7 @@ import { assertCanStore, commitPosition, ConsumerRefused, consumerState } from '
 import { startFeedListener } from './feed-listener.ts';
 import { type BatchSink, FeedReader } from './feed-reader.ts';
 import { LineOutput } from './line-output.ts';
-import { onStopSignal } from './stop-signals.ts';
+import { onStopSignal } from '../stop-signals.ts';
 
 /**
  * How often a follower reads even when no NOTIFY came: a transaction of another program that held

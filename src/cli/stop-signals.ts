@@ -7,13 +7,14 @@ interface EarlyStop {
 }
 
 /**
- * Calls `stop` on the first SIGINT or SIGTERM, so a long-running command can finish the line in
- * progress and close cleanly (exit 0); at once when one already came while the command was loading
- * (bin/refsync.js held it). Each handler is taken once: a second Ctrl-C finds Node's own default and
+ * Calls `stop` with the first SIGINT or SIGTERM, so a long-running command (`refsync changes
+ * --follow`, `sandbox`, `worker`) can finish what is in progress and close cleanly; at once when one
+ * already came while the command was loading (bin/refsync.js holds them for `changes`). Called before
+ * the command prints how to stop it: a signal sent as soon as that line is read finds the handler. Each handler is taken once: a second Ctrl-C finds Node's own default and
  * ends the process at once, for a stop that would otherwise wait on a hung server. Returns the
  * function that removes the handlers.
  */
-export function onStopSignal(stop: () => void): () => void {
+export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void {
   const signals = ['SIGINT', 'SIGTERM'] as const;
   for (const signal of signals) process.once(signal, stop);
   const early = (globalThis as { [EARLY]?: EarlyStop })[EARLY];
@@ -22,7 +23,7 @@ export function onStopSignal(stop: () => void): () => void {
     delete (globalThis as { [EARLY]?: EarlyStop })[EARLY];
     if (early.signal) {
       for (const signal of signals) process.off(signal, stop);
-      stop();
+      stop(early.signal);
     }
   }
   return () => {
