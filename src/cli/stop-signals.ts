@@ -10,9 +10,10 @@ interface EarlyStop {
  * Calls `stop` with the first SIGINT or SIGTERM, so a long-running command (`refsync changes
  * --follow`, `sandbox`, `worker`) can finish what is in progress and close cleanly; at once when one
  * already came while the command was loading (bin/refsync.js holds them for `changes`). Called before
- * the command prints how to stop it: a signal sent as soon as that line is read finds the handler. Each handler is taken once: a second Ctrl-C finds Node's own default and
- * ends the process at once, for a stop that would otherwise wait on a hung server. Returns the
- * function that removes the handlers.
+ * the command prints how to stop it: a signal sent as soon as that line is read finds the handler.
+ * Each handler is taken once: a second Ctrl-C finds Node's own default and ends the process at once,
+ * for a stop that would otherwise wait on a hung server. Returns the function that removes the
+ * handlers.
  */
 export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void {
   const signals = ['SIGINT', 'SIGTERM'] as const;
@@ -29,4 +30,9 @@ export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void
   return () => {
     for (const signal of signals) process.off(signal, stop);
   };
+}
+
+/** The first SIGINT or SIGTERM from now on (onStopSignal), for a command that only waits for it. */
+export function nextStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => onStopSignal(resolve));
 }

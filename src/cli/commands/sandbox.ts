@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs, UsageError } from '../args.ts';
-import { onStopSignal } from '../stop-signals.ts';
+import { nextStopSignal } from '../stop-signals.ts';
 import { DataJournal } from '../../sandbox/data-journal.ts';
 import { DEFAULT_ACCOUNTS, startSandbox } from '../../sandbox/index.ts';
 
@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
   const sandbox = await startSandbox({ port, host, latencyMs, logger, hostnames, controlSecret: secret ?? keptSecret(certDir), certDir, dataFile });
   if (nmfcCount !== undefined) sandbox.control.setGenerated('nmfc_codes', nmfcCount);
 
-  const stopped = new Promise<NodeJS.Signals>((resolve) => onStopSignal(resolve));
+  const stopped = nextStopSignal();
   const [first] = DEFAULT_ACCOUNTS;
   const loginBody = JSON.stringify({ email: first?.email, password: first?.password });
   const accounts = DEFAULT_ACCOUNTS.map((a) => `  ${a.email} / ${a.password}  (api key: ${a.apiKey ?? 'none'})`).join('\n');

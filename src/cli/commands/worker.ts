@@ -11,7 +11,7 @@ import { startWorkerService } from '../../queue/worker/service.ts';
 import { startTracing } from '../../tracing/start.ts';
 import { createLogger } from '../../util/logger.ts';
 import { parseCommandArgs } from '../args.ts';
-import { onStopSignal } from '../stop-signals.ts';
+import { nextStopSignal } from '../stop-signals.ts';
 
 /** A whole number of milliseconds from `min` to `max` in the setting `name`, or `fallback` when unset. */
 function milliseconds(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
@@ -42,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     await tracing.shutdown();
     throw err;
   });
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => onStopSignal(resolve));
+  const stopSignal = nextStopSignal();
   process.stdout.write(
     `refsync worker: serving http://${service.http.host}:${service.http.port} (status page at /, /healthz /readyz /metrics /admin/queues)\n`,
   );
