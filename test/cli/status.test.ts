@@ -3,7 +3,7 @@
 // command that resolves it, the last snapshots and the last changes before → after.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 
@@ -11,6 +11,9 @@ const t = useTestDatabase();
 let sb: Sandbox;
 let env: Record<string, string>;
 const LISTS = 'accessorials,carrier_package_types,charge_codes,equipment_types,hazmat,piece_types';
+// The layout tests read a queue of their own: a worker running on this machine's default queue (its
+// schedule's next run is a clock time) must not change what they see.
+const ownQueue = { REFSYNC_QUEUE_PREFIX: testQueuePrefix() };
 
 const ok = (r: CliResult) => {
   expect(r.stderr).toBe('');
@@ -34,7 +37,7 @@ beforeAll(async () => {
 
 describe('refsync status', () => {
   it.each([80, 100, 120])('at %i columns: one line per target, none wider, ages relative, the reason shortened', async (columns) => {
-    const lines = ok(await runCli(['status'], { env: { ...env, COLUMNS: String(columns) } })).split('\n');
+    const lines = ok(await runCli(['status'], { env: { ...env, ...ownQueue, COLUMNS: String(columns) } })).split('\n');
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(columns);
     const targets = [
       'accessorials',
