@@ -11,25 +11,27 @@ interface EarlyStop {
  * --follow`, `sandbox`, `worker`) can finish what is in progress and close cleanly; at once when one
  * already came while the command was loading (bin/refsync.js holds them for `changes`). Called before
  * the command prints how to stop it: a signal sent as soon as that line is read finds the handler.
- * Each handler is taken once: a second Ctrl-C finds Node's own default and ends the process at once,
- * for a stop that would otherwise wait on a hung server. Returns the function that removes the
- * handlers.
+ * The first signal takes the handler off both: a second one, Ctrl-C again or a SIGTERM from a
+ * supervisor, finds Node's own default and ends the process at once, for a stop that would
+ * otherwise wait on a hung server. Returns the function that removes the handler.
  */
 export function onStopSignal(stop: (signal: NodeJS.Signals) => void): () => void {
   const signals = ['SIGINT', 'SIGTERM'] as const;
-  for (const signal of signals) process.once(signal, stop);
+  const remove = () => {
+    for (const signal of signals) process.off(signal, first);
+  };
+  function first(signal: NodeJS.Signals): void {
+    remove();
+    stop(signal);
+  }
+  for (const signal of signals) process.on(signal, first);
   const early = (globalThis as { [EARLY]?: EarlyStop })[EARLY];
   if (early) {
     for (const signal of signals) process.off(signal, early.handler);
     delete (globalThis as { [EARLY]?: EarlyStop })[EARLY];
-    if (early.signal) {
-      for (const signal of signals) process.off(signal, stop);
-      stop(early.signal);
-    }
+    if (early.signal) first(early.signal);
   }
-  return () => {
-    for (const signal of signals) process.off(signal, stop);
-  };
+  return remove;
 }
 
 /** The first SIGINT or SIGTERM from now on (onStopSignal), for a command that only waits for it. */

@@ -2,6 +2,7 @@
 // the line in progress, and across a Postgres restart and an outage, every change printed once. On
 // a private Postgres of this file's own: the shared server is restarted by nobody, and its feed is
 // held by every other test file's open write transactions.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -54,6 +55,12 @@ async function oneChange(): Promise<string> {
 
 const printed = (proc: CliProcess) => printedPositions(proc.output().stdout);
 
+/** The signal numbers a process catches (its SigCgt in /proc). */
+function caughtSignals(pid: number): number[] {
+  const mask = BigInt(`0x${/^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]}`);
+  return Array.from({ length: 64 }, (_, i) => i + 1).filter((n) => (mask >> BigInt(n - 1)) & 1n);
+}
+
 describe.skipIf(!canStartPrivatePostgres)('refsync changes --follow', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`prints each change committed after it started (woken by NOTIFY); ${signal}: exit 0, the consumer's position not moved by reading`, async () => {
@@ -80,6 +87,30 @@ describe.skipIf(!canStartPrivatePostgres)('refsync changes --follow', () => {
     await waitFor(() => printed(proc).length === 1, 'the new change', 60_000);
     expect(await stopWith(proc, 'SIGTERM')).toBe(0);
     expect(printed(proc)).toEqual([change]);
+  });
+
+  it('a second signal, of either kind, ends a stop that waits on a database gone silent at once', async () => {
+    for (const [first, second] of [
+      ['SIGINT', 'SIGTERM'],
+      ['SIGTERM', 'SIGINT'],
+    ] as const) {
+      const proc = await follow(`hung-stop-${first}`);
+      // Its sessions stop answering (a frozen server, a partition): the stop's UNLISTEN, lease
+      // release and disconnects then wait on them.
+      const { rows } = await db.query<{ pid: number }>(`select pid from pg_stat_activity where application_name like 'refsync-c%'`);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const { pid } of rows) process.kill(pid, 'SIGSTOP');
+      try {
+        proc.child.kill(first);
+        // Once the first signal is taken, neither is caught any more: the next one is Node's default.
+        await waitFor(() => !caughtSignals(proc.child.pid!).some((s) => s === 2 || s === 15), 'the first signal to be taken', 30_000);
+        expect(proc.child.exitCode).toBeNull();
+        expect(await stopWith(proc, second)).toBeNull();
+        expect(proc.child.signalCode).toBe(second);
+      } finally {
+        for (const { pid } of rows) process.kill(pid, 'SIGCONT');
+      }
+    }
   });
 
   it('keeps going across a restart and an outage: says so once per outage, every change printed once', async () => {
