@@ -3,9 +3,10 @@
 // command that resolves it, the last snapshots and the last changes before → after.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { testQueuePrefix } from '../queue/helpers.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;

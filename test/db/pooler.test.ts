@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { targetsFor } from '../../src/catalog/catalog.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { syncTarget } from '../../src/sync/sync-target.ts';
-import { dropTestDatabase, testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { dropTestDatabase, useTestDatabase } from '../helpers/db.ts';
 import { pgbouncerInstalled, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { runCli, spawnCli, startTestWorker, waitFor, workerConfig } from '../queue/helpers.ts';
+import { runCli, spawnCli, startTestWorker, waitFor, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 import { pipelineFixture } from '../sync/fixture.ts';
 
 const installed = pgbouncerInstalled();

@@ -7,10 +7,10 @@ import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import type { SandboxFaults } from '../../src/sandbox/types.ts';
 import { normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { runCli } from '../helpers/cli.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { startTestWorker, testQueue, waitFor, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 import { changeList, expectFailedThenRecovered, expectRerunAddsNothing, faultSource, fileLogs, type FaultSource } from './harness.ts';
 import { everySandboxTarget } from '../helpers/targets.ts';
 

@@ -14,10 +14,9 @@ import { runSync, type RunResult } from '../../src/sync/run/run-sync.ts';
 import type { TargetOutcome } from '../../src/sync/sync-target.ts';
 import { normalizeEntry } from '../../src/sync/collect/collect.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.ts';
-import { testQueuePrefix } from '../helpers/db.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { sandboxEnv, sandboxSource } from '../helpers/source.ts';
-import { startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
+import { startRedisServer, testQueue, waitFor, testQueuePrefix } from '../queue/helpers.ts';
 import { watchAuthorization } from '../upstream/fixtures.ts';
 import { expectConsistentHistory, expectWholeStates, footprint, servedState, type SourceState } from './invariants.ts';
 

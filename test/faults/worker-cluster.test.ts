@@ -7,9 +7,9 @@
 // succeeded and its change is recorded exactly once.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/types.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { runCli, waitFor } from '../queue/helpers.ts';
+import { runCli, waitFor, testQueuePrefix } from '../queue/helpers.ts';
 import { changeList, expectNoSecretsIn, faultSource, workerEnv, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates } from './invariants.ts';
 import { startRedisCluster } from './redis-cluster.ts';

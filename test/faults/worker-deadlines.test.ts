@@ -3,9 +3,9 @@
 // the other lists; the run ends partial, the dripped list keeps its last good data.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 import { changeList, faultSource, SMALL_LISTS, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates } from './invariants.ts';
 

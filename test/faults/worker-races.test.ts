@@ -4,9 +4,9 @@
 // runs have fetched every list and wait on it, then lets them go together.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
-import { startRedisServer, testQueue, waitFor } from '../queue/helpers.ts';
+import { startRedisServer, testQueue, waitFor, testQueuePrefix } from '../queue/helpers.ts';
 import { changeList, expectNoSecretsIn, expectRerunAddsNothing, faultSource, workerEnv, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates, footprint } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';

@@ -97,11 +97,6 @@ export function useTestDatabase(): TestDatabase {
   };
 }
 
-/** A Redis key prefix of the test file's own, so queues never collide across files. */
-export function testQueuePrefix(): string {
-  return `refsync-test-${randomBytes(4).toString('hex')}`;
-}
-
 /**
  * The database with some of its methods replaced, to watch or change what a test's code sends. The
  * others call the database's own: not through the copy, whose transaction would otherwise go

@@ -2,10 +2,10 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { UNINDEXED_USAGE_MIN_BYTES, unindexedUsage } from '../../src/impact/usage-index.ts';
 import { runCli } from '../helpers/cli.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { spawnCli, waitFor } from '../queue/helpers.ts';
+import { spawnCli, waitFor, testQueuePrefix } from '../queue/helpers.ts';
 import { usageConfig } from './fixture.ts';
 
 // A usage column without an index costs every sync that changes its codes a read of the whole table

@@ -1,6 +1,7 @@
 // Shared by the worker tests: a worker service per test (closed after the file), a config pointing
 // at a sandbox, a Redis server of the test's own, and bounded polling.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,6 +51,16 @@ export async function startTestWorker(config: AppConfig, prefix: string, options
   onCleanup(() => service.close());
   forgetQueueAfterwards(prefix, config.redisUrl);
   return service;
+}
+
+/**
+ * A Redis key prefix of the test file's own, so queues never collide across files; its keys in the
+ * suite's Redis are deleted after the file, whatever wrote them (a worker, a `refsync status`).
+ */
+export function testQueuePrefix(): string {
+  const prefix = `refsync-test-${randomBytes(4).toString('hex')}`;
+  forgetQueueAfterwards(prefix, inject('redisUrl'));
+  return prefix;
 }
 
 const forgotten = new Set<string>();

@@ -9,9 +9,9 @@ import type { AppConfig } from '../../src/config/types.ts';
 import type { RunJobData, TargetJobData } from '../../src/queue/jobs.ts';
 import { QUEUE_NAME, runJobId, targetJobId } from '../../src/queue/redis/names.ts';
 import { startRun } from '../../src/sync/run/runs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { onCleanup, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { onCleanup, startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 type List = 'shipment_modes' | 'equipment_types';

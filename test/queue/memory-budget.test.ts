@@ -6,10 +6,10 @@
 // and run side by side. Asserted on the order of the worker's own log lines, never on times.
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { captureLogs } from '../helpers/logs.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import { startTestWorker, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const LARGE = ['accessorials', 'nmfc_codes'];

@@ -8,10 +8,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/sandbox/certificates.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { freePort, hasExited, killProcess, onCleanup, onFreePort, runCli, startRedisServer, startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import {
+  freePort,
+  hasExited,
+  killProcess,
+  onCleanup,
+  onFreePort,
+  runCli,
+  startRedisServer,
+  startTestWorker,
+  waitFor,
+  workerConfig,
+  testQueuePrefix,
+} from './helpers.ts';
 
 const tdb = useTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'refsync-redis-infra-'));

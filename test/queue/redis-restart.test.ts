@@ -2,9 +2,9 @@
 // and /readyz says so meanwhile.
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startRedisServer, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { startRedisServer, startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 

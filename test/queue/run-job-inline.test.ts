@@ -9,9 +9,9 @@ import type { ListKey } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/catalog.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { jobReturn, startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'hazmat', 'piece_types', 'location_types'];

@@ -8,8 +8,7 @@ import { Worker } from 'bullmq';
 import { describe, expect, inject, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { defaultJobPolicy, reconcileSchedulers } from '../../src/queue/jobs.ts';
-import { testQueuePrefix } from '../helpers/db.ts';
-import { onCleanup, testQueue, waitFor } from './helpers.ts';
+import { onCleanup, testQueue, waitFor, testQueuePrefix } from './helpers.ts';
 
 describe('a worker starting at a scheduled instant', () => {
   it('leaves the scheduler as configured: the slot being processed is not queued again', async () => {

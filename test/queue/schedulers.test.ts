@@ -2,10 +2,10 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, SANDBOX_MACHINE_ACCOUNT } from '../helpers/sandbox.ts';
 import { queueSummary } from '../../src/queue/redis/summary.ts';
-import { startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 

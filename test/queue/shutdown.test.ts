@@ -3,10 +3,10 @@
 import { describe, expect, inject, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { runJobId, targetJobId } from '../../src/queue/redis/names.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { spawnCli, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { spawnCli, startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 

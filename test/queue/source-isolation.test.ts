@@ -9,9 +9,9 @@ import { describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { startWorkerProcess } from '../faults/servers.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_MACHINE_ACCOUNT, useSandbox } from '../helpers/sandbox.ts';
-import { onCleanup, testQueue, waitFor } from './helpers.ts';
+import { onCleanup, testQueue, waitFor, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'equipment_types', 'accessorials', 'piece_types'];

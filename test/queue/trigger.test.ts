@@ -3,10 +3,10 @@ import { ConfigError } from '../../src/config/errors.ts';
 import { targetJobId } from '../../src/queue/redis/names.ts';
 import { startWorkerService } from '../../src/queue/worker/service.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { freePort, runCli, startRedisServer, startTestWorker, testQueue, waitFor, workerConfig } from './helpers.ts';
+import { freePort, runCli, startRedisServer, startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_KEYED_ACCOUNT, SANDBOX_MACHINE_ACCOUNT, useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, waitFor, workerConfig } from './helpers.ts';
+import { startTestWorker, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
 
 const tdb = useTestDatabase();
 

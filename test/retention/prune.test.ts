@@ -8,8 +8,7 @@ import { runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { alertFixture, VERSION } from '../alerts/fixture.ts';
-import { startTestWorker, waitFor, workerConfig } from '../queue/helpers.ts';
-import { testQueuePrefix } from '../helpers/db.ts';
+import { startTestWorker, waitFor, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 import { startPeriodicPrune } from '../../src/retention/periodic.ts';
 import { captureLogs } from '../helpers/logs.ts';
 

@@ -3,9 +3,9 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { onCleanup, startTestWorker, waitFor, workerConfig } from '../queue/helpers.ts';
+import { onCleanup, startTestWorker, waitFor, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const tdb = useTestDatabase();
 

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { WorkerMetrics } from '../../src/server/metrics.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, waitFor, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, waitFor, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const tdb = useTestDatabase();
 

@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { repoRoot, startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { repoRoot, startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const tdb = useTestDatabase();
 const RULES_DIR = `${repoRoot}deploy/prometheus`;

@@ -2,9 +2,9 @@
 // the worker's backends (counted in pg_stat_activity by application name) never exceed its
 // REFSYNC_DB_MAX_CONNECTIONS, since the probes share one check and its connection is the pool's.
 import { describe, expect, it } from 'vitest';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
-import { startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const tdb = useTestDatabase();
 const BUDGET = 3;

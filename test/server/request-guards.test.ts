@@ -5,10 +5,10 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 import type { WorkerService } from '../../src/queue/worker/service.ts';
 
 const tdb = useTestDatabase();

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/types.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/factory.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { haveChromium, keepScreenshot, launchLoggedInBrowser } from '../helpers/chromium.ts';
-import { startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const haveBrowser = haveChromium('status failures');
 const PASSWORD = 'failures-pass';

@@ -11,10 +11,10 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/sandbox/types.ts';
 import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/factory.ts';
-import { testQueuePrefix, useTestDatabase } from '../helpers/db.ts';
+import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { haveChromium, keepScreenshot, launchLoggedInBrowser } from '../helpers/chromium.ts';
-import { onCleanup, startTestWorker, workerConfig } from '../queue/helpers.ts';
+import { onCleanup, startTestWorker, workerConfig, testQueuePrefix } from '../queue/helpers.ts';
 
 const haveBrowser = haveChromium('status page');
 
