@@ -1,7 +1,8 @@
 // `refsync status` as a user runs it (a subprocess against a synced database): one line per target
 // at 80, 100 and 120 columns, relative ages, and `status --list KEY` with the reason in full, the
 // command that resolves it, the last snapshots and the last changes before → after.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
@@ -138,6 +139,18 @@ describe('refsync status', () => {
     expect(unset).toContain('\n  Redis 127.0.0.1:6379 db 0, prefix refsync (the default: REDIS_URL unset)\n');
     const named = ok(await runCli(['status'], { env: { ...env, REDIS_URL: 'redis://127.0.0.1:6379/3', REFSYNC_QUEUE_PREFIX: 'status-cli' } }));
     expect(named).toContain('\n  Redis 127.0.0.1:6379 db 3, prefix status-cli\n');
+  });
+
+  it("reads the queue and writes nothing to Redis (BullMQ would record the queue's meta on open)", async () => {
+    const prefix = testQueuePrefix();
+    const out = ok(await runCli(['status'], { env: { ...env, REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix } }));
+    expect(out).toMatch(/^queue: \d+ waiting/m);
+    const redis = new Redis(inject('redisUrl'));
+    try {
+      expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('without a worker configured here (after the demo, or DATABASE_URL alone) shows no queue line', async () => {

@@ -9,6 +9,8 @@ export interface ShortLivedQueueOptions {
   connectTimeoutMs: number;
   /** Redis key prefix; default REFSYNC_QUEUE_PREFIX or `refsync`. */
   prefix?: string;
+  /** The command only reads the queue: it leaves the queue's meta hash as it is (BullMQ writes it on open otherwise). */
+  readOnly?: boolean;
 }
 
 /**
@@ -26,7 +28,7 @@ export async function withShortLivedQueue<T>(
     connectionName: options.connectionName,
     reach: config,
   });
-  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: queueKeyPrefix(config, options.prefix) });
+  const queue = new Queue(QUEUE_NAME, { connection: client, prefix: queueKeyPrefix(config, options.prefix), skipMetasUpdate: options.readOnly ?? false });
   // Errors reach the caller through the command that failed; the event would only repeat them.
   queue.on('error', () => undefined);
   try {

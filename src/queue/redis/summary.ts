@@ -10,7 +10,7 @@ export interface QueueSummary {
 }
 
 export async function queueSummary(config: AppConfig, options: { prefix?: string; connectTimeoutMs?: number } = {}): Promise<QueueSummary> {
-  const connection = { connectionName: 'refsync-status', connectTimeoutMs: options.connectTimeoutMs ?? 2_000, prefix: options.prefix };
+  const connection = { connectionName: 'refsync-status', connectTimeoutMs: options.connectTimeoutMs ?? 2_000, prefix: options.prefix, readOnly: true };
   return withShortLivedQueue(config, connection, async (queue) => {
     const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed');
     const schedulers = [];
