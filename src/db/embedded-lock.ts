@@ -133,7 +133,12 @@ export async function lockEmbeddedDatabase(dataDir: string, options: EmbeddedLoc
         // Naming the owner is a courtesy: a waiter without it says "another process".
       }
       return {
-        release: () => new Promise<void>((resolve) => server.close(() => resolve())),
+        // The owner file goes first, while the lock is still held: once the socket closes, the next
+        // owner may already have written its own.
+        release: () => {
+          rmSync(ownerFile, { force: true });
+          return new Promise<void>((resolve) => server.close(() => resolve()));
+        },
       };
     }
     // Only a socket file outlives its owner; nobody answers on it, so it is removed and taken.

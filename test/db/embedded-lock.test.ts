@@ -144,6 +144,17 @@ describe('the lock as a socket file (off Linux)', () => {
     expect(notices).toEqual([expect.stringMatching(new RegExp(`^waiting for the embedded database .*, held by pid ${process.pid} \\(`))]);
   });
 
+  it('leaves nothing in the temporary folder once released: its owner file, and its socket file', async () => {
+    // The abstract kind (Linux's) has no socket file, but writes the owner file too.
+    for (const abstract of process.platform === 'linux' ? [false, true] : [false]) {
+      const { address, ownerFile } = lockAddress(folder, abstract);
+      const lock = await lockEmbeddedDatabase(folder, { abstract, waitMs: 0 });
+      expect(existsSync(ownerFile)).toBe(true);
+      await lock.release();
+      expect([existsSync(ownerFile), !abstract && existsSync(address)]).toEqual([false, false]);
+    }
+  });
+
   it('takes over a socket file whose owner died', async () => {
     const { address } = lockAddress(folder, false);
     // A owner killed while it listens leaves its socket file, which nobody answers on.
