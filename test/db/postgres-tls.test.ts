@@ -1,8 +1,7 @@
 // TLS to Postgres as managed services require it: a private server (never the shared one) with a
 // throwaway CA and a certificate for `localhost` only, made at test time; refsync connects with
 // libpq's sslmode meanings and the CA from PGSSLROOTCERT or sslrootcert=.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { copyOut } from '../../src/db/copy-out.ts';
@@ -10,6 +9,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { generateCertificates } from '../../src/sandbox/certificates.ts';
 import { canStartPrivatePostgres, startPrivatePostgres, type PrivatePostgres } from '../faults/servers.ts';
 import { runCli } from '../helpers/cli.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 if (!canStartPrivatePostgres)
   console.warn('[tests] skipping test/db/postgres-tls.test.ts: needs root and /usr/lib/postgresql/15/bin to start a private Postgres');
@@ -21,7 +21,7 @@ let otherCaFile: string;
 beforeAll(async () => {
   if (!canStartPrivatePostgres) return;
   const certs = await generateCertificates(['localhost']);
-  const dir = mkdtempSync(join(tmpdir(), 'refsync-pg-tls-'));
+  const dir = testTempDir('refsync-pg-tls');
   caFile = join(dir, 'ca.pem');
   otherCaFile = join(dir, 'other-ca.pem');
   writeFileSync(caFile, certs.caPem);

@@ -2,8 +2,7 @@
 // logs (every client and dispatcher it made, trace level, no redaction) hold no password, token,
 // API key or webhook secret (harness.ts). Here: a whole CLI sync at trace level through faults,
 // and the settings refused up front.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.ts';
@@ -15,10 +14,11 @@ import { sandboxEnv } from '../helpers/source.ts';
 import { runCli } from '../queue/helpers.ts';
 import { newSecret } from '../alerts/fixture.ts';
 import { secrets, uniqueEnvironment } from './harness.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
-const dir = mkdtempSync(join(tmpdir(), 'refsync-faults-secrets-'));
+const dir = testTempDir('refsync-faults-secrets');
 
 beforeAll(async () => {
   sb = await useSandbox();

@@ -4,8 +4,7 @@
 //     flight: the worker resumes by itself, the in-flight run and a run triggered afterwards complete;
 //  5. Redis flushed, or restarted empty: what happens to the schedulers;
 //  6. an evicting Redis (allkeys-lru): the worker refuses to start, with one line.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import { runCli, startRedisServer, testQueue, waitFor, testQueuePrefix } from '.
 import { changeList, expectNoSecretsIn, faultSource, uniqueEnvironment, workerEnv, workerProbes } from './harness.ts';
 import { expectConsistentHistory, expectWholeStates } from './invariants.ts';
 import { startWorkerProcess } from './servers.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
@@ -45,7 +45,7 @@ async function finished(source: SourceConfig, slot: string, timeoutMs = 90_000) 
 describe('4. Redis stopped, then back with its data', () => {
   for (const outageMs of [5_000, 15_000]) {
     it(`${outageMs / 1000} s outage with a list in flight: the worker resumes by itself; the in-flight and a later triggered run complete`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'refsync-faults-redis-'));
+      const dir = testTempDir('refsync-faults-redis');
       const redis = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]);
       const prefix = testQueuePrefix();
       const queue = testQueue(prefix, redis.url);
@@ -93,7 +93,7 @@ describe('4. Redis stopped, then back with its data', () => {
 describe('5. Redis flushed or restarted empty', () => {
   /** Two sources on the sandbox in one REFSYNC_CONFIG file, scheduled every 10 s. */
   function twoSources(redisUrl: string, prefix: string) {
-    const dir = mkdtempSync(join(tmpdir(), 'refsync-faults-sources-'));
+    const dir = testTempDir('refsync-faults-sources');
     const file = join(dir, 'sources.json');
     const names = [uniqueEnvironment('sched-a'), uniqueEnvironment('sched-b')];
     writeFileSync(

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from '../../src/db/database.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 /** A fact: the code it holds, how many days before the test's clock it happened, and a customer. */
 export type Fact = [code: string | null, daysAgo: number, customer: string];
@@ -21,7 +21,7 @@ export async function createFacts(db: Database, name: string, facts: Fact[]): Pr
 
 /** A REFSYNC_CONFIG file holding only `usage`: the source comes from the environment. */
 export function usageConfig(usage: unknown[]): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'refsync-impact-')), 'refsync.json');
+  const path = join(testTempDir('refsync-impact'), 'refsync.json');
   writeFileSync(path, JSON.stringify({ usage }));
   return path;
 }

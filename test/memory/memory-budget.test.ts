@@ -1,18 +1,18 @@
 // The memory budget's own rules: where its size comes from (cgroup v2, v1, the setting, the
 // default), and how shares are handed out (fit, alone, first come first served, abort).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryBudget, type BudgetEvent } from '../../src/memory/memory-budget.ts';
 import { DEFAULT_MEMORY_BUDGET_MB, memoryLimit, type MemoryLimitSource } from '../../src/memory/memory-limit.ts';
 import { listBytes, UNKNOWN_LIST_BYTES } from '../../src/memory/list-sizes.ts';
 import { MIN_HEAP_LIMIT_MB, missingHeapFlags, SEMI_SPACE_FLAG } from '../../src/memory/heap-flags.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const MiB = 1024 * 1024;
 
 function cgroupFiles(v2?: string, v1?: string): Array<{ path: string; from: MemoryLimitSource }> {
-  const dir = mkdtempSync(join(tmpdir(), 'refsync-cgroup-'));
+  const dir = testTempDir('refsync-cgroup');
   const files: Array<{ path: string; from: MemoryLimitSource }> = [
     { path: join(dir, 'memory.max'), from: 'cgroup v2' },
     { path: join(dir, 'memory.limit_in_bytes'), from: 'cgroup v1' },

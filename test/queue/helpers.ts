@@ -2,9 +2,8 @@
 // at a sandbox, a Redis server of the test's own, and bounded polling.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, inject } from 'vitest';
 import { Queue } from 'bullmq';
@@ -16,6 +15,7 @@ import { QUEUE_NAME } from '../../src/queue/redis/names.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -253,7 +253,7 @@ export interface CliResult {
 }
 
 // An empty working directory, so no developer's .env leaks into the CLI under test.
-const cliCwd = mkdtempSync(join(tmpdir(), 'refsync-cli-'));
+const cliCwd = testTempDir('refsync-cli');
 
 export interface CliProcess {
   child: ChildProcess;

@@ -3,8 +3,7 @@
 // start (test/faults/worker-cluster.test.ts runs it as a cluster). Each case runs a redis-server of its
 // own; certificates are made at test time.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCertificates } from '../../src/sandbox/certificates.ts';
@@ -24,9 +23,10 @@ import {
   workerConfig,
   testQueuePrefix,
 } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const tdb = useTestDatabase();
-const dir = mkdtempSync(join(tmpdir(), 'refsync-redis-infra-'));
+const dir = testTempDir('refsync-redis-infra');
 const write = (name: string, text: string) => {
   const path = join(dir, name);
   writeFileSync(path, text);

@@ -1,11 +1,11 @@
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, SANDBOX_MACHINE_ACCOUNT } from '../helpers/sandbox.ts';
 import { queueSummary } from '../../src/queue/redis/summary.ts';
 import { startTestWorker, testQueue, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const tdb = useTestDatabase();
 
@@ -13,7 +13,7 @@ describe('job schedulers', () => {
   it('repeated and concurrent worker starts leave exactly one scheduler per source', async () => {
     const sb = await useSandbox();
     const prefix = testQueuePrefix();
-    const dir = mkdtempSync(join(tmpdir(), 'refsync-sched-'));
+    const dir = testTempDir('refsync-sched');
     const file = join(dir, 'sources.json');
     const source = (name: string) => ({
       name,

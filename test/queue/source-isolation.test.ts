@@ -1,8 +1,7 @@
 // Each source is its own failure domain on the shared queue, across worker processes: a source
 // rate limited with a long Retry-After, and one whose every answer is slow, do not hold up a
 // third. Real BullMQ, two `refsync worker` processes, three sandboxes.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
@@ -12,6 +11,7 @@ import { startWorkerProcess } from '../faults/servers.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_MACHINE_ACCOUNT, useSandbox } from '../helpers/sandbox.ts';
 import { onCleanup, testQueue, waitFor, testQueuePrefix } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const tdb = useTestDatabase();
 const LISTS = ['shipment_modes', 'equipment_types', 'accessorials', 'piece_types'];
@@ -38,7 +38,7 @@ describe('sources as failure domains (two worker processes)', () => {
     // slots (2 workers x 2) for 20 s (login, then the list), and `calm` would wait behind them.
     slow.control.setLatency(10_000);
     limited.control.setFaults({ rateLimit: { count: 1000, retryAfter: '30' }, paths: LISTS });
-    const dir = mkdtempSync(join(tmpdir(), 'refsync-isolation-'));
+    const dir = testTempDir('refsync-isolation');
     const file = join(dir, 'sources.json');
     const source = (name: string, sb: typeof calm) => ({
       name,

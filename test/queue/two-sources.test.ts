@@ -1,13 +1,13 @@
 // Two sources (two sandboxes, two accounts) in one worker: each syncs with its own credentials,
 // and neither origin ever sees the other's.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enqueueManualRuns } from '../../src/queue/jobs.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { SANDBOX_KEYED_ACCOUNT, SANDBOX_MACHINE_ACCOUNT, useSandbox } from '../helpers/sandbox.ts';
 import { startTestWorker, waitFor, workerConfig, testQueuePrefix } from './helpers.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const tdb = useTestDatabase();
 
@@ -16,7 +16,7 @@ describe('several sources', () => {
     // Each sandbox knows one account only: a credential sent to the wrong origin would be refused.
     const acme = await useSandbox({ accounts: [SANDBOX_MACHINE_ACCOUNT] });
     const globex = await useSandbox({ accounts: [SANDBOX_KEYED_ACCOUNT] });
-    const dir = mkdtempSync(join(tmpdir(), 'refsync-two-'));
+    const dir = testTempDir('refsync-two');
     const secret = join(dir, 'acme_password');
     writeFileSync(secret, `${SANDBOX_MACHINE_ACCOUNT.password}\n`);
     const file = join(dir, 'sources.json');

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -10,6 +9,7 @@ import { listKeys } from '../../src/catalog/list-keys.ts';
 
 const listKeysSorted = [...listKeys].sort();
 import { refsync, root, syncSandbox } from './fixture.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 interface DbtColumn {
   name: string;
@@ -65,7 +65,7 @@ describe('dbt sources.yml', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toBe(committed());
-    const out = join(mkdtempSync(join(tmpdir(), 'refsync-dbt-')), 'sources.yml');
+    const out = join(testTempDir('refsync-dbt'), 'sources.yml');
     const written = await refsync(['export-dbt', '--out', out], {});
     expect(written.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(committed());

@@ -1,8 +1,5 @@
 // Data for the reader tests, written by the real pipeline from a sandbox over HTTPS.
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ListKey } from '../../src/catalog/list-keys.ts';
 import type { Database } from '../../src/db/database.ts';
@@ -11,6 +8,7 @@ import { runSync } from '../../src/sync/run/run-sync.ts';
 import { createUpstreamClient } from '../../src/upstream/index.ts';
 import type { Sandbox } from '../helpers/sandbox.ts';
 import { sandboxSource } from '../helpers/source.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 export const V2024 = CHARGE_CODE_VERSION_2024;
 export const V2025 = CHARGE_CODE_VERSION_2025;
@@ -41,7 +39,7 @@ export interface CliResult {
  * Runs `node bin/refsync.js ...args` as a user would, with only PATH, HOME and the given variables,
  * in a working directory of the caller's (default: a fresh temporary one, so no .env is read).
  */
-export function refsync(args: string[], env: Record<string, string>, cwd = mkdtempSync(join(tmpdir(), 'refsync-reader-'))): Promise<CliResult> {
+export function refsync(args: string[], env: Record<string, string>, cwd = testTempDir('refsync-reader')): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,

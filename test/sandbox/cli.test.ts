@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const bin = fileURLToPath(new URL('../../bin/refsync.js', import.meta.url));
 
 /** Each start in a folder of its own (its ./.refsync/sandbox), so test files never share one. */
-function startCli(args: string[], cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-cli-'))) {
+function startCli(args: string[], cwd = testTempDir('refsync-sandbox-cli')) {
   const child = spawn(process.execPath, [bin, 'sandbox', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } });
   let stdout = '';
   let stderr = '';
@@ -55,7 +55,7 @@ describe('refsync sandbox (CLI)', () => {
   });
 
   it('a restart keeps the CA file, the control secret and the data changes; --reset forgets the data', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-restart-'));
+    const cwd = testTempDir('refsync-sandbox-restart');
     const start = async (args: string[] = []) => {
       const cli = startCli(['--port', '0', ...args], cwd);
       await waitFor(() => /stop with Ctrl-C/.test(cli.output().stdout));
@@ -129,7 +129,7 @@ describe('refsync sandbox (CLI)', () => {
   });
 
   it('the files it writes are for its owner only, whatever mode an older file had', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'refsync-sandbox-modes-'));
+    const cwd = testTempDir('refsync-sandbox-modes');
     const folder = join(cwd, '.refsync/sandbox');
     mkdirSync(folder, { recursive: true });
     // Files an older sandbox left readable by everyone, for other host names: made again.

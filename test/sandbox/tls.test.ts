@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { generateCertificates } from '../../src/sandbox/index.ts';
 import { sandboxRequest, useSandbox } from '../helpers/sandbox.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 describe('sandbox certificates and HTTPS', () => {
   it('generates a CA and a server certificate for localhost, 127.0.0.1 and ::1', async () => {
@@ -138,10 +139,7 @@ describe('sandbox certificates and HTTPS', () => {
   });
 
   it('uses a given certDir and keeps it on close', async () => {
-    const { mkdtempSync, existsSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'sb-certdir-'));
+    const dir = testTempDir('refsync-sandbox-certdir');
     const sb = await useSandbox({ hostnames: ['sandbox'], certDir: dir });
     expect(sb.caFile.startsWith(dir)).toBe(true);
     await sb.close();
