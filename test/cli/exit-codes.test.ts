@@ -1,13 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 // A configuration that passes validation on its own, so each case below fails for one reason.
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_API_KEY: 'key-secret-1', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
-const dir = mkdtempSync(join(tmpdir(), 'refsync-exit-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-exit');
 
 describe('bad settings and arguments at the command line', () => {
   it.each([

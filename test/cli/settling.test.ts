@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { refsyncBin, runCli, type CliResult } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 // Exit 0 only when the command did its work: every command's failure modes end non-zero, and a
 // command whose work waits on something that never settles fails instead of ending quietly.
@@ -15,8 +14,7 @@ import { sandboxEnv } from '../helpers/source.ts';
 const t = useTestDatabase();
 let sb: Sandbox;
 let env: Record<string, string>;
-const dir = mkdtempSync(join(tmpdir(), 'refsync-settling-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-settling');
 
 beforeAll(async () => {
   sb = await useSandbox();

@@ -2,24 +2,24 @@
 // embedded database a `refsync sync` wrote in a folder of the test's own (no DATABASE_URL), then
 // against Postgres with DATABASE_URL, and the prompt in a real terminal (tmux): a statement over
 // two lines, an error that leaves the prompt, `\q`.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 import { refsyncInPane } from '../helpers/tmux.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const t = useTestDatabase();
 const guide = readFileSync(fileURLToPath(new URL('../../docs/data-teams.md', import.meta.url)), 'utf8');
 const section = guide.slice(guide.indexOf('### Running SQL: `refsync sql`'), guide.indexOf('### Access: the `refdata_reader` role'));
 const examples = /```sh\n([\s\S]*?)```/.exec(section)![1]!.trim().split('\n');
 
-const dir = mkdtempSync(join(tmpdir(), 'refsync-sql-'));
+const dir = testTempDir('refsync-sql');
 const bin = join(dir, 'bin');
 let embeddedEnv: Record<string, string>;
 
@@ -33,7 +33,6 @@ beforeAll(async () => {
   expect((await runCli(['sync'], { env: embeddedEnv, cwd: dir })).code).toBe(0);
   expect((await runCli(['sync'], { env: { ...embeddedEnv, DATABASE_URL: t.url } })).code).toBe(0);
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** One line of the docs run by a shell in the test's folder. */
 function shell(line: string, env: Record<string, string>) {

@@ -1,13 +1,12 @@
 // `refsync status` as a user runs it (a subprocess against a synced database): one line per target
 // at 80, 100 and 120 columns, relative ages, and `status --list KEY` with the reason in full, the
 // command that resolves it, the last snapshots and the last changes before → after.
-import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
-import { testQueuePrefix } from '../queue/helpers.ts';
+import { queueKeys, testQueuePrefix } from '../queue/helpers.ts';
 
 const t = useTestDatabase();
 let sb: Sandbox;
@@ -145,12 +144,7 @@ describe('refsync status', () => {
     const prefix = testQueuePrefix();
     const out = ok(await runCli(['status'], { env: { ...env, REDIS_URL: inject('redisUrl'), REFSYNC_QUEUE_PREFIX: prefix } }));
     expect(out).toMatch(/^queue: \d+ waiting/m);
-    const redis = new Redis(inject('redisUrl'));
-    try {
-      expect(await redis.keys(`${prefix}:*`)).toEqual([]);
-    } finally {
-      redis.disconnect();
-    }
+    expect(await queueKeys(prefix)).toEqual([]);
   });
 
   it('without a worker configured here (after the demo, or DATABASE_URL alone) shows no queue line', async () => {

@@ -3,8 +3,7 @@
 // progress line is drawn in place, log lines never share a screen line with it, upstream text
 // that tries to drive the terminal shows escaped, status lines never wrap, and NO_COLOR or a
 // non-terminal gets no control sequence at all (the raw bytes, from pipe-pane and from files).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/db.ts';
@@ -12,9 +11,10 @@ import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
 import { refsyncInPane, type Pane } from '../helpers/tmux.ts';
 import { json, tinyServer, type TinyServer } from '../upstream/fixtures.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const t = useTestDatabase();
-const dir = mkdtempSync(join(tmpdir(), 'refsync-terminal-'));
+const dir = testTempDir('refsync-terminal');
 let sb: Sandbox;
 /** An upstream whose hazmat list answers 404 with a body that tries to clear the screen and set the title. */
 let rogue: TinyServer;
@@ -37,7 +37,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await rogue?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const envFor = (environment: string, extra: Record<string, string> = {}) =>

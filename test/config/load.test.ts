@@ -1,8 +1,7 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listKeys } from '../../src/catalog/list-keys.ts';
 import { targetsFor } from '../../src/catalog/catalog.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
@@ -10,9 +9,9 @@ import { knownSettings, unknownSettingWarnings } from '../../src/config/known-se
 import { queueKeyPrefix } from '../../src/queue/redis/names.ts';
 import { nodeOptionsFromUrl } from '../../src/queue/redis/redis-cluster.ts';
 import { configError } from './config-error.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'refsync-config-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-config');
 const file = (name: string, contents: string) => {
   const path = join(dir, name);
   writeFileSync(path, contents);

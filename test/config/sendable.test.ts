@@ -1,15 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { configError } from './config-error.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 // Settings that go into a request (a header, a login body, a URL) or open a connection with a
 // credential: a control character in any of them is refused at start, naming the setting only.
 
-const dir = mkdtempSync(join(tmpdir(), 'refsync-sendable-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-sendable');
 let files = 0;
 const file = (contents: string) => {
   const path = join(dir, `value-${files++}`);

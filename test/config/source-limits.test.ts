@@ -1,14 +1,13 @@
 // The deadlines and list limits: defaults, the environment, a source of
 // REFSYNC_CONFIG of its own, and one-line errors naming the setting.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { configError } from './config-error.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'refsync-limits-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-limits');
 const base = { REFSYNC_BASE_URL: 'https://api.vendor.example', REFSYNC_EMAIL: 'machine@acme.example', REFSYNC_PASSWORD: 'pw-secret-1' };
 
 describe('deadlines and list limits', () => {

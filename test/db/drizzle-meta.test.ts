@@ -3,19 +3,18 @@
 // writes nothing; and the database the migrations build is the one src/db/schema.ts describes,
 // compared by introspection (`drizzle-kit pull`) against drizzle-kit's own reading of schema.ts.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as schema from '../../src/db/schema.ts';
 import { useTestDatabase } from '../helpers/db.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
 const drizzleKit = join(root, 'node_modules/drizzle-kit/bin.cjs');
-const scratch = mkdtempSync(join(tmpdir(), 'h30-refsync-drizzle-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = testTempDir('h30-refsync-drizzle');
 
 /** Every file under dir with its contents, by relative path. */
 function filesOf(dir: string): Record<string, string> {

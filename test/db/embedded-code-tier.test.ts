@@ -2,18 +2,16 @@
 // command does not wait at exit for TurboFan to finish recompiling Postgres's parser. Seen through
 // V8's own trace of what it compiled, beside a plain Node process that opens the same database.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const TRACE = '--trace-wasm-compilation-times';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'refsync-code-tier-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testTempDir('refsync-code-tier');
 
 /** A process that loads PGlite as any program would, with none of refsync's code. */
 const PLAIN_PGLITE = `

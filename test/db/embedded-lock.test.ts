@@ -4,24 +4,21 @@
 // Every change the upstream made is recorded once, and the next sync is green. Then the lock
 // itself in this process: the socket-file kind used off Linux, and its stale file.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { getListDefinition } from '../../src/catalog/catalog.ts';
 import { EmbeddedDatabaseBusyError, lockAddress, lockEmbeddedDatabase } from '../../src/db/embedded-lock.ts';
 import { embeddedWaitMsFromEnv } from '../../src/config/embedded-wait.ts';
 import { refsyncBin, runCli } from '../helpers/cli.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const LIST = 'shipment_modes';
-const dir = mkdtempSync(join(tmpdir(), 'refsync-lock-'));
+const dir = testTempDir('refsync-lock');
 let sb: Sandbox;
 let env: Record<string, string>;
 let added = 0;
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 beforeAll(async () => {
   sb = await useSandbox();
@@ -128,8 +125,7 @@ describe('REFSYNC_EMBEDDED_WAIT_SECONDS', () => {
 });
 
 describe('the lock as a socket file (off Linux)', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'refsync-lockfile-'));
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  const folder = testTempDir('refsync-lockfile');
 
   it('refuses a second owner while the first holds it, and lets it in after', async () => {
     const first = await lockEmbeddedDatabase(folder, { abstract: false });

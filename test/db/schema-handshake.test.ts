@@ -1,8 +1,6 @@
 // The handshake of docs/production.md ("Upgrading"), as a user meets it: commands run as child
 // processes against a database behind this refsync (an older release's migrations only) and one
 // ahead of it (a migration row this refsync does not ship), on Postgres and on embedded PGlite.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
@@ -13,6 +11,7 @@ import { createTestDatabase, dropTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { migrateUpTo, recordNewerMigration, schemaFootprint } from '../helpers/schema.ts';
 import { sandboxEnv } from '../helpers/source.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const shipped = shippedMigrations().length;
 const aheadLine = `the database was migrated by a newer refsync (database schema version ${shipped + 1}, this refsync ships schema version ${shipped})`;
@@ -84,8 +83,7 @@ describe('on Postgres', () => {
 const PGLITE_CASE_MS = 180_000;
 
 describe('on embedded PGlite', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'h30-refsync-handshake-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = testTempDir('h30-refsync-handshake');
   const dataDir = (case_: string) => join(dir, case_, '.refsync', 'pgdata');
   const pglite = (case_: string) => openDatabase({ dataDir: dataDir(case_) });
   const embeddedEnv = () => sandboxEnv(sb, { REFSYNC_LISTS: 'shipment_modes' });

@@ -70,18 +70,30 @@ function forgetQueueAfterwards(prefix: string, redisUrl: string): void {
   const key = `${redisUrl} ${prefix}`;
   if (forgotten.has(key)) return;
   forgotten.add(key);
-  cleanups.unshift(async () => {
-    const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-    redis.on('error', () => undefined);
-    try {
-      await redis.connect();
-      const keys: string[] = [];
-      for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 500 })) keys.push(...(batch as string[]));
+  cleanups.unshift(() =>
+    withPrefixKeys(prefix, redisUrl, async (redis, keys) => {
       for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-    } finally {
-      redis.disconnect();
-    }
-  });
+    }),
+  );
+}
+
+/** The keys a queue prefix has in Redis now. */
+export function queueKeys(prefix: string, redisUrl = inject('redisUrl')): Promise<string[]> {
+  return withPrefixKeys(prefix, redisUrl, async (_redis, keys) => keys);
+}
+
+/** Runs `use` with a client of its own and the prefix's keys, then disconnects. */
+async function withPrefixKeys<T>(prefix: string, redisUrl: string, use: (redis: Redis, keys: string[]) => Promise<T>): Promise<T> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 500 })) keys.push(...(batch as string[]));
+    return await use(redis, keys);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** A producer-side queue handle for assertions (closed after the file). */

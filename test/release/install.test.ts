@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dropTestDatabase } from '../helpers/db.ts';
+import { testQueuePrefix } from '../queue/helpers.ts';
 import {
   installAsDependency,
   installForProduction,
@@ -112,13 +112,13 @@ async function sandboxFrom(install: Install): Promise<Record<string, string>> {
 /**
  * A migrated fresh database, the install's own sandbox and `refsync worker` on them under a queue
  * prefix of its own; `body` gets the worker and the address it serves. The worker's processes and
- * its queue's keys are cleaned up after, however `body` ends.
+ * its queue's keys (testQueuePrefix) are cleaned up after, however `body` ends.
  */
 async function withWorker(install: Install, database: string, body: (worker: Started, served: string) => Promise<void>): Promise<void> {
   const sandbox = await sandboxFrom(install);
   const url = await freshDatabase(database);
   expect((await refsync(install, ['migrate'], { DATABASE_URL: url })).code).toBe(0);
-  const prefix = `refsync-release-${randomBytes(4).toString('hex')}`;
+  const prefix = testQueuePrefix();
   const worker = startRefsync(install, ['worker'], {
     DATABASE_URL: url,
     REDIS_URL: inject('redisUrl'),
@@ -131,10 +131,6 @@ async function withWorker(install: Install, database: string, body: (worker: Sta
     await body(worker, served);
   } finally {
     worker.killAll();
-    const redis = new Redis(inject('redisUrl'));
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
   }
 }
 

@@ -4,8 +4,7 @@
 // local HTTPS server standing in for the upstream) and asserts what the user sees; a second local
 // HTTPS origin records every request it receives and must receive none.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { slackBody, type AlertRecord } from '../../src/alerts/format.ts';
@@ -19,9 +18,10 @@ import { useTestDatabase } from '../helpers/db.ts';
 import { useSandbox, type Sandbox } from '../helpers/sandbox.ts';
 import { sandboxEnv, sandboxSource } from '../helpers/source.ts';
 import { json, tinyServer, type TinyServer } from '../upstream/fixtures.ts';
+import { testTempDir } from '../helpers/temp-dir.ts';
 
 const t = useTestDatabase();
-const dir = mkdtempSync(join(tmpdir(), 'refsync-security-'));
+const dir = testTempDir('refsync-security');
 let sb: Sandbox;
 /** The second origin: never configured, trusted by the client (so only refusal keeps it unreached). */
 let other: TinyServer;
@@ -49,7 +49,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([other?.close(), rogue?.close()]);
-  rmSync(dir, { recursive: true, force: true });
 });
 let otherConnectionsSeen = 0;
 afterEach(() => {
