@@ -586,8 +586,21 @@ export const runOfSlot = 'select id from refdata.sync_runs where source = $1 and
 /** Counts a run going on in one statement (refdata.advance_run, migration 0011). */
 export const advanceRun = 'select refdata.advance_run($1) as advanced';
 
-/** A run's progress from its snapshots, its row locked (refdata.run_progress). */
-export const runProgress = (runId: number): string => `select status, targets_total, done, failed from refdata.run_progress(${runId})`;
+/**
+ * A run's progress from its snapshots, its row locked (refdata.run_progress): `progress` (the run's
+ * status before), `total`, `done` and `failed`. While none of its targets failed, the same statement
+ * brings the run up to date with that count (updateRunProgress with no error), closing it once every
+ * target has a snapshot, and returns it as its outcome (RunCompleted's columns, null when not
+ * updated): a run's close then takes the BEGIN's round trip and the COMMIT's, no third between them.
+ */
+export const runProgress = (runId: number): string => {
+  const id = sqlInteger(runId);
+  return `with p as (select * from refdata.run_progress(${id})),
+     r as (update refdata.sync_runs u set ${runProgressSet('p.done', 'p.failed', 'null')}
+           from p where u.id = ${id} and p.status = 'running' and p.failed = 0 returning u.*)
+     select p.status as progress, p.targets_total as total, p.done, p.failed, c.*
+       from p left join lateral (select ${runCompletedColumns} from r) c on true`;
+};
 
 /** The run's lists that did not sync ($1: the run): the latest snapshot of each list with no ok one (run-error.ts). */
 export const runProblemsQuery = `select distinct on (s.list_key, s.variant) s.list_key, s.variant, s.status, s.error, s.error_code
@@ -597,32 +610,27 @@ export const runProblemsQuery = `select distinct on (s.list_key, s.variant) s.li
                        where o.run_id = $1 and o.list_key = s.list_key and o.variant = s.variant and o.status = 'ok')
      order by s.list_key, s.variant, s.id desc`;
 
-/** Sets a run's progress, and its outcome once every target has one. */
-export const updateRunProgress = `update refdata.sync_runs set
-           targets_done = $2,
-           targets_failed = $3,
-           status = case when $2 < targets_total then 'running'
-                         when $3 = 0 then 'succeeded'
-                         when $3 >= targets_total then 'failed'
+/** The SET of a run's progress (`u`: its row), and of its outcome once every target has one. */
+const runProgressSet = (done: string, failed: string, error: string): string => `targets_done = ${done},
+           targets_failed = ${failed},
+           status = case when ${done} < u.targets_total then 'running'
+                         when ${failed} = 0 then 'succeeded'
+                         when ${failed} >= u.targets_total then 'failed'
                          else 'partial' end,
-           finished_at = case when $2 >= targets_total then clock_timestamp() end,
-           error = $4
-         where id = $1`;
+           finished_at = case when ${done} >= u.targets_total then clock_timestamp() end,
+           error = ${error}`;
+
+/** Sets a run's progress, and its outcome once every target has one. */
+export const updateRunProgress = `update refdata.sync_runs u set ${runProgressSet('$2', '$3', '$4')} where u.id = $1`;
 
 /** Fails a run still running. */
-export const failRunningRun = `update refdata.sync_runs set status = 'failed', finished_at = clock_timestamp(), error = $2 where id = $1 and status = 'running'`;
+export const failRunningRun = `update refdata.sync_runs u set status = 'failed', finished_at = clock_timestamp(), error = $2 where u.id = $1 and u.status = 'running'`;
 
 /** A source's in-process runs still marked running. */
 export const runningCliRuns = "select id from refdata.sync_runs where source = $1 and status = 'running' and trigger = 'cli'";
 
-/**
- * A statement that updates one run (`update`: an UPDATE of refdata.sync_runs, without RETURNING) and
- * returns it as its outcome (RunCompleted), with each target's last snapshot in it: one round trip.
- * No row when the update changed none.
- */
-export function updatedRunCompleted(update: string): string {
-  return `with r as (${update} returning *)
-     select r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
+/** An updated run `r` as its outcome (RunCompleted), with each target's last snapshot in it. */
+const runCompletedColumns = `r.id::int as run_id, r.source, r.environment, r.trigger, r.slot, r.status,
             to_json(r.started_at) #>> '{}' as started_at, to_json(r.finished_at) #>> '{}' as finished_at,
             r.targets_total, r.targets_done, r.targets_failed, r.error,
             coalesce((select json_agg(json_build_object(
@@ -632,7 +640,16 @@ export function updatedRunCompleted(update: string): string {
                        'modified', s.modified, 'reappeared', s.reappeared, 'reshaped', s.reshaped, 'error_code', s.error_code)
                        order by s.list_key, s.variant)
                       from (select distinct on (list_key, variant) * from refdata.snapshots
-                             where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists
+                             where run_id = r.id order by list_key, variant, id desc) s), '[]') as lists`;
+
+/**
+ * A statement that updates one run (`update`: an UPDATE of refdata.sync_runs as `u`, without
+ * RETURNING) and returns it as its outcome (RunCompleted): one round trip. No row when the update
+ * changed none.
+ */
+export function updatedRunCompleted(update: string): string {
+  return `with r as (${update} returning u.*)
+     select ${runCompletedColumns}
        from r`;
 }
 

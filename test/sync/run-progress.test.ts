@@ -201,7 +201,7 @@ describe("a run's close", () => {
       // in one statement; the NOTIFY and the alert sent with the COMMIT.
       expect(sent.work).toEqual([
         expect.stringMatching(/^select distinct on \(s\.list_key, s\.variant\) /),
-        expect.stringMatching(/^with r as \(update refdata\.sync_runs set /),
+        expect.stringMatching(/^with r as \(update refdata\.sync_runs u set /),
       ]);
       expect(sent.atCommit).toEqual([
         expect.stringMatching(/^select pg_notify\('refdata_runs', /),
@@ -232,6 +232,44 @@ describe("a run's close", () => {
       );
       expect(alerts).toEqual([{ id: alerts[0]!.id, kind: 'run_completed', environment: 'close-env', snapshot_id: null, payload: outcome }]);
       expect(listener.of(ALERT_CHANNEL).map((n) => JSON.parse(n))).toEqual([{ id: alerts[0]!.id, environment: 'close-env', kind: 'run_completed' }]);
+    } finally {
+      await listener.close();
+      await fx.client.close();
+    }
+  });
+
+  it("counts and closes a run none of whose lists failed in the BEGIN's round trip: nothing between it and the COMMIT", async () => {
+    const fx = pipelineFixture(await useSandbox(), { REFSYNC_ENVIRONMENT: 'close-ok-env', REFSYNC_ALERT_ON: 'run_completed' });
+    const listener = await listening(t.url);
+    try {
+      const [a, b] = targetsFor(fx.source, ['accessorials', 'equipment_types']);
+      const run = await startRun(t.db, { source: fx.source, trigger: 'cli', targetsTotal: 2 });
+      expect((await syncTarget(t.db, fx.client, a!, { runId: run.id })).status).toBe('changed');
+
+      // One of two done: counted in the opening, the run still running, nothing told.
+      const sent = { work: [] as string[], atCommit: [] as string[] };
+      expect(await refreshRun(recordingWork(t.db, sent), run.id, fx.source, true)).toBe('running');
+      expect(sent).toEqual({ work: [], atCommit: [] });
+      expect(await runRow(run.id)).toEqual({ status: 'running', targets_done: 1, targets_failed: 0, error: null, finished: false });
+
+      // The last one: closed in the opening, told with the COMMIT.
+      expect((await syncTarget(t.db, fx.client, b!, { runId: run.id })).status).toBe('changed');
+      expect(await refreshRun(recordingWork(t.db, sent), run.id, fx.source, true)).toBe('succeeded');
+      expect(sent.work).toEqual([]);
+      expect(sent.atCommit).toEqual([
+        expect.stringMatching(/^select pg_notify\('refdata_runs', /),
+        expect.stringMatching(/^with inserted as \( insert into refdata\.alerts .* select pg_notify\('refdata_alerts', /),
+      ]);
+      await listener.flushed();
+
+      const outcome = await expectedOutcome(run.id);
+      expect(outcome).toMatchObject({ status: 'succeeded', targets_total: 2, targets_done: 2, targets_failed: 0, error: null });
+      expect(outcome.lists).toHaveLength(2);
+      // The notice and the alert carry the run's outcome alone, not what the opening read before it.
+      expect(listener.of(RUNS_CHANNEL)).toEqual([JSON.stringify(outcome)]);
+      const { rows: alerts } = await t.db.query<{ payload: unknown }>('select payload from refdata.alerts where run_id = $1', [run.id]);
+      expect(alerts).toEqual([{ payload: outcome }]);
+      expect(await refreshRun(t.db, run.id, fx.source, true)).toBe('succeeded');
     } finally {
       await listener.close();
       await fx.client.close();

@@ -67,27 +67,38 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
     const { rows } = await db.query<{ advanced: boolean }>(advanceRun, [runId]);
     if (rows[0]?.advanced) return 'running';
   }
-  // Three round trips, since a run's close is what `refsync sync` waits for after its last list: the
-  // run row's lock and the count from its snapshots (migration 0010) in the BEGIN's, the update and
-  // the run's outcome in one statement, and what tells of its end (below) in the COMMIT's.
-  // A run with failed lists takes a fourth, after the count, for their reasons (run-error.ts).
-  const opening = runProgress(runId);
+  // Two round trips, since a run's close is what `refsync sync` waits for after its last list: the run
+  // row's lock, the count from its snapshots (migration 0010) and, while none of its targets failed,
+  // the update that counts or closes it, in the BEGIN's; what tells of its end (below) in the COMMIT's.
+  // A run with failed lists takes two more between them, for their reasons (run-error.ts) and the
+  // update that quotes them.
   return db.transaction(async (tx, opened, atCommit) => {
-    const run = opened[0] as { status: RunStatus; targets_total: number; done: number | null; failed: number | null } | undefined;
-    if (!run) throw new Error(`sync run ${runId} does not exist`);
-    if (run.status !== 'running') return run.status;
-    const progress = { done: run.done ?? 0, failed: run.failed ?? 0 };
-    const error = progress.failed > 0 ? runErrorText(progress.failed, run.targets_total, await runProblems(tx, runId)) : null;
-    const { rows } = await tx.query<RunCompleted & { status: RunStatus }>(updatedRunCompleted(updateRunProgress), [
-      runId,
-      progress.done,
-      progress.failed,
-      error === null ? null : cutToBytes(error, RUN_ERROR_BYTES),
-    ]);
-    const updated = rows[0]!;
+    const row = opened[0] as (RunCompleted & ProgressRead) | undefined;
+    if (!row) throw new Error(`sync run ${runId} does not exist`);
+    const { progress, total, done, failed, ...counted } = row;
+    if (progress !== 'running') return progress;
+    let updated: RunCompleted = counted;
+    if (counted.run_id === null) {
+      const error = (failed ?? 0) > 0 ? runErrorText(failed ?? 0, total, await runProblems(tx, runId)) : null;
+      const { rows } = await tx.query<RunCompleted>(updatedRunCompleted(updateRunProgress), [
+        runId,
+        done ?? 0,
+        failed ?? 0,
+        error === null ? null : cutToBytes(error, RUN_ERROR_BYTES),
+      ]);
+      updated = rows[0]!;
+    }
     if (updated.status !== 'running') for (const statement of runCompletedStatements(updated, source)) atCommit(statement);
-    return updated.status;
-  }, opening);
+    return updated.status as RunStatus;
+  }, runProgress(runId));
+}
+
+/** What runProgress reads of a run before it updates it: its status then, its targets, and the count. */
+interface ProgressRead {
+  progress: RunStatus;
+  total: number;
+  done: number | null;
+  failed: number | null;
 }
 
 /** Ends a run that could not finish (for example, the database went away mid-run). */
