@@ -593,7 +593,7 @@ export const advanceRun = 'select refdata.advance_run($1) as advanced';
  * target has a snapshot, and returns it as its outcome (RunCompleted's columns, null when not
  * updated): a run's close then takes the BEGIN's round trip and the COMMIT's, no third between them.
  */
-export const runProgress = (runId: number): string => {
+export const countAndUpdateRun = (runId: number): string => {
   const id = sqlInteger(runId);
   return `with p as (select * from refdata.run_progress(${id})),
      r as (update refdata.sync_runs u set ${runProgressSet('p.done', 'p.failed', 'null')}

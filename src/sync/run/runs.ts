@@ -11,7 +11,7 @@ import {
   insertRun,
   runOfSlot,
   advanceRun,
-  runProgress,
+  countAndUpdateRun,
   updateRunProgress,
   failRunningRun,
   runningCliRuns,
@@ -78,22 +78,23 @@ export async function refreshRun(db: Database, runId: number, source?: SourceCon
     const { progress, total, done, failed, ...counted } = row;
     if (progress !== 'running') return progress;
     let updated: RunCompleted = counted;
+    // Not updated by the opening: a running run is, unless some of its targets failed.
     if (counted.run_id === null) {
-      const error = (failed ?? 0) > 0 ? runErrorText(failed ?? 0, total, await runProblems(tx, runId)) : null;
+      const error = runErrorText(failed ?? 0, total, await runProblems(tx, runId));
       const { rows } = await tx.query<RunCompleted>(updatedRunCompleted(updateRunProgress), [
         runId,
         done ?? 0,
         failed ?? 0,
-        error === null ? null : cutToBytes(error, RUN_ERROR_BYTES),
+        cutToBytes(error, RUN_ERROR_BYTES),
       ]);
       updated = rows[0]!;
     }
     if (updated.status !== 'running') for (const statement of runCompletedStatements(updated, source)) atCommit(statement);
     return updated.status as RunStatus;
-  }, runProgress(runId));
+  }, countAndUpdateRun(runId));
 }
 
-/** What runProgress reads of a run before it updates it: its status then, its targets, and the count. */
+/** What countAndUpdateRun reads of a run before it updates it: its status then, its targets, and the count (null unless running). */
 interface ProgressRead {
   progress: RunStatus;
   total: number;
